@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * ring-writer.h - the writing side of a vbts ring file (vbts/ring-format.h): create, append
+ * records with publish-after-write, count losses, freeze, close.
+ *
+ * Locking: a ring writer belongs to one thread (its vCPU's); nothing here takes a lock.
+ */
+#ifndef VBTS_VMM_RING_WRITER_H
+#define VBTS_VMM_RING_WRITER_H
+
+#include <stdint.h>
+#include <vbts/ring-format.h>
+
+struct ring_writer;
+
+/**
+ * struct ring_writer_config - parameters of a new ring file.
+ * @capacity:      record slots, >= 1
+ * @mode:          enum vbts_ring_mode (only VBTS_RING_WRAP in v1)
+ * @vcpu_id:       vCPU index
+ * @vm_id:         the run's id
+ * @start_time_ns: CLOCK_REALTIME at trace start
+ */
+struct ring_writer_config {
+	uint64_t capacity;
+	unsigned int mode;
+	uint32_t vcpu_id;
+	uint64_t vm_id;
+	uint64_t start_time_ns;
+};
+
+/**
+ * ring_writer__create() - create (O_EXCL) and map a ring file.
+ * @path: file to create; must not exist
+ * @cfg:  parameters
+ *
+ * Return: the writer, or NULL with errno set (EINVAL for a bad config, EEXIST, ENOSPC, ...).
+ * On failure no file is left behind.
+ */
+struct ring_writer *ring_writer__create(const char *path, const struct ring_writer_config *cfg);
+
+/**
+ * ring_writer__append() - write one record and publish it.
+ * @w:   writer
+ * @rec: record (branch or escape)
+ *
+ * Return: 0, or -EROFS when the ring is frozen (the record is counted as lost).
+ */
+int ring_writer__append(struct ring_writer *w, const struct vbts_record *rec);
+
+/**
+ * ring_writer__escape() - append an escape record.
+ * @w:       writer
+ * @kind:    enum vbts_escape_kind
+ * @payload: the record's `to` field
+ * @aux:     56-bit auxiliary payload
+ *
+ * Return: as ring_writer__append().
+ */
+int ring_writer__escape(struct ring_writer *w, unsigned int kind, uint64_t payload, uint64_t aux);
+
+/**
+ * ring_writer__freeze() - stop accepting records (crash): later appends are counted as lost.
+ * @w: writer
+ */
+void ring_writer__freeze(struct ring_writer *w);
+
+/**
+ * ring_writer__committed() - number of records committed since creation.
+ * @w: writer
+ *
+ * Return: the header's committed sequence number.
+ */
+uint64_t ring_writer__committed(const struct ring_writer *w);
+
+/**
+ * ring_writer__close() - mark the file closed, sync it and unmap it; frees @w.
+ * @w: writer, may be NULL
+ *
+ * Return: 0 or -errno from msync/close (the file is released in every case).
+ */
+int ring_writer__close(struct ring_writer *w);
+
+#endif /* VBTS_VMM_RING_WRITER_H */

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * tracer.h - the contract between the vCPU exit loop and a tracer backend (step, kvm).
+ *
+ * The vCPU thread calls, for each vCPU it runs:
+ *   ops->vcpu_init() once before the first KVM_RUN,
+ *   then in its loop: ops->before_run(); KVM_RUN; ops->after_exit(); dispatch the exit,
+ *   ops->vcpu_fini() once after the last KVM_RUN (or when the guest stops).
+ * All callbacks run in the vCPU's own thread; a backend keeps per-vCPU state in @priv.
+ */
+#ifndef VBTS_VMM_TRACER_H
+#define VBTS_VMM_TRACER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <linux/kvm.h>
+
+struct guest_memory;
+struct ring_writer;
+
+/* Which CPLs are recorded (enum vbts_cpl_filter). */
+enum vbts_cpl_filter {
+	VBTS_CPL_ALL = 0,
+	VBTS_CPL_USER = 1,   /* CPL > 0 */
+	VBTS_CPL_KERNEL = 2, /* CPL 0 */
+};
+
+/**
+ * struct tracer_caps - what the host's KVM can do, as established by `vbts probe`.
+ * @step_cpl0: single-step works in CPL 0
+ * @step_cpl3: single-step works in CPL 3
+ * @sync_regs: KVM_CAP_SYNC_REGS works (regs/sregs valid in kvm_run after each exit)
+ */
+struct tracer_caps {
+	bool step_cpl0;
+	bool step_cpl3;
+	bool sync_regs;
+};
+
+/**
+ * struct tracer_vcpu - what a backend sees of one vCPU.
+ * @index:  vCPU index
+ * @fd:     the vCPU fd
+ * @run:    its mmap'd struct kvm_run
+ * @mem:    guest memory
+ * @ring:   its ring writer (owned by the VMM, valid until after vcpu_fini)
+ * @cpl:    enum vbts_cpl_filter
+ * @caps:   host capabilities
+ * @start_ns: CLOCK_MONOTONIC at trace start (escape timestamps are relative to it)
+ * @priv:   backend state
+ */
+struct tracer_vcpu {
+	unsigned int index;
+	int fd;
+	struct kvm_run *run;
+	const struct guest_memory *mem;
+	struct ring_writer *ring;
+	enum vbts_cpl_filter cpl;
+	struct tracer_caps caps;
+	uint64_t start_ns;
+	void *priv;
+};
+
+/**
+ * struct tracer_ops - a tracer backend.
+ * @name:       "step", "kvm"
+ * @vcpu_init:  set up; returns 0 or -errno
+ * @before_run: called before every KVM_RUN (re-arm stepping); 0 or -errno
+ * @after_exit: called after every KVM_RUN with run->exit_reason set; returns 1 when it
+ *              consumed the exit (its own KVM_EXIT_DEBUG), 0 to let the VMM dispatch it,
+ *              -errno on a fatal error
+ * @vcpu_fini:  final records (STOP), free @priv
+ */
+struct tracer_ops {
+	const char *name;
+	int (*vcpu_init)(struct tracer_vcpu *tv);
+	int (*before_run)(struct tracer_vcpu *tv);
+	int (*after_exit)(struct tracer_vcpu *tv);
+	void (*vcpu_fini)(struct tracer_vcpu *tv);
+};
+
+/* The single-step backend (vmm/step/). */
+extern const struct tracer_ops step_tracer_ops;
+
+#endif /* VBTS_VMM_TRACER_H */
