@@ -30,11 +30,15 @@ enum vbts_cpl_filter {
  * @step_cpl0: single-step works in CPL 0
  * @step_cpl3: single-step works in CPL 3
  * @sync_regs: KVM_CAP_SYNC_REGS works (regs/sregs valid in kvm_run after each exit)
+ * @hwbp_cpl3: guest-debug hardware breakpoints fire at CPL 3 addresses
+ * @user_msr:  KVM_CAP_X86_USER_SPACE_MSR with an MSR filter delivers KVM_EXIT_X86_WRMSR
  */
 struct tracer_caps {
 	bool step_cpl0;
 	bool step_cpl3;
 	bool sync_regs;
+	bool hwbp_cpl3;
+	bool user_msr;
 };
 
 /**
@@ -48,6 +52,10 @@ struct tracer_caps {
  * @caps:   host capabilities
  * @start_ns: CLOCK_MONOTONIC at trace start (escape timestamps are relative to it)
  * @priv:   backend state
+ * @stat_steps:   single-steps taken (KVM_EXIT_DEBUG exits consumed), for `vbts run --stats`
+ * @stat_records: records the backend appended to @ring
+ * @stat_gaps:    gaps written (GAP_BEGIN records)
+ * The backend updates the stat_ counters; the VMM reads them after vcpu_fini.
  */
 struct tracer_vcpu {
 	unsigned int index;
@@ -59,6 +67,9 @@ struct tracer_vcpu {
 	struct tracer_caps caps;
 	uint64_t start_ns;
 	void *priv;
+	uint64_t stat_steps;
+	uint64_t stat_records;
+	uint64_t stat_gaps;
 };
 
 /**
