@@ -1,16 +1,291 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * cmd-decode.c - `vbts decode` (placeholder until the VMM lands).
+ * cmd-decode.c - `vbts decode`: print the records of a trace directory, oldest first.
  */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "commands.h"
+#include "export.h"
+#include "trace-dir.h"
+
+static const char decode_usage[] =
+	"usage: vbts decode [OPTIONS] DIR\n"
+	"\n"
+	"Print the branch records and events of the trace directory DIR (written by\n"
+	"`vbts run --trace DIR`), oldest first, all vCPUs merged by time.\n"
+	"\n"
+	"options:\n"
+	"  --format text|jsonl  text: one perf-script-like line per record, with task names\n"
+	"                       and symbols; jsonl: one JSON object per record (default text)\n"
+	"  --vcpu N             only vCPU N\n"
+	"  --last N             only the N newest branch records, with the other records\n"
+	"                       among and after them\n"
+	"  --task NAME|PID      only the records of this guest task (from events.jsonl);\n"
+	"                       losses, start, stop and freeze records are always shown\n"
+	"  --summary            then print a summary: records, branches, gaps, losses, tasks\n"
+	"  --image ELF          take symbols from ELF instead of the image vm.json names\n"
+	"  -h, --help           this text\n"
+	"\n"
+	"Exit status: 0 success, 2 bad arguments or a missing or invalid trace directory\n"
+	"(a truncated or corrupted ring file is reported with its name and offset).\n";
+
+struct decode_opts {
+	const char *dir;
+	const char *image;
+	const char *task;
+	enum export_format format;
+	int vcpu;
+	bool last_set;
+	uint64_t last;
+	bool summary;
+};
+
+/* A growable list of records, for --last. */
+struct record_list {
+	struct decoded_record *recs;
+	size_t nr, alloc;
+};
+
+static int record_list_add(struct record_list *l, const struct decoded_record *r)
+{
+	if (l->nr == l->alloc) {
+		size_t alloc = l->alloc ? l->alloc * 2 : 1024;
+		struct decoded_record *p = realloc(l->recs, alloc * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		l->recs = p;
+		l->alloc = alloc;
+	}
+	l->recs[l->nr++] = *r;
+	return 0;
+}
+
+static void print_warning(void *ctx, const char *line)
+{
+	fprintf(stderr, "vbts decode: warning: %s\n", line);
+}
+
+static int parse_u64(const char *s, uint64_t *v)
+{
+	char *end;
+
+	if (!*s || *s == '-')
+		return -EINVAL;
+	errno = 0;
+	*v = strtoull(s, &end, 10);
+	return errno || *end ? -EINVAL : 0;
+}
+
+static int parse_args(int argc, char **argv, struct decode_opts *o)
+{
+	enum { OPT_FORMAT = 256, OPT_VCPU, OPT_LAST, OPT_TASK, OPT_SUMMARY, OPT_IMAGE };
+	static const struct option longopts[] = {
+		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "vcpu", required_argument, NULL, OPT_VCPU },
+		{ "last", required_argument, NULL, OPT_LAST },
+		{ "task", required_argument, NULL, OPT_TASK },
+		{ "summary", no_argument, NULL, OPT_SUMMARY },
+		{ "image", required_argument, NULL, OPT_IMAGE },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	uint64_t v;
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->vcpu = -1;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_FORMAT:
+			if (!strcmp(optarg, "text")) {
+				o->format = EXPORT_TEXT;
+			} else if (!strcmp(optarg, "jsonl")) {
+				o->format = EXPORT_JSONL;
+			} else {
+				fprintf(stderr, "vbts decode: unknown format '%s' (text or jsonl)\n",
+					optarg);
+				return -EINVAL;
+			}
+			break;
+		case OPT_VCPU:
+			if (parse_u64(optarg, &v) || v > INT32_MAX) {
+				fprintf(stderr, "vbts decode: bad vCPU number '%s'\n", optarg);
+				return -EINVAL;
+			}
+			o->vcpu = (int)v;
+			break;
+		case OPT_LAST:
+			if (parse_u64(optarg, &o->last)) {
+				fprintf(stderr, "vbts decode: bad --last count '%s'\n", optarg);
+				return -EINVAL;
+			}
+			o->last_set = true;
+			break;
+		case OPT_TASK:
+			o->task = optarg;
+			break;
+		case OPT_SUMMARY:
+			o->summary = true;
+			break;
+		case OPT_IMAGE:
+			o->image = optarg;
+			break;
+		case 'h':
+			fputs(decode_usage, stdout);
+			return 1;
+		default:
+			fprintf(stderr, "vbts decode: unknown or incomplete option '%s'\n",
+				argv[optind - 1]);
+			return -EINVAL;
+		}
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, "vbts decode: %s\nusage: vbts decode [OPTIONS] DIR\n",
+			optind >= argc ? "no trace directory given" : "more than one directory");
+		return -EINVAL;
+	}
+	o->dir = argv[optind];
+	return 0;
+}
+
+/* Does the record pass the --task filter? */
+static bool task_matches(const struct exporter *e, const struct decoded_record *r,
+			 const struct procmap_task *want)
+{
+	const struct procmap_task *t;
+
+	switch (r->type) {
+	case DECODED_LOST:
+	case DECODED_START:
+	case DECODED_STOP:
+	case DECODED_FREEZE:
+	case DECODED_UNKNOWN:
+		return true;
+	default:
+		break;
+	}
+	t = exporter__task(e, r);
+	return t && t->pid == want->pid && !strcmp(t->name, want->name);
+}
+
+/* Index of the first record to print so that @last branch records are printed. */
+static size_t last_start(const struct record_list *l, uint64_t last)
+{
+	size_t i = l->nr;
+	uint64_t seen = 0;
+
+	if (!last)
+		return l->nr;
+	while (i > 0) {
+		if (l->recs[i - 1].type == DECODED_BRANCH && ++seen == last)
+			return i - 1;
+		i--;
+	}
+	return 0;
+}
 
 static int decode(int argc, char **argv)
 {
-	fprintf(stderr, "vbts decode: not built yet\n");
-	return 2;
+	struct trace_dir_options topts = { .warn = print_warning };
+	char err[TRACE_DIR_ERR_MAX];
+	const struct procmap_task *want = NULL;
+	struct trace_summary sum = { 0 };
+	struct record_list list = { 0 };
+	struct decoded_record r;
+	struct decode_opts o;
+	struct exporter e;
+	struct trace_dir *t;
+	struct decoder *d;
+	int ret, status = 0;
+	size_t i;
+
+	ret = parse_args(argc, argv, &o);
+	if (ret)
+		return ret > 0 ? 0 : 2;
+	topts.image = o.image;
+	t = trace_dir__open(o.dir, &topts, err, sizeof(err));
+	if (!t) {
+		fprintf(stderr, "vbts decode: %s\n", err);
+		return 2;
+	}
+	e.out = stdout;
+	e.format = o.format;
+	e.procmap = trace_dir__procmap(t);
+	e.symbols = o.format == EXPORT_TEXT ? trace_dir__symbols(t) : NULL;
+	if (o.task) {
+		want = procmap__find(e.procmap, o.task);
+		if (!want) {
+			fprintf(stderr, "vbts decode: %s: no task '%s' in events.jsonl\n", o.dir,
+				o.task);
+			status = 2;
+			goto out_close;
+		}
+	}
+	d = trace_dir__decoder(t, o.vcpu);
+	if (!d) {
+		if (errno == ENOENT)
+			fprintf(stderr, "vbts decode: %s: no vCPU %d in this trace\n", o.dir,
+				o.vcpu);
+		else
+			fprintf(stderr, "vbts decode: %s: %s\n", o.dir, strerror(errno));
+		status = 2;
+		goto out_close;
+	}
+	while ((ret = decoder__next(d, &r)) > 0) {
+		if (trace_summary__add(&sum, &r))
+			goto out_nomem;
+		if (want && !task_matches(&e, &r, want))
+			continue;
+		if (o.last_set) {
+			if (record_list_add(&list, &r))
+				goto out_nomem;
+			continue;
+		}
+		if (exporter__record(&e, &r))
+			goto out_write;
+	}
+	if (ret < 0) {
+		fprintf(stderr, "vbts decode: %s: a ring file changed under the reader: %s\n",
+			o.dir, strerror(-ret));
+		status = 2;
+		goto out_free;
+	}
+	for (i = last_start(&list, o.last); i < list.nr; i++)
+		if (exporter__record(&e, &list.recs[i]))
+			goto out_write;
+	if (o.summary && exporter__summary(&e, &sum))
+		goto out_write;
+	if (fflush(stdout))
+		goto out_write;
+	goto out_free;
+
+out_write:
+	fprintf(stderr, "vbts decode: write error: %s\n", strerror(errno));
+	status = 1;
+	goto out_free;
+out_nomem:
+	fprintf(stderr, "vbts decode: out of memory\n");
+	status = 1;
+out_free:
+	free(list.recs);
+	trace_summary__release(&sum);
+	decoder__free(d);
+out_close:
+	trace_dir__close(t);
+	return status;
 }
 
 const struct vbts_command cmd_decode = {
-	.name = "decode", .summary = "decode", .usage = "usage: vbts decode\n", .fn = decode,
+	.name = "decode",
+	.summary = "print the branch records of a trace directory (text or jsonl)",
+	.usage = decode_usage,
+	.fn = decode,
 };

@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * decoder.h - the vbts record decoder: a pure record parser and a stateful, multi-vCPU
+ * decoder with a pull API. It knows nothing about files, ELF or output formats: records come
+ * from callbacks (struct decoder_source), and names are resolved by the caller.
+ */
+#ifndef VBTS_DECODER_DECODER_H
+#define VBTS_DECODER_DECODER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <vbts/ring-format.h>
+
+/* What one decoded item is. */
+enum decoded_type {
+	DECODED_BRANCH,
+	DECODED_TASK_ARRIVE,
+	DECODED_TASK_DEPART,
+	DECODED_GAP,            /* a GAP_BEGIN/GAP_END pair, or an orphan of either */
+	DECODED_LOST,           /* records overwritten or dropped before this point */
+	DECODED_TIME,
+	DECODED_START,
+	DECODED_STOP,
+	DECODED_FREEZE,
+	DECODED_UNKNOWN,        /* an escape record of a kind this decoder does not know */
+	DECODED_TYPE_MAX
+};
+
+/**
+ * struct parsed_record - one ring record taken apart, without any state (the pure layer).
+ * @type:       DECODED_* (GAP_BEGIN and GAP_END both parse to DECODED_GAP, see @gap_end)
+ * @from, @to:  branch addresses (branches only)
+ * @cpl:        CPL at the branch, when @cpl_valid
+ * @kind:       enum vbts_branch_kind (0 unknown)
+ * @vector:     vector, when @vector_valid
+ * @payload:    escape payload (the record's `to`)
+ * @aux:        escape auxiliary payload (56 bits)
+ * @esc_kind:   escape kind as stored
+ * @gap_end:    for DECODED_GAP: false = GAP_BEGIN, true = GAP_END
+ * @time:       timestamp carried by the record, when @time_valid
+ */
+struct parsed_record {
+	enum decoded_type type;
+	uint64_t from, to;
+	unsigned int cpl;
+	bool cpl_valid;
+	unsigned int kind;
+	unsigned int vector;
+	bool vector_valid;
+	uint64_t payload, aux;
+	unsigned int esc_kind;
+	bool gap_end;
+	uint64_t time;
+	bool time_valid;
+};
+
+/**
+ * record__parse() - take one raw record apart (pure, table-tested).
+ * @rec: raw record
+ * @out: result
+ */
+void record__parse(const struct vbts_record *rec, struct parsed_record *out);
+
+/**
+ * struct decoded_record - one item of the decoded stream.
+ * @type:        DECODED_*
+ * @vcpu:        vCPU id
+ * @seq:         seq of the (first) ring record it comes from; for DECODED_LOST found by a
+ *               jump in seq, the seq of the first missing record
+ * @from, @to:   branch: addresses; gap: where control was lost / regained
+ * @from_valid, @to_valid: false for an orphan gap end or begin (the other half is missing)
+ * @cpl, @cpl_valid: branch: CPL at the branch instruction
+ * @kind:        branch: enum vbts_branch_kind (0 unknown)
+ * @vector, @vector_valid: branch: vector of int n / exceptions
+ * @cr3, @cr3_valid: task arrive/depart: the task's CR3; every other item: the CR3 of the task
+ *               current on the vCPU (invalid before the first arrive and after a depart)
+ * @time, @time_valid: ns since trace start: the record's own time for escapes that carry one,
+ *               else the last time seen on this vCPU (the record happened after it)
+ * @count:       DECODED_LOST: number of records lost
+ * @aux:         gap: enum vbts_gap_reason; start: VBTS_START_* bits; freeze: reason;
+ *               unknown: the aux payload
+ * @payload:     unknown: the escape payload
+ * @esc_kind:    unknown: the escape kind
+ */
+struct decoded_record {
+	enum decoded_type type;
+	uint32_t vcpu;
+	uint64_t seq;
+	uint64_t from, to;
+	bool from_valid, to_valid;
+	unsigned int cpl;
+	bool cpl_valid;
+	unsigned int kind;
+	unsigned int vector;
+	bool vector_valid;
+	uint64_t cr3;
+	bool cr3_valid;
+	uint64_t time;
+	bool time_valid;
+	uint64_t count;
+	uint64_t aux;
+	uint64_t payload;
+	unsigned int esc_kind;
+};
+
+/**
+ * struct decoder_source_ops - where one vCPU's records come from.
+ * @read:    copy up to @max records oldest first into @buf, *first_seq = seq of buf[0];
+ *           a first_seq beyond the previous end means records in between were lost.
+ *           Returns the count, 0 at the end, or -errno.
+ * @dropped: optional; records dropped after the last one (e.g. appends to a frozen ring),
+ *           asked once at the end of the stream
+ */
+struct decoder_source_ops {
+	ssize_t (*read)(void *ctx, struct vbts_record *buf, size_t max, uint64_t *first_seq);
+	uint64_t (*dropped)(void *ctx, uint64_t end_seq);
+};
+
+/**
+ * struct decoder_source - one vCPU's record stream.
+ * @vcpu:      the vCPU id reported in decoded records
+ * @first_seq: the seq the stream is expected to start at (records before it are reported as
+ *             lost: 0 for a trace read from its start)
+ * @ops, @ctx: the callbacks and their argument
+ */
+struct decoder_source {
+	uint32_t vcpu;
+	uint64_t first_seq;
+	const struct decoder_source_ops *ops;
+	void *ctx;
+};
+
+struct decoder;
+
+/**
+ * decoder__new() - a decoder over one or more vCPU streams, merged by time.
+ * @src:    the streams (copied)
+ * @nr_src: how many, >= 1
+ *
+ * Streams are merged in runs: a run starts at a record that carries a timestamp and lasts
+ * until the next such record of the same vCPU (branch records carry no time). Runs are
+ * emitted in order of their start time; the records before a vCPU's first timestamp form a
+ * run with time 0. Ties go to the lower vCPU id.
+ *
+ * Return: the decoder, or NULL with errno set (EINVAL, ENOMEM).
+ */
+struct decoder *decoder__new(const struct decoder_source *src, size_t nr_src);
+
+/**
+ * decoder__next() - the next decoded item.
+ * @d:   decoder
+ * @out: receives the item
+ *
+ * Return: 1 with *@out filled, 0 at the end of every stream, or -errno from a source's read
+ * callback (-EIO, ...), after which the decoder is finished.
+ */
+int decoder__next(struct decoder *d, struct decoded_record *out);
+
+/**
+ * decoder__free() - release the decoder (not the sources' contexts).
+ * @d: decoder, may be NULL
+ */
+void decoder__free(struct decoder *d);
+
+/**
+ * decoded_type__name() - the stable name of a type, as used in jsonl ("branch", "gap", ...).
+ * @type: DECODED_*
+ *
+ * Return: a static string ("?" for an out-of-range value).
+ */
+const char *decoded_type__name(enum decoded_type type);
+
+/**
+ * branch_kind__name() - the stable name of an enum vbts_branch_kind ("call", "jcc", ...).
+ * @kind: kind
+ *
+ * Return: a static string, NULL for VBTS_BR_UNKNOWN and out-of-range values.
+ */
+const char *branch_kind__name(unsigned int kind);
+
+/**
+ * gap_reason__name() - the stable name of an enum vbts_gap_reason ("idt", "syscall", ...).
+ * @reason: reason
+ *
+ * Return: a static string ("unknown" for unknown values).
+ */
+const char *gap_reason__name(uint64_t reason);
+
+/**
+ * freeze_reason__name() - the stable name of an enum vbts_freeze_reason.
+ * @reason: reason
+ *
+ * Return: a static string ("unknown" for unknown values).
+ */
+const char *freeze_reason__name(uint64_t reason);
+
+#endif /* VBTS_DECODER_DECODER_H */

@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * export.h - decoded records as text (perf-script-like) or JSON lines, and a trace summary.
+ *
+ * The jsonl shapes are a stable interface (tests and the oracle comparator read them):
+ *   {"type":"branch","vcpu":0,"seq":12,"from":"0x100077","to":"0x10007f","cpl":0,
+ *    "kind":"call","vector":14,"task":"ping"}   (cpl, kind, vector, task only when known)
+ *   {"type":"task-arrive","vcpu":0,"seq":13,"cr3":"0x203000","time":123,"task":"ping"}
+ *   {"type":"task-depart", same members}
+ *   {"type":"gap","vcpu":0,"seq":14,"from":"0x100080","to":"0x100200","reason":"idt"}
+ *      (from or to is null for an orphan half whose partner is missing)
+ *   {"type":"lost","vcpu":0,"seq":0,"count":7}
+ *   {"type":"time"|"stop","vcpu":0,"seq":9,"time":123}
+ *   {"type":"start","vcpu":0,"seq":0,"time":0,"trace":"all"|"user"|"kernel"|"none"}
+ *   {"type":"freeze","vcpu":0,"seq":9,"time":123,"reason":"panic"}
+ *   {"type":"unknown","vcpu":0,"seq":9,"kind":42,"payload":"0x0","aux":"0x0"}
+ *      (an escape record of a kind this decoder does not know; reported, not an error)
+ * Members appear in this order; no other members are emitted.
+ */
+#ifndef VBTS_DECODER_EXPORT_H
+#define VBTS_DECODER_EXPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "decoder.h"
+#include "procmap.h"
+#include "symbols.h"
+
+enum export_format {
+	EXPORT_TEXT,
+	EXPORT_JSONL,
+};
+
+/**
+ * struct exporter - where and how records are written.
+ * @out:     stream
+ * @format:  EXPORT_*
+ * @procmap: task names, or NULL
+ * @symbols: symbol table, or NULL (text only; jsonl never carries symbols)
+ */
+struct exporter {
+	FILE *out;
+	enum export_format format;
+	const struct procmap *procmap;
+	const struct symbols *symbols;
+};
+
+/**
+ * struct trace_summary - counts over a decoded trace.
+ * @records:  decoded items
+ * @branches: branch records
+ * @gaps:     gap items
+ * @lost:     records lost (sum of lost items)
+ * @switches: task arrivals
+ * @tasks:    distinct tasks (CR3 values) seen arriving
+ * @unknown:  escape records of an unknown kind
+ * @freezes:  freeze records
+ */
+struct trace_summary {
+	uint64_t records, branches, gaps, lost, switches, tasks, unknown, freezes;
+	/* private: the distinct CR3 values */
+	uint64_t *cr3s;
+	size_t nr_cr3s, alloc_cr3s;
+};
+
+/**
+ * exporter__record() - write one decoded record.
+ * @e: exporter
+ * @r: record
+ *
+ * Return: 0, or -EIO when the stream reports a write error.
+ */
+int exporter__record(const struct exporter *e, const struct decoded_record *r);
+
+/**
+ * exporter__task() - the task a record belongs to, per the process map.
+ * @e: exporter
+ * @r: record
+ *
+ * Return: the task, or NULL when unknown.
+ */
+const struct procmap_task *exporter__task(const struct exporter *e,
+					  const struct decoded_record *r);
+
+/**
+ * trace_summary__add() - count one record.
+ * @s: summary (zero-initialised before the first call)
+ * @r: record
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int trace_summary__add(struct trace_summary *s, const struct decoded_record *r);
+
+/**
+ * exporter__summary() - write a summary (text lines, or one jsonl object of type "summary").
+ * @e: exporter
+ * @s: summary
+ *
+ * Return: 0, or -EIO on a write error.
+ */
+int exporter__summary(const struct exporter *e, const struct trace_summary *s);
+
+/**
+ * trace_summary__release() - free what the summary allocated.
+ * @s: summary
+ */
+void trace_summary__release(struct trace_summary *s);
+
+#endif /* VBTS_DECODER_EXPORT_H */

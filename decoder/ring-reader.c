@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ring-reader.c - open, validate and read vbts ring files, live ones included.
+ *
+ * Live-reader protocol (ring-format.h): c1 = acquire(committed) fixes the window; for each
+ * chunk the slots are copied, then c2 = acquire(committed); records older than
+ * c2 + 1 - capacity may have been overwritten during the copy and are dropped (reported to the
+ * caller as a jump of first_seq). Only records with seq < c1 are ever returned, so a record is
+ * returned only after its bytes were published.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ring-reader.h"
+
+struct ring_reader {
+	char *path;
+	int fd;
+	const void *map;
+	size_t map_size;
+	const struct vbts_ring_header *live;    /* the mapped header */
+	const struct vbts_record *slots;
+	struct vbts_ring_header hdr;            /* copy validated at open */
+	uint64_t capacity;
+	uint64_t next;                          /* next seq to return */
+	uint64_t end;                           /* committed at ring_reader__begin() */
+};
+
+#define HDR_OFF(field) ((unsigned int)__builtin_offsetof(struct vbts_ring_header, field))
+
+static void __attribute__((format(printf, 5, 6)))
+set_err(char *err, size_t errlen, const char *path, unsigned long long off, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (!err || !errlen)
+		return;
+	n = snprintf(err, errlen, "%s: offset %#llx: ", path, off);
+	if (n < 0 || (size_t)n >= errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
+	va_end(ap);
+}
+
+static uint64_t load_committed(const struct ring_reader *r)
+{
+	return __atomic_load_n(&r->live->committed, __ATOMIC_ACQUIRE);
+}
+
+/* Returns 0 or -EINVAL with @err filled. @size is the file size. */
+static int check_header(const struct vbts_ring_header *h, uint64_t size, const char *path,
+			char *err, size_t errlen)
+{
+	uint64_t bytes, overwritten;
+	const uint32_t known_flags = VBTS_RING_F_FROZEN | VBTS_RING_F_CLOSED;
+
+	if (h->magic != VBTS_RING_MAGIC) {
+		set_err(err, errlen, path, HDR_OFF(magic),
+			"bad magic %#018" PRIx64 ", not a vbts ring file", h->magic);
+		return -EINVAL;
+	}
+	if (h->version != VBTS_RING_VERSION) {
+		set_err(err, errlen, path, HDR_OFF(version),
+			"unsupported ring version %u (this vbts reads version %u)", h->version,
+			VBTS_RING_VERSION);
+		return -EINVAL;
+	}
+	if (h->header_size != VBTS_RING_HEADER_SIZE) {
+		set_err(err, errlen, path, HDR_OFF(header_size),
+			"header size %u, expected %u", h->header_size, VBTS_RING_HEADER_SIZE);
+		return -EINVAL;
+	}
+	if (h->record_size != sizeof(struct vbts_record)) {
+		set_err(err, errlen, path, HDR_OFF(record_size), "record size %u, expected %zu",
+			h->record_size, sizeof(struct vbts_record));
+		return -EINVAL;
+	}
+	if (h->mode != VBTS_RING_WRAP && h->mode != VBTS_RING_STREAM) {
+		set_err(err, errlen, path, HDR_OFF(mode), "unknown ring mode %u", h->mode);
+		return -EINVAL;
+	}
+	if (h->flags & ~known_flags) {
+		set_err(err, errlen, path, HDR_OFF(flags), "unknown flags %#x",
+			h->flags & ~known_flags);
+		return -EINVAL;
+	}
+	if (h->capacity == 0) {
+		set_err(err, errlen, path, HDR_OFF(capacity), "capacity 0, must be at least 1");
+		return -EINVAL;
+	}
+	if (__builtin_mul_overflow(h->capacity, (uint64_t)sizeof(struct vbts_record), &bytes) ||
+	    __builtin_add_overflow(bytes, (uint64_t)h->header_size, &bytes) || bytes > size) {
+		set_err(err, errlen, path, HDR_OFF(capacity),
+			"capacity %" PRIu64 " does not fit a file of %" PRIu64 " bytes",
+			h->capacity, size);
+		return -EINVAL;
+	}
+	if (bytes != size) {
+		set_err(err, errlen, path, size,
+			"%" PRIu64 " bytes after the last of %" PRIu64 " record slots",
+			size - bytes, h->capacity);
+		return -EINVAL;
+	}
+	/* The writer stores lost before committed, so lost >= committed - capacity always. */
+	overwritten = h->committed > h->capacity ? h->committed - h->capacity : 0;
+	if (h->lost < overwritten) {
+		set_err(err, errlen, path, HDR_OFF(lost),
+			"lost %" PRIu64 " is less than the %" PRIu64
+			" records that committed %" PRIu64 " implies were overwritten",
+			h->lost, overwritten, h->committed);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+struct ring_reader *ring_reader__open(const char *path, char *err, size_t errlen)
+{
+	struct ring_reader *r;
+	struct stat st;
+	int ret;
+
+	if (err && errlen)
+		err[0] = '\0';
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		goto err_nomem;
+	r->path = strdup(path);
+	if (!r->path)
+		goto err_free_reader;
+
+	r->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (r->fd < 0) {
+		ret = errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(ret));
+		goto err_free_path;
+	}
+	if (fstat(r->fd, &st)) {
+		ret = errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(ret));
+		goto err_close;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		ret = EINVAL;
+		snprintf(err, errlen, "%s: not a regular file", path);
+		goto err_close;
+	}
+	if ((uint64_t)st.st_size < sizeof(struct vbts_ring_header)) {
+		ret = EINVAL;
+		set_err(err, errlen, path, (unsigned long long)st.st_size,
+			"file of %lld bytes ends inside the %zu-byte ring header",
+			(long long)st.st_size, sizeof(struct vbts_ring_header));
+		goto err_close;
+	}
+	if ((uint64_t)st.st_size > SIZE_MAX) {
+		ret = EFBIG;
+		snprintf(err, errlen, "%s: too large to map", path);
+		goto err_close;
+	}
+	r->map_size = (size_t)st.st_size;
+	r->map = mmap(NULL, r->map_size, PROT_READ, MAP_SHARED, r->fd, 0);
+	if (r->map == MAP_FAILED) {
+		ret = errno;
+		snprintf(err, errlen, "%s: mmap: %s", path, strerror(ret));
+		goto err_close;
+	}
+	r->live = r->map;
+	/* Validate a private copy; committed/lost are re-read atomically later. */
+	memcpy(&r->hdr, r->map, sizeof(r->hdr));
+	r->hdr.committed = load_committed(r);
+	r->hdr.lost = __atomic_load_n(&r->live->lost, __ATOMIC_RELAXED);
+	if (check_header(&r->hdr, (uint64_t)st.st_size, path, err, errlen)) {
+		ret = EINVAL;
+		goto err_unmap;
+	}
+	r->capacity = r->hdr.capacity;
+	r->slots = (const struct vbts_record *)((const char *)r->map + r->hdr.header_size);
+	if (ring_reader__begin(r)) {
+		ret = EINVAL;
+		set_err(err, errlen, path, HDR_OFF(committed), "committed went backwards");
+		goto err_unmap;
+	}
+	return r;
+
+err_unmap:
+	munmap((void *)r->map, r->map_size);
+err_close:
+	close(r->fd);
+err_free_path:
+	free(r->path);
+	free(r);
+	errno = ret;
+	return NULL;
+err_free_reader:
+	free(r);
+err_nomem:
+	snprintf(err, errlen, "%s: out of memory", path);
+	errno = ENOMEM;
+	return NULL;
+}
+
+const struct vbts_ring_header *ring_reader__header(const struct ring_reader *r)
+{
+	return &r->hdr;
+}
+
+int ring_reader__begin(struct ring_reader *r)
+{
+	uint64_t c = load_committed(r);
+
+	if (c < r->hdr.committed)
+		return -EIO;
+	r->end = c;
+	r->next = c > r->capacity ? c - r->capacity : 0;
+	return 0;
+}
+
+void ring_reader__window(const struct ring_reader *r, uint64_t *first, uint64_t *end)
+{
+	uint64_t e = r->end;
+
+	*first = e > r->capacity ? e - r->capacity : 0;
+	*end = e;
+}
+
+ssize_t ring_reader__read(struct ring_reader *r, struct vbts_record *buf, size_t max,
+			  uint64_t *first_seq)
+{
+	for (;;) {
+		uint64_t want, c2, safe_from, drop, i;
+
+		if (r->next >= r->end || max == 0)
+			return 0;
+		want = r->end - r->next;
+		if (want > max)
+			want = max;
+		for (i = 0; i < want; i++) {
+			const struct vbts_record *s = &r->slots[(r->next + i) % r->capacity];
+
+			buf[i].from = __atomic_load_n(&s->from, __ATOMIC_RELAXED);
+			buf[i].to = __atomic_load_n(&s->to, __ATOMIC_RELAXED);
+			buf[i].flags = __atomic_load_n(&s->flags, __ATOMIC_RELAXED);
+		}
+		c2 = load_committed(r);
+		if (c2 < r->end)
+			return -EIO;
+		/* The writer may be storing record c2 into slot c2 % capacity right now. */
+		safe_from = c2 >= r->capacity ? c2 - r->capacity + 1 : 0;
+		drop = safe_from > r->next ? safe_from - r->next : 0;
+		if (drop >= want) {
+			/* The whole chunk may be torn: skip it and retry from the safe point. */
+			r->next = safe_from < r->end ? safe_from : r->end;
+			continue;
+		}
+		if (drop)
+			memmove(buf, buf + drop, (want - drop) * sizeof(*buf));
+		*first_seq = r->next + drop;
+		r->next += want;
+		return (ssize_t)(want - drop);
+	}
+}
+
+uint64_t ring_reader__lost(const struct ring_reader *r)
+{
+	return __atomic_load_n(&r->live->lost, __ATOMIC_RELAXED);
+}
+
+const char *ring_reader__path(const struct ring_reader *r)
+{
+	return r->path;
+}
+
+void ring_reader__close(struct ring_reader *r)
+{
+	if (!r)
+		return;
+	munmap((void *)r->map, r->map_size);
+	close(r->fd);
+	free(r->path);
+	free(r);
+}

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * ring-reader.h - open, validate and read a vbts ring file (vbts/ring-format.h), also one that
+ * is still being written.
+ *
+ * A ring file is untrusted input: every header field is checked before any record is read,
+ * and every problem is reported as one line naming the file and the byte offset of the field
+ * at fault. The reader maps the file read-only; it does not defend against the file being
+ * truncated while it is open (the writer never does that).
+ */
+#ifndef VBTS_DECODER_RING_READER_H
+#define VBTS_DECODER_RING_READER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <vbts/ring-format.h>
+
+struct ring_reader;
+
+/* Room for one error line of the reader. */
+#define RING_READER_ERR_MAX 512
+
+/**
+ * ring_reader__open() - open a ring file and validate its header.
+ * @path:   the file
+ * @err:    receives one error line ("PATH: offset 0xN: what is wrong") on failure
+ * @errlen: size of @err (RING_READER_ERR_MAX is enough)
+ *
+ * Checks magic, version, header_size, record_size, mode, flags, capacity against the file
+ * size (with overflow checks) and the plausibility of committed and lost.
+ *
+ * Return: the reader, or NULL with errno set: ENOENT and other open(2) errors, EINVAL for a
+ * file that is not a valid v1 ring file, ENOMEM.
+ */
+struct ring_reader *ring_reader__open(const char *path, char *err, size_t errlen);
+
+/**
+ * ring_reader__header() - the header as it was validated at open time.
+ * @r: reader
+ *
+ * Return: a copy of the header taken at open; committed and lost may have moved since.
+ */
+const struct vbts_ring_header *ring_reader__header(const struct ring_reader *r);
+
+/**
+ * ring_reader__begin() - fix the window of records to read: the ones committed now.
+ * @r: reader
+ *
+ * Reads committed (acquire) and sets the window to [max(0, committed - capacity), committed).
+ * Called by ring_reader__open() already; call again to re-read a live file from scratch.
+ *
+ * Return: 0, or -EIO when committed went backwards (the file was rewritten).
+ */
+int ring_reader__begin(struct ring_reader *r);
+
+/**
+ * ring_reader__window() - the window fixed by the last ring_reader__begin().
+ * @r:     reader
+ * @first: receives the seq of the oldest record still in the ring
+ * @end:   receives the committed value (one past the newest record)
+ */
+void ring_reader__window(const struct ring_reader *r, uint64_t *first, uint64_t *end);
+
+/**
+ * ring_reader__read() - copy the next committed records, oldest first.
+ * @r:         reader
+ * @buf:       destination
+ * @max:       room in @buf, in records
+ * @first_seq: receives the seq of buf[0]
+ *
+ * Follows the live-reader protocol of ring-format.h: records that the writer overwrote while
+ * they were being copied are skipped, so *first_seq may jump ahead of the previous call's
+ * end; the caller accounts for the difference as lost records.
+ *
+ * Return: the number of records copied (exactly the committed ones, never more), 0 at the end
+ * of the window, or -EIO when committed went backwards.
+ */
+ssize_t ring_reader__read(struct ring_reader *r, struct vbts_record *buf, size_t max,
+			  uint64_t *first_seq);
+
+/**
+ * ring_reader__lost() - the header's lost count, read now.
+ * @r: reader
+ *
+ * Return: records overwritten or dropped by the writer since the trace started.
+ */
+uint64_t ring_reader__lost(const struct ring_reader *r);
+
+/**
+ * ring_reader__path() - the file name the reader was opened with.
+ * @r: reader
+ *
+ * Return: the path (owned by @r).
+ */
+const char *ring_reader__path(const struct ring_reader *r);
+
+/**
+ * ring_reader__close() - unmap and free.
+ * @r: reader, may be NULL
+ */
+void ring_reader__close(struct ring_reader *r);
+
+#endif /* VBTS_DECODER_RING_READER_H */

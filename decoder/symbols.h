@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * symbols.h - guest address -> symbol+offset (and source line when DWARF is present), from
+ * the guest image's ELF symbol tables (elfutils). Works for ELF32 multiboot images whose
+ * symbols describe 64-bit code below 4 GiB as well as for ELF64 files.
+ */
+#ifndef VBTS_DECODER_SYMBOLS_H
+#define VBTS_DECODER_SYMBOLS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct symbols;
+
+/**
+ * struct symbol_hit - the result of a lookup.
+ * @name:   symbol name (owned by the table)
+ * @offset: address - symbol start
+ */
+struct symbol_hit {
+	const char *name;
+	uint64_t offset;
+};
+
+/**
+ * symbols__load() - read the symbol tables of an ELF file.
+ * @path: ELF file (executable, object or shared object, 32 or 64 bit)
+ *
+ * Return: the table, or NULL with errno set: open(2) errors, ENOEXEC for a file that is not
+ * ELF, ENOMEM.
+ */
+struct symbols *symbols__load(const char *path);
+
+/**
+ * symbols__lookup() - the symbol covering @addr.
+ * @s:    table
+ * @addr: guest address
+ * @hit:  receives name and offset
+ *
+ * A symbol with a size covers [start, start + size); a symbol without one (an assembly label)
+ * covers the addresses up to the next symbol within its section.
+ *
+ * Return: 0, or -ENOENT when no symbol covers @addr.
+ */
+int symbols__lookup(const struct symbols *s, uint64_t addr, struct symbol_hit *hit);
+
+/**
+ * symbols__build_id() - the file's GNU build ID as lowercase hex.
+ * @s: table
+ *
+ * Return: the hex string, or NULL when the file has no NT_GNU_BUILD_ID note.
+ */
+const char *symbols__build_id(const struct symbols *s);
+
+/**
+ * symbols__count() - number of symbols in the table.
+ * @s: table
+ *
+ * Return: the count.
+ */
+size_t symbols__count(const struct symbols *s);
+
+/**
+ * symbols__free() - release the table.
+ * @s: table, may be NULL
+ */
+void symbols__free(struct symbols *s);
+
+#endif /* VBTS_DECODER_SYMBOLS_H */

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * trace-dir.h - a vbts trace directory opened for decoding: vm.json, the vcpuN.ring files,
+ * events.jsonl (task names) and the guest image's symbols.
+ *
+ * vm.json (written by `vbts run --trace`):
+ *   {"version":1,"vm_id":"<hex>","image":"PATH","build_id":"<hex>","vcpus":N,
+ *    "start_time_ns":..., ...}
+ * Only "vcpus" matters for decoding (without it the vcpuN.ring files are counted); "image"
+ * and "build_id" select the symbols, "vm_id" is checked against the ring headers.
+ */
+#ifndef VBTS_DECODER_TRACE_DIR_H
+#define VBTS_DECODER_TRACE_DIR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "decoder.h"
+#include "procmap.h"
+#include "ring-reader.h"
+#include "symbols.h"
+
+/* Room for one error line. */
+#define TRACE_DIR_ERR_MAX 1024
+
+struct trace_dir;
+
+/**
+ * struct trace_dir_options - how to open a trace directory.
+ * @image:    ELF file for symbols instead of the one vm.json names, or NULL
+ * @warn:     called with one line per problem that does not stop decoding (missing symbols,
+ *            bad events lines, vm_id mismatch), or NULL to drop them
+ * @warn_ctx: argument of @warn
+ */
+struct trace_dir_options {
+	const char *image;
+	void (*warn)(void *warn_ctx, const char *line);
+	void *warn_ctx;
+};
+
+/**
+ * trace_dir__open() - open and validate a trace directory.
+ * @dir:    the directory
+ * @opts:   options, may be NULL
+ * @err:    receives one error line on failure
+ * @errlen: size of @err (TRACE_DIR_ERR_MAX is enough)
+ *
+ * Return: the trace, or NULL with errno set: ENOENT (no directory, no vm.json, no ring),
+ * ENOTDIR, EINVAL (vm.json or a ring file is invalid), ENOMEM.
+ */
+struct trace_dir *trace_dir__open(const char *dir, const struct trace_dir_options *opts,
+				  char *err, size_t errlen);
+
+/**
+ * trace_dir__nr_vcpus() - number of ring files.
+ * @t: trace
+ *
+ * Return: the count.
+ */
+unsigned int trace_dir__nr_vcpus(const struct trace_dir *t);
+
+/**
+ * trace_dir__ring() - the i-th ring.
+ * @t: trace
+ * @i: index < trace_dir__nr_vcpus()
+ *
+ * Return: the reader.
+ */
+struct ring_reader *trace_dir__ring(const struct trace_dir *t, unsigned int i);
+
+/**
+ * trace_dir__decoder() - a decoder over the rings.
+ * @t:    trace
+ * @vcpu: only this vCPU id, or -1 for all
+ *
+ * Each call re-reads the rings from their oldest record (a second pass, or a live trace).
+ *
+ * Return: the decoder, or NULL with errno set: ENOENT (no such vCPU), EIO (a ring's committed
+ * count went backwards), ENOMEM.
+ */
+struct decoder *trace_dir__decoder(struct trace_dir *t, int vcpu);
+
+/**
+ * trace_dir__procmap() - the process map from events.jsonl (empty when there is none).
+ * @t: trace
+ *
+ * Return: the map.
+ */
+const struct procmap *trace_dir__procmap(const struct trace_dir *t);
+
+/**
+ * trace_dir__symbols() - the guest image's symbols.
+ * @t: trace
+ *
+ * Return: the table, or NULL when none could be loaded.
+ */
+const struct symbols *trace_dir__symbols(const struct trace_dir *t);
+
+/**
+ * trace_dir__close() - close everything.
+ * @t: trace, may be NULL
+ */
+void trace_dir__close(struct trace_dir *t);
+
+#endif /* VBTS_DECODER_TRACE_DIR_H */
