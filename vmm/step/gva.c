@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * gva.c - guest page-table walks (paging off, 32-bit, PAE, 4-level, 5-level) and linear reads.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "gva.h"
+
+#define CR0_PG (1ULL << 31)
+#define CR4_PSE (1ULL << 4)
+#define CR4_PAE (1ULL << 5)
+#define CR4_LA57 (1ULL << 12)
+#define EFER_LMA (1ULL << 10)
+
+#define PTE_P (1ULL << 0)
+#define PTE_PS (1ULL << 7)
+#define PTE_ADDR 0x000ffffffffff000ULL /* bits 51:12 */
+#define PAGE_SIZE 4096ULL
+
+static bool read_u32(const struct gva_space *s, uint64_t gpa, uint32_t *v)
+{
+	const void *p = s->ptr(s->ctx, gpa, sizeof(*v));
+
+	if (!p)
+		return false;
+	memcpy(v, p, sizeof(*v));
+	return true;
+}
+
+static bool read_u64(const struct gva_space *s, uint64_t gpa, uint64_t *v)
+{
+	const void *p = s->ptr(s->ctx, gpa, sizeof(*v));
+
+	if (!p)
+		return false;
+	memcpy(v, p, sizeof(*v));
+	return true;
+}
+
+/* 32-bit paging: 2 levels of 4-byte entries, 4 MiB pages with CR4.PSE (PSE-36 high bits). */
+static int walk_32(const struct gva_space *s, uint64_t la, uint64_t *gpa)
+{
+	uint32_t pde, pte;
+
+	la &= 0xffffffffULL;
+	if (!read_u32(s, (s->cr3 & 0xfffff000ULL) + ((la >> 22) & 0x3ff) * 4, &pde))
+		return -EFAULT;
+	if (!(pde & PTE_P))
+		return -EFAULT;
+	if ((pde & PTE_PS) && (s->cr4 & CR4_PSE)) {
+		/* bits 20:13 of the PDE are physical address bits 39:32 */
+		uint64_t base = (pde & 0xffc00000ULL) | ((uint64_t)((pde >> 13) & 0xff) << 32);
+
+		*gpa = base | (la & 0x3fffff);
+		return 0;
+	}
+	if (!read_u32(s, (pde & 0xfffff000ULL) + ((la >> 12) & 0x3ff) * 4, &pte))
+		return -EFAULT;
+	if (!(pte & PTE_P))
+		return -EFAULT;
+	*gpa = (pte & 0xfffff000ULL) | (la & 0xfff);
+	return 0;
+}
+
+/*
+ * PAE and long-mode paging: 8-byte entries, 9 bits per level. @levels counts the levels below
+ * @table (2 for PAE's page directory, 4 or 5 in long mode). Large pages are allowed at the
+ * levels mapping 1 GiB and 2 MiB.
+ */
+static int walk_table(const struct gva_space *s, uint64_t table, unsigned int levels, uint64_t la,
+		      uint64_t *gpa)
+{
+	for (unsigned int lvl = levels; lvl >= 1; lvl--) {
+		unsigned int shift = 12 + 9 * (lvl - 1);
+		uint64_t e;
+
+		if (!read_u64(s, table + ((la >> shift) & 0x1ff) * 8, &e))
+			return -EFAULT;
+		if (!(e & PTE_P))
+			return -EFAULT;
+		if (lvl == 1) {
+			*gpa = (e & PTE_ADDR) | (la & 0xfff);
+			return 0;
+		}
+		if ((e & PTE_PS) && (lvl == 2 || lvl == 3)) {
+			uint64_t mask = (1ULL << shift) - 1;
+
+			*gpa = (e & PTE_ADDR & ~mask) | (la & mask);
+			return 0;
+		}
+		if (e & PTE_PS)
+			return -EFAULT; /* PS is reserved at this level */
+		table = e & PTE_ADDR;
+	}
+	return -EFAULT;
+}
+
+static int walk_pae(const struct gva_space *s, uint64_t la, uint64_t *gpa)
+{
+	uint64_t pdpte;
+
+	la &= 0xffffffffULL;
+	if (!read_u64(s, (s->cr3 & 0xffffffe0ULL) + ((la >> 30) & 3) * 8, &pdpte))
+		return -EFAULT;
+	if (!(pdpte & PTE_P))
+		return -EFAULT;
+	return walk_table(s, pdpte & PTE_ADDR, 2, la, gpa);
+}
+
+static int walk_long(const struct gva_space *s, uint64_t la, uint64_t *gpa)
+{
+	unsigned int bits = (s->cr4 & CR4_LA57) ? 57 : 48;
+	int64_t sx = (int64_t)(la << (64 - bits)) >> (64 - bits);
+
+	if ((uint64_t)sx != la)
+		return -EFAULT; /* not canonical */
+	return walk_table(s, s->cr3 & PTE_ADDR, bits == 57 ? 5 : 4, la, gpa);
+}
+
+int gva__translate(const struct gva_space *s, uint64_t la, uint64_t *gpa)
+{
+	if (!(s->cr0 & CR0_PG)) {
+		*gpa = (s->efer & EFER_LMA) ? la : (la & 0xffffffffULL);
+		return 0;
+	}
+	if (s->efer & EFER_LMA)
+		return walk_long(s, la, gpa);
+	if (s->cr4 & CR4_PAE)
+		return walk_pae(s, la, gpa);
+	return walk_32(s, la, gpa);
+}
+
+size_t gva__read_prefix(const struct gva_space *s, uint64_t la, void *buf, size_t len)
+{
+	bool wrap32 = !(s->efer & EFER_LMA);
+	size_t done = 0;
+
+	while (done < len) {
+		uint64_t a = la + done, gpa;
+		size_t chunk;
+		const void *p;
+
+		if (wrap32)
+			a &= 0xffffffffULL;
+		chunk = PAGE_SIZE - (a & (PAGE_SIZE - 1));
+		if (chunk > len - done)
+			chunk = len - done;
+		if (gva__translate(s, a, &gpa))
+			break;
+		p = s->ptr(s->ctx, gpa, chunk);
+		if (!p)
+			break;
+		memcpy((uint8_t *)buf + done, p, chunk);
+		done += chunk;
+	}
+	return done;
+}
+
+int gva__read(const struct gva_space *s, uint64_t la, void *buf, size_t len)
+{
+	return gva__read_prefix(s, la, buf, len) == len ? 0 : -EFAULT;
+}

@@ -1,0 +1,387 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * step-core.c - the single-step tracer's decisions, as pure functions of observed states.
+ *
+ * What a step means (measured on this host's KVM, and what real KVM does in the QEMU harness):
+ * - A single-step KVM_EXIT_DEBUG (DR6.BS) comes after one instruction retired, or two after
+ *   `mov ss`/`pop ss` (measured here: `mov %eax,%ss; jmp` stopped at the jump target).
+ * - Other exits come either before the instruction completed (RIP still at it; the next
+ *   KVM_RUN completes it and the step trap follows: here IN, MMIO reads, every REP OUTS/STOS
+ *   iteration) or after it completed with no step trap at all (RIP past it: here OUT and MMIO
+ *   writes, which KVM's emulator finishes before exiting). Both are handled: same RIP means
+ *   "not yet", the fall-through means "retired".
+ * - HLT under single-step retires and reports a step at the next instruction instead of a
+ *   KVM_EXIT_HLT (measured here: the guest then runs on past the hlt); the glue turns such a
+ *   step back into a halt exit (@hlt_retired).
+ * - Delivery through the guest's IDT clears TF: either the handler runs unseen until something
+ *   exits, or (this host's emulator, measured with ud2) the step stops after the handler's
+ *   first instruction. Either way control reappears somewhere unpredicted: a gap.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "step-int.h"
+
+static void emit(struct step_out *out, const struct vbts_record *r)
+{
+	if (out->n < STEP_OUT_MAX)
+		out->rec[out->n++] = *r;
+}
+
+static void emit_escape(struct step_out *out, unsigned int kind, uint64_t payload, uint64_t aux)
+{
+	struct vbts_record r = vbts_record__make_escape(kind, payload, aux);
+
+	emit(out, &r);
+}
+
+static bool cpl_wanted(enum vbts_cpl_filter filter, uint8_t cpl)
+{
+	switch (filter) {
+	case VBTS_CPL_USER:
+		return cpl > 0;
+	case VBTS_CPL_KERNEL:
+		return cpl == 0;
+	default:
+		return true;
+	}
+}
+
+static void emit_branch(struct step_out *out, enum vbts_cpl_filter filter, uint8_t cpl,
+			const struct step_decoded *d, uint64_t to)
+{
+	struct vbts_record r = {
+		.from = d->la,
+		.to = to,
+		.flags = VBTS_REC_CPL_VALID | ((uint64_t)(cpl & 3) << VBTS_REC_CPL_SHIFT) |
+			 ((uint64_t)d->info.kind << VBTS_REC_KIND_SHIFT),
+	};
+
+	if (!cpl_wanted(filter, cpl))
+		return;
+	if (d->info.flags & INSN_F_VECTOR)
+		r.flags |= ((uint64_t)d->info.vector << VBTS_REC_VECTOR_SHIFT) |
+			   VBTS_REC_VECTOR_VALID;
+	emit(out, &r);
+}
+
+static uint64_t gap_reason(const struct step_decoded *d)
+{
+	if (d->info.flags & (INSN_F_SYSCALL | INSN_F_SYSENTER))
+		return VBTS_GAP_SYSCALL;
+	if (d->info.flags & INSN_F_VECTOR)
+		return VBTS_GAP_IDT;
+	return VBTS_GAP_UNKNOWN;
+}
+
+/* @d did not fall through: explain where it went, or give up with a gap. */
+static enum step_verdict resolve(const struct step_decoded *d, uint8_t cpl, uint64_t now_la,
+				 bool singlestep, enum vbts_cpl_filter filter,
+				 struct step_out *out)
+{
+	if (d->info.flags & STEP_EVENT_FLAGS) {
+		if (!d->has_target) {
+			emit_escape(out, VBTS_ESC_GAP_BEGIN, d->la, gap_reason(d));
+			return STEP_LOST;
+		}
+		emit_branch(out, filter, cpl, d, d->target);
+		if (now_la == d->target)
+			return STEP_DONE;
+		/* the handler ran without us from its first instruction on */
+		emit_escape(out, VBTS_ESC_GAP_BEGIN, d->target, gap_reason(d));
+		return STEP_LOST;
+	}
+	if (d->info.kind == VBTS_BR_UNKNOWN) {
+		/* not a branch, yet control is elsewhere: an exception or interrupt */
+		emit_escape(out, VBTS_ESC_GAP_BEGIN, d->la, VBTS_GAP_UNKNOWN);
+		return STEP_LOST;
+	}
+	if (d->info.flags & INSN_F_DIRECT) {
+		if (now_la == d->target) {
+			emit_branch(out, filter, cpl, d, now_la);
+			return STEP_DONE;
+		}
+		emit_escape(out, VBTS_ESC_GAP_BEGIN, d->la, VBTS_GAP_UNKNOWN);
+		return STEP_LOST;
+	}
+	if (singlestep) {
+		/* an indirect, far or return transfer: the step trap shows where it went */
+		emit_branch(out, filter, cpl, d, now_la);
+		return STEP_DONE;
+	}
+	/* another exit after an indirect transfer: it may not have been the transfer's target */
+	emit_escape(out, VBTS_ESC_GAP_BEGIN, d->la, VBTS_GAP_UNKNOWN);
+	return STEP_LOST;
+}
+
+static uint64_t next_la(const struct step_decoded *d)
+{
+	return d->la + d->info.len;
+}
+
+enum step_verdict step__classify(const struct step_insn *in, uint64_t now_la, bool singlestep,
+				 enum vbts_cpl_filter filter, struct step_out *out)
+{
+	const struct step_decoded *a = &in->first, *b = &in->second;
+
+	if (in->has_second) {
+		if (now_la == a->la)
+			return singlestep ? STEP_DONE : STEP_PENDING;
+		if (now_la == b->la || now_la == next_la(b)) {
+			out->hlt_retired = singlestep &&
+					   ((a->info.flags | b->info.flags) & INSN_F_HLT);
+			return STEP_DONE;
+		}
+		if (b->info.kind == VBTS_BR_UNKNOWN && !(b->info.flags & STEP_EVENT_FLAGS)) {
+			/* neither transfers control: the mov ss itself may have faulted */
+			emit_escape(out, VBTS_ESC_GAP_BEGIN, a->la, VBTS_GAP_UNKNOWN);
+			return STEP_LOST;
+		}
+		return resolve(b, in->cpl, now_la, singlestep, filter, out);
+	}
+
+	if (now_la == next_la(a)) {
+		out->hlt_retired = singlestep && (a->info.flags & INSN_F_HLT);
+		return STEP_DONE;
+	}
+	if (now_la == a->la) {
+		if (!singlestep)
+			return STEP_PENDING;
+		if (a->info.flags & INSN_F_REP_STRING)
+			return STEP_DONE; /* the next iteration */
+		if (a->info.kind != VBTS_BR_UNKNOWN && !(a->info.flags & STEP_EVENT_FLAGS))
+			return resolve(a, in->cpl, now_la, singlestep, filter, out); /* to itself */
+		return STEP_DONE; /* no progress seen */
+	}
+	return resolve(a, in->cpl, now_la, singlestep, filter, out);
+}
+
+static bool can_step(const struct step_core *c, uint8_t cpl)
+{
+	return cpl == 0 ? c->can_cpl0 : c->can_cpl3;
+}
+
+/* The CPLs @d may run at or lead to, as a bit mask (bit n = CPL n). */
+static unsigned int reach(const struct step_decoded *d, uint8_t cpl)
+{
+	unsigned int m = 1U << (cpl & 3);
+
+	if (d->info.flags & STEP_EVENT_FLAGS)
+		return m | 1U; /* handlers run at CPL 0 */
+	if (d->info.flags & INSN_F_CPL_CHANGE)
+		return 0xf;
+	return m;
+}
+
+static bool steppable(const struct step_core *c, const struct step_obs *now,
+		      const struct step_insn *next)
+{
+	unsigned int m;
+
+	if (!next->valid)
+		m = 0xf; /* unknown: it may be anything */
+	else {
+		m = reach(&next->first, now->cpl);
+		if (next->has_second)
+			m |= reach(&next->second, now->cpl);
+	}
+	for (uint8_t cpl = 0; cpl < 4; cpl++) {
+		if ((m & (1U << cpl)) && !can_step(c, cpl))
+			return false;
+	}
+	return true;
+}
+
+static void count(struct step_core *c, const struct step_out *out, unsigned int from)
+{
+	for (unsigned int i = from; i < out->n; i++) {
+		c->records++;
+		if (!vbts_record__is_escape(&out->rec[i]))
+			c->branches++;
+	}
+}
+
+static uint64_t masked_cr3(uint64_t cr3)
+{
+	return cr3 & VBTS_CR3_MASK;
+}
+
+void step_core__start(struct step_core *c, const struct step_obs *now, uint64_t ns,
+		      struct step_out *out)
+{
+	uint64_t aux = 0;
+	unsigned int n0 = out->n;
+
+	if (c->filter != VBTS_CPL_KERNEL)
+		aux |= VBTS_START_CPL_USER;
+	if (c->filter != VBTS_CPL_USER)
+		aux |= VBTS_START_CPL_KERNEL;
+	emit_escape(out, VBTS_ESC_START, ns, aux);
+	c->cr3 = masked_cr3(now->cr3);
+	c->have_cr3 = true;
+	emit_escape(out, VBTS_ESC_TASK_ARRIVE, c->cr3, ns);
+	count(c, out, n0);
+}
+
+bool step_core__plan(struct step_core *c, const struct step_obs *now, const struct step_insn *next,
+		     uint64_t ns, struct step_out *out)
+{
+	unsigned int n0 = out->n;
+
+	if (!steppable(c, now, next)) {
+		if (!c->gap_open) {
+			emit_escape(out, VBTS_ESC_GAP_BEGIN, now->la, VBTS_GAP_NOSTEP);
+			c->gap_open = true;
+			c->gaps++;
+		}
+		c->armed = false;
+		count(c, out, n0);
+		return false;
+	}
+	if (!next->valid) {
+		/* step it anyway: the next exit shows where control went */
+		if (!c->gap_open) {
+			emit_escape(out, VBTS_ESC_GAP_BEGIN, now->la, VBTS_GAP_MEMORY);
+			c->gap_open = true;
+			c->gaps++;
+		}
+	} else if (c->gap_open) {
+		emit_escape(out, VBTS_ESC_GAP_END, now->la, ns);
+		c->gap_open = false;
+	}
+	c->insn = *next;
+	c->insn.cpl = now->cpl;
+	c->armed = true;
+	count(c, out, n0);
+	return true;
+}
+
+bool step_core__exit(struct step_core *c, const struct step_obs *now, bool singlestep,
+		     uint64_t ns, struct step_out *out)
+{
+	unsigned int n0 = out->n;
+	bool consumed = false;
+
+	if (c->armed) {
+		c->armed = false;
+		consumed = singlestep;
+		if (c->insn.valid) {
+			enum step_verdict v = step__classify(&c->insn, now->la, singlestep, c->filter,
+							     out);
+
+			if (v != STEP_PENDING)
+				c->steps += c->insn.has_second ? 2 : 1;
+			if (v == STEP_LOST) {
+				c->gap_open = true;
+				c->gaps++;
+			}
+		}
+	}
+	if (!c->have_cr3 || masked_cr3(now->cr3) != c->cr3) {
+		if (c->have_cr3)
+			emit_escape(out, VBTS_ESC_TASK_DEPART, c->cr3, ns);
+		c->cr3 = masked_cr3(now->cr3);
+		c->have_cr3 = true;
+		emit_escape(out, VBTS_ESC_TASK_ARRIVE, c->cr3, ns);
+	}
+	count(c, out, n0);
+	return consumed;
+}
+
+void step_core__stop(struct step_core *c, const struct step_obs *now, uint64_t ns,
+		     struct step_out *out)
+{
+	unsigned int n0 = out->n;
+
+	if (c->gap_open) {
+		emit_escape(out, VBTS_ESC_GAP_END, now->la, ns);
+		c->gap_open = false;
+	}
+	emit_escape(out, VBTS_ESC_STOP, ns, 0);
+	count(c, out, n0);
+}
+
+/* ---- gates ------------------------------------------------------------------------------- */
+
+#define DESC_P (1ULL << 47)
+#define DESC_S (1ULL << 44)
+#define DESC_CODE (1ULL << 43)
+#define DESC_L (1ULL << 53)
+
+/* The code segment descriptor of @sel: present, code; its base. */
+static int code_segment(const struct gva_space *s, const struct step_tables *t, uint16_t sel,
+			bool lmode, uint64_t *base)
+{
+	uint64_t tbase, d;
+	uint32_t limit;
+
+	if ((sel & ~3U) == 0)
+		return -ENOENT; /* null selector */
+	if (sel & 4) {
+		if (!t->ldt_usable)
+			return -ENOENT;
+		tbase = t->ldt_base;
+		limit = t->ldt_limit;
+	} else {
+		tbase = t->gdt_base;
+		limit = t->gdt_limit;
+	}
+	if ((uint64_t)(sel & ~7U) + 7 > limit)
+		return -ERANGE;
+	if (gva__read(s, tbase + (sel & ~7U), &d, sizeof(d)))
+		return -EFAULT;
+	if (!(d & DESC_P))
+		return -ENOENT;
+	if (!(d & DESC_S) || !(d & DESC_CODE))
+		return -EOPNOTSUPP;
+	if (lmode && !(d & DESC_L))
+		return -EOPNOTSUPP; /* a 64-bit handler is all the tracer follows in long mode */
+	*base = lmode ? 0 : (((d >> 16) & 0xffffff) | (((d >> 56) & 0xff) << 24));
+	return 0;
+}
+
+int step__gate_target(const struct gva_space *s, const struct step_tables *t, bool real,
+		      bool lmode, uint8_t vector, bool soft, uint8_t cpl, uint64_t *la)
+{
+	uint64_t g[2] = { 0, 0 }, off, base;
+	unsigned int size = lmode ? 16 : 8, type, dpl;
+	uint16_t sel;
+	int err;
+
+	if (real) {
+		uint16_t ivt[2];
+
+		if ((uint64_t)vector * 4 + 3 > t->idt_limit)
+			return -ERANGE;
+		if (gva__read(s, t->idt_base + (uint64_t)vector * 4, ivt, sizeof(ivt)))
+			return -EFAULT;
+		*la = ((uint64_t)ivt[1] << 4) + ivt[0];
+		return 0;
+	}
+	if ((uint64_t)vector * size + size - 1 > t->idt_limit)
+		return -ERANGE;
+	if (gva__read(s, t->idt_base + (uint64_t)vector * size, g, size))
+		return -EFAULT;
+	if (!(g[0] & DESC_P))
+		return -ENOENT;
+	type = (g[0] >> 40) & 0xf;
+	dpl = (g[0] >> 45) & 3;
+	if (soft && cpl > dpl)
+		return -EPERM;
+	sel = (g[0] >> 16) & 0xffff;
+	off = (g[0] & 0xffff) | ((g[0] >> 32) & 0xffff0000ULL);
+	if (lmode) {
+		if (type != 0xe && type != 0xf)
+			return -EOPNOTSUPP;
+		off |= g[1] << 32;
+	} else if (type == 0x6 || type == 0x7) {
+		off &= 0xffff; /* 16-bit gate */
+	} else if (type != 0xe && type != 0xf) {
+		return -EOPNOTSUPP; /* task gates and reserved types */
+	}
+	err = code_segment(s, t, sel, lmode, &base);
+	if (err)
+		return err;
+	*la = lmode ? off : ((base + off) & 0xffffffffULL);
+	return 0;
+}

@@ -1,0 +1,374 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * step.c - the single-step tracer backend: KVM_SET_GUEST_DEBUG single-step around every
+ * KVM_RUN, guest state in and records out; the decisions are in step-core.c.
+ *
+ * Per vCPU, before each run: read the state (sync regs when the host has them), decode the
+ * instruction at RIP, predict its exact target where the guest's tables define one (direct
+ * branches, IDT gates, SYSCALL/SYSENTER MSRs), then arm the step (again every time: KVM
+ * swallows steps at instructions it intercepts unless re-armed) or, where the host cannot step
+ * the CPL the instruction runs at or may enter, disarm it and open a gap. After each exit:
+ * read the state again and let step_core__exit() explain the difference.
+ *
+ * The guest is hostile: every guest address goes through gva.c's bounds-checked walks, every
+ * failure to read or decode becomes a gap record, and nothing here logs per guest event.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../kvm.h"
+#include "../memory.h"
+#include "../ring-writer.h"
+#include "../tracer.h"
+#include "step-int.h"
+
+#define CR0_PE (1ULL << 0)
+#define EFER_SCE (1ULL << 0)
+#define EFER_LMA (1ULL << 10)
+#define RFLAGS_OF (1ULL << 11)
+#define RFLAGS_VM (1ULL << 17)
+#define DR6_BS (1ULL << 14)
+#define DB_VECTOR 1
+
+#define MSR_IA32_SYSENTER_CS 0x174
+#define MSR_IA32_SYSENTER_EIP 0x176
+#define MSR_LSTAR 0xc0000082
+#define MSR_CSTAR 0xc0000083
+
+/**
+ * struct step_vcpu - the backend's per-vCPU state (tracer_vcpu.priv).
+ * @core:   the decision state machine
+ * @dec:    instruction decoder
+ * @regs:   general registers at the last observation
+ * @sregs:  special registers at the last observation
+ * @fresh:  @regs/@sregs are the state the next KVM_RUN starts from
+ * @dbg_on: single-step is armed in KVM
+ */
+struct step_vcpu {
+	struct step_core core;
+	struct insn_decoder dec;
+	struct kvm_regs regs;
+	struct kvm_sregs sregs;
+	bool fresh;
+	bool dbg_on;
+};
+
+static uint64_t now_ns(const struct tracer_vcpu *tv)
+{
+	struct timespec ts;
+	uint64_t t;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	t = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	return t > tv->start_ns ? t - tv->start_ns : 0;
+}
+
+static void *mem_ptr(const void *ctx, uint64_t gpa, uint64_t len)
+{
+	return guest_memory__ptr(ctx, gpa, len);
+}
+
+/* Read the state: from kvm_run's sync area after an exit when @sync, else by ioctl. */
+static int read_state(struct tracer_vcpu *tv, struct step_vcpu *sv, bool sync)
+{
+	int ret;
+
+	if (sync && tv->caps.sync_regs &&
+	    (tv->run->kvm_valid_regs & (KVM_SYNC_X86_REGS | KVM_SYNC_X86_SREGS)) ==
+		    (KVM_SYNC_X86_REGS | KVM_SYNC_X86_SREGS)) {
+		sv->regs = tv->run->s.regs.regs;
+		sv->sregs = tv->run->s.regs.sregs;
+		sv->fresh = true;
+		return 0;
+	}
+	ret = kvm__ioctl(tv->fd, KVM_GET_REGS, &sv->regs);
+	if (ret < 0)
+		return ret;
+	ret = kvm__ioctl(tv->fd, KVM_GET_SREGS, &sv->sregs);
+	if (ret < 0)
+		return ret;
+	sv->fresh = true;
+	return 0;
+}
+
+static enum insn_mode state_mode(const struct step_vcpu *sv)
+{
+	return insn__mode(sv->sregs.cr0, sv->sregs.efer, sv->regs.rflags, sv->sregs.cs.l,
+			  sv->sregs.cs.db);
+}
+
+/* Linear address of @ip in the current code segment. */
+static uint64_t linear(const struct step_vcpu *sv, enum insn_mode mode, uint64_t ip)
+{
+	if (mode == INSN_MODE_LONG64)
+		return ip;
+	return (sv->sregs.cs.base + ip) & 0xffffffffULL;
+}
+
+static void observe(const struct step_vcpu *sv, struct step_obs *o)
+{
+	enum insn_mode mode = state_mode(sv);
+
+	o->la = linear(sv, mode, sv->regs.rip);
+	o->cr3 = sv->sregs.cr3;
+	if (!(sv->sregs.cr0 & CR0_PE))
+		o->cpl = 0;
+	else if ((sv->regs.rflags & RFLAGS_VM) && !(sv->sregs.efer & EFER_LMA))
+		o->cpl = 3;
+	else
+		o->cpl = sv->sregs.ss.dpl & 3; /* SS.DPL is the CPL in protected mode */
+}
+
+static void address_space(const struct tracer_vcpu *tv, const struct step_vcpu *sv,
+			  struct gva_space *s)
+{
+	s->ptr = mem_ptr;
+	s->ctx = tv->mem;
+	s->cr0 = sv->sregs.cr0;
+	s->cr3 = sv->sregs.cr3;
+	s->cr4 = sv->sregs.cr4;
+	s->efer = sv->sregs.efer;
+}
+
+static int read_msr(const struct tracer_vcpu *tv, uint32_t index, uint64_t *value)
+{
+	struct {
+		struct kvm_msrs hdr;
+		struct kvm_msr_entry e;
+	} m = { .hdr.nmsrs = 1, .e.index = index };
+	int ret = kvm__ioctl_quiet(tv->fd, KVM_GET_MSRS, &m);
+
+	if (ret != 1)
+		return ret < 0 ? ret : -EIO;
+	*value = m.e.data;
+	return 0;
+}
+
+/* The exact handler of an event-raising instruction, if the guest state defines one. */
+static void predict_event(const struct tracer_vcpu *tv, const struct step_vcpu *sv,
+			  enum insn_mode mode, uint8_t cpl, struct step_decoded *d)
+{
+	const struct kvm_sregs *sr = &sv->sregs;
+	bool lmode = sr->efer & EFER_LMA;
+	uint64_t v;
+
+	if (d->info.flags & INSN_F_VECTOR) {
+		struct step_tables t = {
+			.idt_base = sr->idt.base,
+			.idt_limit = sr->idt.limit,
+			.gdt_base = sr->gdt.base,
+			.gdt_limit = sr->gdt.limit,
+			.ldt_base = sr->ldt.base,
+			.ldt_limit = sr->ldt.limit,
+			.ldt_usable = sr->ldt.present && !sr->ldt.unusable,
+		};
+		struct gva_space s;
+		bool real = !(sr->cr0 & CR0_PE);
+
+		if ((sv->regs.rflags & RFLAGS_VM) && !lmode)
+			return; /* virtual-8086 mode: IOPL-sensitive, not followed */
+		if (d->info.vector == 4 && (d->info.flags & INSN_F_COND) &&
+		    !(sv->regs.rflags & RFLAGS_OF))
+			return; /* into without OF falls through */
+		address_space(tv, sv, &s);
+		if (!step__gate_target(&s, &t, real, lmode, d->info.vector,
+				       d->info.flags & INSN_F_SOFT_INT, cpl, &d->target))
+			d->has_target = true;
+		return;
+	}
+	if (d->info.flags & INSN_F_SYSCALL) {
+		if (!lmode || !(sr->efer & EFER_SCE))
+			return;
+		if (!read_msr(tv, mode == INSN_MODE_LONG64 ? MSR_LSTAR : MSR_CSTAR, &v)) {
+			d->target = mode == INSN_MODE_LONG64 ? v : (v & 0xffffffffULL);
+			d->has_target = true;
+		}
+		return;
+	}
+	if (d->info.flags & INSN_F_SYSENTER) {
+		uint64_t cs;
+
+		if (!(sr->cr0 & CR0_PE) || read_msr(tv, MSR_IA32_SYSENTER_CS, &cs) ||
+		    !(cs & 0xfffc) || read_msr(tv, MSR_IA32_SYSENTER_EIP, &v))
+			return;
+		d->target = lmode ? v : (v & 0xffffffffULL);
+		d->has_target = true;
+	}
+}
+
+/* Decode the instruction at linear @la / @ip; false when it cannot be read or decoded. */
+static bool decode_at(const struct tracer_vcpu *tv, struct step_vcpu *sv, enum insn_mode mode,
+		      uint8_t cpl, uint64_t la, uint64_t ip, struct step_decoded *d)
+{
+	uint8_t bytes[INSN_MAX_LEN];
+	struct gva_space s;
+	size_t n;
+
+	address_space(tv, sv, &s);
+	n = gva__read_prefix(&s, la, bytes, sizeof(bytes));
+	memset(d, 0, sizeof(*d));
+	d->la = la;
+	if (n == 0 || insn__decode(&sv->dec, mode, ip, bytes, n, &d->info))
+		return false;
+	if (d->info.flags & INSN_F_DIRECT) {
+		d->target = linear(sv, mode, d->info.target);
+		d->has_target = true;
+	} else if (d->info.flags & STEP_EVENT_FLAGS) {
+		predict_event(tv, sv, mode, cpl, d);
+	}
+	return true;
+}
+
+static void decode_next(const struct tracer_vcpu *tv, struct step_vcpu *sv,
+			const struct step_obs *o, struct step_insn *in)
+{
+	enum insn_mode mode = state_mode(sv);
+	uint64_t ip2;
+
+	memset(in, 0, sizeof(*in));
+	in->cpl = o->cpl;
+	in->valid = decode_at(tv, sv, mode, o->cpl, o->la, sv->regs.rip, &in->first);
+	if (!in->valid || !(in->first.info.flags & INSN_F_MOV_SS))
+		return;
+	ip2 = sv->regs.rip + in->first.info.len;
+	if (mode != INSN_MODE_LONG64)
+		ip2 &= (mode == INSN_MODE_PROT32 || mode == INSN_MODE_COMPAT32) ? 0xffffffffULL :
+										  0xffffULL;
+	in->has_second = true;
+	in->valid = decode_at(tv, sv, mode, o->cpl, linear(sv, mode, ip2), ip2, &in->second);
+}
+
+static void write_out(struct tracer_vcpu *tv, const struct step_core *c, const struct step_out *o)
+{
+	for (unsigned int i = 0; i < o->n; i++)
+		ring_writer__append(tv->ring, &o->rec[i]); /* a frozen ring counts its own losses */
+	tv->stat_steps = c->steps;
+	tv->stat_records = c->records;
+	tv->stat_gaps = c->gaps;
+}
+
+static int set_step(struct tracer_vcpu *tv, struct step_vcpu *sv, bool on)
+{
+	struct kvm_guest_debug dbg = { 0 };
+	int ret;
+
+	if (!on && !sv->dbg_on)
+		return 0;
+	if (on)
+		dbg.control = KVM_GUESTDBG_ENABLE | KVM_GUESTDBG_SINGLESTEP;
+	ret = kvm__ioctl(tv->fd, KVM_SET_GUEST_DEBUG, &dbg);
+	if (ret < 0)
+		return ret;
+	sv->dbg_on = on;
+	return 0;
+}
+
+static int step_vcpu_init(struct tracer_vcpu *tv)
+{
+	struct step_out out = { .n = 0 };
+	struct step_obs o;
+	struct step_vcpu *sv;
+	int ret;
+
+	sv = calloc(1, sizeof(*sv));
+	if (!sv)
+		return -ENOMEM;
+	ret = insn_decoder__init(&sv->dec);
+	if (ret)
+		goto err_free;
+	ret = read_state(tv, sv, false);
+	if (ret)
+		goto err_free;
+	sv->core.filter = tv->cpl;
+	sv->core.can_cpl0 = tv->caps.step_cpl0;
+	sv->core.can_cpl3 = tv->caps.step_cpl3;
+	observe(sv, &o);
+	step_core__start(&sv->core, &o, now_ns(tv), &out);
+	write_out(tv, &sv->core, &out);
+	tv->priv = sv;
+	return 0;
+
+err_free:
+	free(sv);
+	return ret;
+}
+
+static int step_before_run(struct tracer_vcpu *tv)
+{
+	struct step_vcpu *sv = tv->priv;
+	struct step_out out = { .n = 0 };
+	struct step_insn next;
+	struct step_obs o;
+	bool arm;
+	int ret;
+
+	if (!sv->fresh) {
+		ret = read_state(tv, sv, false);
+		if (ret)
+			return ret;
+	}
+	observe(sv, &o);
+	decode_next(tv, sv, &o, &next);
+	arm = step_core__plan(&sv->core, &o, &next, now_ns(tv), &out);
+	write_out(tv, &sv->core, &out);
+	ret = set_step(tv, sv, arm);
+	if (ret)
+		return ret;
+	if (tv->caps.sync_regs)
+		tv->run->kvm_valid_regs = KVM_SYNC_X86_REGS | KVM_SYNC_X86_SREGS;
+	/* The VMM may change registers while it handles the exit: read them again next time. */
+	sv->fresh = false;
+	return 0;
+}
+
+static int step_after_exit(struct tracer_vcpu *tv)
+{
+	struct step_vcpu *sv = tv->priv;
+	struct kvm_run *run = tv->run;
+	struct step_out out = { .n = 0 };
+	struct step_obs o;
+	bool singlestep, consumed;
+	int ret;
+
+	/* An interrupted KVM_RUN may not have refreshed the sync area. */
+	ret = read_state(tv, sv, run->exit_reason != KVM_EXIT_INTR);
+	if (ret)
+		return ret;
+	observe(sv, &o);
+	singlestep = run->exit_reason == KVM_EXIT_DEBUG && run->debug.arch.exception == DB_VECTOR &&
+		     (run->debug.arch.dr6 & DR6_BS);
+	consumed = step_core__exit(&sv->core, &o, singlestep, now_ns(tv), &out);
+	write_out(tv, &sv->core, &out);
+	if (consumed && out.hlt_retired) {
+		/* The step reported the hlt's completion instead of the halt: hand the halt on. */
+		run->exit_reason = KVM_EXIT_HLT;
+		return 0;
+	}
+	return consumed ? 1 : 0;
+}
+
+static void step_vcpu_fini(struct tracer_vcpu *tv)
+{
+	struct step_vcpu *sv = tv->priv;
+	struct step_out out = { .n = 0 };
+	struct step_obs o;
+
+	if (!sv)
+		return;
+	set_step(tv, sv, false);
+	observe(sv, &o);
+	step_core__stop(&sv->core, &o, now_ns(tv), &out);
+	write_out(tv, &sv->core, &out);
+	free(sv);
+	tv->priv = NULL;
+}
+
+const struct tracer_ops step_tracer_ops = {
+	.name = "step",
+	.vcpu_init = step_vcpu_init,
+	.before_run = step_before_run,
+	.after_exit = step_after_exit,
+	.vcpu_fini = step_vcpu_fini,
+};
