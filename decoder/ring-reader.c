@@ -7,6 +7,11 @@
  * c2 + 1 - capacity may have been overwritten during the copy and are dropped (reported to the
  * caller as a jump of first_seq). Only records with seq < c1 are ever returned, so a record is
  * returned only after its bytes were published.
+ *
+ * Consequence: on a full ring whose writer did not close or freeze it (still running, or
+ * killed), the oldest slot is never trusted - the writer may have been storing the next
+ * record into it - so such a ring yields capacity - 1 records and the oldest is reported as
+ * lost. A closed or frozen ring yields all capacity records.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -58,6 +63,13 @@ static uint64_t load_committed(const struct ring_reader *r)
 	return __atomic_load_n(&r->live->committed, __ATOMIC_ACQUIRE);
 }
 
+static bool writer_done(const struct ring_reader *r)
+{
+	uint32_t flags = __atomic_load_n(&r->live->flags, __ATOMIC_ACQUIRE);
+
+	return flags & (VBTS_RING_F_CLOSED | VBTS_RING_F_FROZEN);
+}
+
 /* Returns 0 or -EINVAL with @err filled. @size is the file size. */
 static int check_header(const struct vbts_ring_header *h, uint64_t size, const char *path,
 			char *err, size_t errlen)
@@ -107,7 +119,7 @@ static int check_header(const struct vbts_ring_header *h, uint64_t size, const c
 		return -EINVAL;
 	}
 	if (bytes != size) {
-		set_err(err, errlen, path, size,
+		set_err(err, errlen, path, bytes,
 			"%" PRIu64 " bytes after the last of %" PRIu64 " record slots",
 			size - bytes, h->capacity);
 		return -EINVAL;
@@ -254,8 +266,16 @@ ssize_t ring_reader__read(struct ring_reader *r, struct vbts_record *buf, size_t
 		c2 = load_committed(r);
 		if (c2 < r->end)
 			return -EIO;
-		/* The writer may be storing record c2 into slot c2 % capacity right now. */
-		safe_from = c2 >= r->capacity ? c2 - r->capacity + 1 : 0;
+		/*
+		 * A live writer may be storing record c2 into slot c2 % capacity right now, and a
+		 * writer killed there left it torn: that slot's older record is not trusted. Once
+		 * the writer closed or froze the ring (flags published after its last append), it
+		 * stores no record any more and every slot of the window is intact.
+		 */
+		if (writer_done(r))
+			safe_from = c2 >= r->capacity ? c2 - r->capacity : 0;
+		else
+			safe_from = c2 >= r->capacity ? c2 - r->capacity + 1 : 0;
 		drop = safe_from > r->next ? safe_from - r->next : 0;
 		if (drop >= want) {
 			/* The whole chunk may be torn: skip it and retry from the safe point. */

@@ -71,7 +71,9 @@ void ring_reader__window(const struct ring_reader *r, uint64_t *first, uint64_t 
  *
  * Follows the live-reader protocol of ring-format.h: records that the writer overwrote while
  * they were being copied are skipped, so *first_seq may jump ahead of the previous call's
- * end; the caller accounts for the difference as lost records.
+ * end; the caller accounts for the difference as lost records. Unless the ring is closed or
+ * frozen, the slot the writer would store next into is not trusted: a full ring then yields
+ * capacity - 1 records.
  *
  * Return: the number of records copied (exactly the committed ones, never more), 0 at the end
  * of the window, or -EIO when committed went backwards.
