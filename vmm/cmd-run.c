@@ -1,16 +1,543 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * cmd-run.c - `vbts run` (placeholder until the VMM lands).
+ * cmd-run.c - `vbts run`: boot an image in a VM, optionally trace its branches, and exit with
+ * the guest's debug-exit status.
+ *
+ * Set-up and tear-down follow one ordered table (core → memory → vCPUs → devices →
+ * collector), torn down in reverse; a failing stage unwinds the ones before it.
  */
-#include <stdio.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <vbts/agent-proto.h>
+
+#include "agent.h"
 #include "commands.h"
+#include "debug-exit.h"
+#include "kvm.h"
+#include "loader.h"
+#include "log.h"
+#include "memory.h"
+#include "probe.h"
+#include "ring-writer.h"
+#include "trace.h"
+#include "uart.h"
+#include "vcpu.h"
+#include "vm.h"
+
+
+
+#define DEFAULT_MEMORY_MIB 256
+#define CONSOLE_LIMIT (64ULL << 20) /* guest console bytes written at most */
+
+struct run_opts {
+	const char *trace_dir;
+	enum vbts_cpl_filter cpl;
+	uint64_t ring_records;
+	unsigned int vcpus;
+	unsigned int memory_mib;
+	const char *console;
+	bool stats;
+	unsigned int timeout_s;
+	const char *image;
+};
+
+struct run_ctx {
+	struct run_opts opts;
+	struct vm vm;
+	struct loaded_image img;
+	FILE *console;
+	struct trace *trace;
+	int fail_status; /* exit status when a stage fails: 1, or 2 for bad input */
+};
+
+static const char usage[] =
+	"usage: vbts run [--trace DIR] [--cpl all|user|kernel] [--ring RECORDS] [--vcpus N]\n"
+	"                [--memory MIB] [--console FILE] [--stats] [--timeout SECONDS] IMAGE\n"
+	"\n"
+	"Boot IMAGE (multiboot v1 ELF32, as QEMU's -kernel boots it) in a KVM virtual machine\n"
+	"and run it until it writes to the debug-exit port 0xf4.\n"
+	"\n"
+	"  --trace DIR        record taken branches into DIR (new or empty): vm.json, one\n"
+	"                     vcpuN.ring per vCPU, events.jsonl from the agent channel\n"
+	"  --cpl FILTER       record branches at CPL all (default), user (CPL > 0) or kernel (CPL 0)\n"
+	"  --ring RECORDS     records per ring file (default 65536; wrap mode keeps the newest)\n"
+	"  --vcpus N          vCPUs (default 1; the boot protocol starts vCPU 0)\n"
+	"  --memory MIB       guest RAM in MiB (default 256, at most 3072)\n"
+	"  --console FILE     write the guest's serial output to FILE instead of stdout\n"
+	"  --stats            print exits by reason, records, instructions stepped, wall time\n"
+	"  --timeout SECONDS  stop the guest after SECONDS (exit status 1)\n"
+	"\n"
+	"Exit status: the guest's debug-exit status ((value << 1) | 1), 1 when the guest or the\n"
+	"VMM fails, 2 on bad input.\n";
+
+/* ---- stages ----------------------------------------------------------------------------- */
+
+static int core_init(struct run_ctx *c)
+{
+	int ret;
+
+	vm__init(&c->vm);
+	c->vm.start_ns = vm__now_ns();
+	ret = vcpu__install_kick_signal();
+	if (ret < 0) {
+		pr_err("cannot install the vCPU kick signal: %s", strerror(-ret));
+		return ret;
+	}
+	ret = kvm__open(&c->vm.kvm);
+	if (ret == -ENODEV || ret == -ENOTSUP)
+		c->fail_status = 2;
+	if (ret < 0)
+		return ret;
+	if (c->opts.vcpus > c->vm.kvm.max_vcpus) {
+		pr_err("--vcpus %u: this KVM supports at most %u", c->opts.vcpus,
+		       c->vm.kvm.max_vcpus);
+		c->fail_status = 2;
+		kvm__close(&c->vm.kvm);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void core_fini(struct run_ctx *c)
+{
+	kvm__close(&c->vm.kvm);
+	vm__fini(&c->vm);
+}
+
+static int memory_init(struct run_ctx *c)
+{
+	int ret;
+
+	c->vm.mem = guest_memory__create((uint64_t)c->opts.memory_mib << 20);
+	if (!c->vm.mem) {
+		pr_err("cannot allocate %u MiB of guest memory: %s", c->opts.memory_mib,
+		       strerror(errno));
+		return -errno;
+	}
+	ret = guest_memory__register(c->vm.mem, c->vm.kvm.vm_fd);
+	if (ret < 0)
+		goto err_destroy;
+	ret = loader__load_file(c->opts.image, c->vm.mem, &c->img);
+	if (ret < 0) {
+		pr_err("%s: %s", c->opts.image, c->img.error);
+		if (ret != -ENOMEM)
+			c->fail_status = 2;
+		goto err_destroy;
+	}
+	pr_debug("%s: %s image, entry %#" PRIx64, c->opts.image, c->img.format, c->img.entry);
+	return 0;
+
+err_destroy:
+	guest_memory__destroy(c->vm.mem);
+	c->vm.mem = NULL;
+	return ret;
+}
+
+static void memory_fini(struct run_ctx *c)
+{
+	guest_memory__destroy(c->vm.mem);
+	c->vm.mem = NULL;
+}
+
+static void vcpus_fini(struct run_ctx *c);
+
+static int vcpus_init(struct run_ctx *c)
+{
+	int ret;
+
+	c->vm.vcpus = calloc(c->opts.vcpus, sizeof(*c->vm.vcpus));
+	if (!c->vm.vcpus)
+		return -ENOMEM;
+	c->vm.nr_vcpus = c->opts.vcpus;
+	for (unsigned int i = 0; i < c->opts.vcpus; i++) {
+		c->vm.vcpus[i] = vcpu__create(&c->vm, i);
+		if (!c->vm.vcpus[i]) {
+			ret = -errno;
+			goto err_destroy;
+		}
+	}
+	/* The boot protocol starts the BSP; APs stay parked until something starts them. */
+	ret = vcpu__set_boot(c->vm.vcpus[0], &c->img.boot);
+	if (ret < 0)
+		goto err_destroy;
+	return 0;
+
+err_destroy:
+	vcpus_fini(c);
+	return ret;
+}
+
+static void vcpus_fini(struct run_ctx *c)
+{
+	for (unsigned int i = 0; i < c->vm.nr_vcpus; i++)
+		vcpu__destroy(c->vm.vcpus[i]);
+	free(c->vm.vcpus);
+	c->vm.vcpus = NULL;
+	c->vm.nr_vcpus = 0;
+}
+
+static void debug_exit_notify(void *opaque, int status)
+{
+	vm__request_stop(opaque, status);
+}
+
+static void devices_fini(struct run_ctx *c);
+
+static int devices_init(struct run_ctx *c)
+{
+	int ret;
+
+	if (c->opts.console) {
+		c->console = fopen(c->opts.console, "we");
+		if (!c->console) {
+			pr_err("--console %s: %s", c->opts.console, strerror(errno));
+			c->fail_status = 2;
+			return -errno;
+		}
+	} else {
+		c->console = stdout;
+	}
+	c->vm.uart = uart__create(c->console, CONSOLE_LIMIT);
+	c->vm.dexit.notify = debug_exit_notify;
+	c->vm.dexit.opaque = &c->vm;
+	c->vm.agent = agent__create(c->opts.vcpus, NULL, c->vm.start_ns, VBTS_AGENT_EVENTS_MAX);
+	if (!c->vm.uart || !c->vm.agent) {
+		ret = -ENOMEM;
+		goto err_fini;
+	}
+	ret = io_bus__register(&c->vm.pio, VBTS_UART_PORT, UART_NR_PORTS, uart__io, c->vm.uart,
+			       "uart");
+	if (!ret)
+		ret = io_bus__register(&c->vm.pio, VBTS_DEBUG_EXIT_PORT, 1, debug_exit__io,
+				       &c->vm.dexit, "debug-exit");
+	if (!ret)
+		ret = io_bus__register(&c->vm.pio, VBTS_AGENT_PORT, 1, agent__io, c->vm.agent,
+				       "agent");
+	if (ret < 0) {
+		pr_err("device set-up: %s", strerror(-ret));
+		goto err_fini;
+	}
+	return 0;
+
+err_fini:
+	devices_fini(c);
+	return ret;
+}
+
+static void devices_fini(struct run_ctx *c)
+{
+	agent__destroy(c->vm.agent);
+	c->vm.agent = NULL;
+	uart__destroy(c->vm.uart);
+	c->vm.uart = NULL;
+	if (c->console && c->console != stdout)
+		fclose(c->console);
+	else if (c->console)
+		fflush(c->console);
+	c->console = NULL;
+}
+
+static int collector_init(struct run_ctx *c)
+{
+	struct trace_config cfg = {
+		.dir = c->opts.trace_dir,
+		.image = c->opts.image,
+		.build_id = c->img.build_id,
+		.vcpus = c->opts.vcpus,
+		.memory_mib = c->opts.memory_mib,
+		.backend = "step",
+		.cpl = c->opts.cpl,
+		.ring_records = c->opts.ring_records,
+	};
+	char err[256];
+	int ret;
+
+	if (!c->opts.trace_dir)
+		return 0;
+#ifdef VBTS_HAVE_STEP
+	c->vm.tracer = &step_tracer_ops;
+#else
+	pr_err("--trace: this vbts was built without the step tracer backend");
+	c->fail_status = 2;
+	return -ENOTSUP;
+#endif
+	ret = probe__run(&c->vm.caps);
+	if (ret < 0) {
+		pr_err("cannot probe this host's KVM: %s", strerror(-ret));
+		return ret;
+	}
+	if (!c->vm.caps.step_cpl0)
+		pr_warn("this host's KVM cannot single-step CPL 0 either: expect gaps only");
+	c->vm.cpl = c->opts.cpl;
+	c->trace = trace__create(&cfg, err, sizeof(err));
+	if (!c->trace) {
+		ret = -errno;
+		pr_err("%s", err);
+		if (ret != -ENOMEM)
+			c->fail_status = 2;
+		return ret;
+	}
+	for (unsigned int i = 0; i < c->vm.nr_vcpus; i++)
+		vcpu__set_ring(c->vm.vcpus[i], trace__ring(c->trace, i));
+	agent__set_events(c->vm.agent, trace__events(c->trace));
+	return 0;
+}
+
+static void collector_fini(struct run_ctx *c)
+{
+	int ret;
+
+	if (!c->trace)
+		return;
+	agent__set_events(c->vm.agent, NULL);
+	ret = trace__close(c->trace);
+	if (ret < 0)
+		pr_err("closing trace directory %s: %s", c->opts.trace_dir, strerror(-ret));
+	c->trace = NULL;
+}
+
+static const struct stage {
+	const char *name;
+	int (*init)(struct run_ctx *c);
+	void (*fini)(struct run_ctx *c);
+} stages[] = {
+	{ "core", core_init, core_fini },
+	{ "memory", memory_init, memory_fini },
+	{ "vcpus", vcpus_init, vcpus_fini },
+	{ "devices", devices_init, devices_fini },
+	{ "collector", collector_init, collector_fini },
+};
+
+#define NR_STAGES (sizeof(stages) / sizeof(stages[0]))
+
+/* ---- running ---------------------------------------------------------------------------- */
+
+static void print_stats(struct run_ctx *c, uint64_t wall_ns)
+{
+	struct vcpu_stats vs, sum = { 0 };
+	struct agent_stats as;
+	uint64_t records = 0, written, dropped;
+	char line[1024];
+	size_t n = 0;
+
+	for (unsigned int i = 0; i < c->vm.nr_vcpus; i++) {
+		vcpu__stats(c->vm.vcpus[i], &vs);
+		for (unsigned int r = 0; r < VCPU_NR_EXIT_COUNTERS; r++)
+			sum.exits[r] += vs.exits[r];
+		sum.steps += vs.steps;
+		sum.gaps += vs.gaps;
+		if (c->trace)
+			records += ring_writer__committed(trace__ring(c->trace, i));
+	}
+	fprintf(stderr, "vbts: stats: wall time %.3f s\n", wall_ns / 1e9);
+	line[0] = '\0';
+	for (unsigned int r = 0; r < VCPU_NR_EXIT_COUNTERS && n < sizeof(line) - 64; r++) {
+		const char *name = vcpu__exit_name(r);
+
+		if (!sum.exits[r])
+			continue;
+		if (r == VCPU_NR_EXIT_COUNTERS - 1 || !name)
+			n += snprintf(line + n, sizeof(line) - n, " %s%u=%" PRIu64,
+				      r == VCPU_NR_EXIT_COUNTERS - 1 ? ">=" : "#", r, sum.exits[r]);
+		else
+			n += snprintf(line + n, sizeof(line) - n, " %s=%" PRIu64, name,
+				      sum.exits[r]);
+	}
+	fprintf(stderr, "vbts: stats: exits%s\n", n ? line : " none");
+	fprintf(stderr, "vbts: stats: records written %" PRIu64 ", gaps %" PRIu64
+			", instructions stepped %" PRIu64 "\n", records, sum.gaps, sum.steps);
+	fprintf(stderr, "vbts: stats: unclaimed pio %" PRIu64 " reads %" PRIu64
+			" writes, mmio %" PRIu64 " reads %" PRIu64 " writes\n",
+		c->vm.pio.unhandled_reads, c->vm.pio.unhandled_writes,
+		c->vm.mmio.unhandled_reads, c->vm.mmio.unhandled_writes);
+	uart__stats(c->vm.uart, &written, &dropped);
+	agent__stats(c->vm.agent, &as);
+	fprintf(stderr, "vbts: stats: console %" PRIu64 " bytes (%" PRIu64 " dropped); agent %"
+			PRIu64 " events stored, %" PRIu64 " too long, %" PRIu64 " invalid, %"
+			PRIu64 " over the limit, %" PRIu64 " members dropped\n",
+		written, dropped, as.stored, as.too_long, as.invalid, as.over_limit,
+		as.members_dropped);
+}
+
+static int run_vm(struct run_ctx *c)
+{
+	uint64_t t0 = vm__now_ns();
+	unsigned int started = 0;
+	int status, ret = 0;
+
+	c->vm.nr_live = 1;
+	for (unsigned int i = 0; i < c->vm.nr_vcpus; i++) {
+		ret = vcpu__start(c->vm.vcpus[i], i == 0);
+		if (ret < 0) {
+			pr_err("cannot start vCPU %u's thread: %s", i, strerror(-ret));
+			break;
+		}
+		started++;
+	}
+	if (ret < 0) {
+		vm__request_stop(&c->vm, 1);
+		status = 1;
+	} else {
+		status = vm__wait(&c->vm, c->opts.timeout_s);
+		if (status == -ETIMEDOUT) {
+			pr_err("the guest did not exit within %u s; stopped", c->opts.timeout_s);
+			status = 1;
+		}
+	}
+	for (unsigned int i = 0; i < started; i++)
+		vcpu__join(c->vm.vcpus[i]);
+	if (c->opts.stats)
+		print_stats(c, vm__now_ns() - t0);
+	return status;
+}
+
+/* ---- options ---------------------------------------------------------------------------- */
+
+static int parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || end == s || *end || s[0] == '-' || v < min || v > max) {
+		pr_err("%s %s: expected a number in [%" PRIu64 ", %" PRIu64 "]", opt, s, min, max);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+static int parse_opts(int argc, char **argv, struct run_opts *o)
+{
+	static const struct option longopts[] = {
+		{ "trace", required_argument, NULL, 't' },
+		{ "cpl", required_argument, NULL, 'c' },
+		{ "ring", required_argument, NULL, 'r' },
+		{ "vcpus", required_argument, NULL, 'v' },
+		{ "memory", required_argument, NULL, 'm' },
+		{ "console", required_argument, NULL, 'o' },
+		{ "stats", no_argument, NULL, 's' },
+		{ "timeout", required_argument, NULL, 'T' },
+		{ "debug", no_argument, NULL, 'd' },
+		{ NULL, 0, NULL, 0 },
+	};
+	uint64_t v;
+	int opt;
+
+	memset(o, 0, sizeof(*o));
+	o->ring_records = TRACE_DEFAULT_RING_RECORDS;
+	o->vcpus = 1;
+	o->memory_mib = DEFAULT_MEMORY_MIB;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "+", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 't':
+			o->trace_dir = optarg;
+			break;
+		case 'c':
+			if (!strcmp(optarg, "all")) {
+				o->cpl = VBTS_CPL_ALL;
+			} else if (!strcmp(optarg, "user")) {
+				o->cpl = VBTS_CPL_USER;
+			} else if (!strcmp(optarg, "kernel")) {
+				o->cpl = VBTS_CPL_KERNEL;
+			} else {
+				pr_err("--cpl %s: expected all, user or kernel", optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'r':
+			/* 0 is refused by the budget check with its own message. */
+			if (parse_u64("--ring", optarg, 0, UINT64_MAX, &o->ring_records))
+				return -EINVAL;
+			break;
+		case 'v':
+			if (parse_u64("--vcpus", optarg, 1, 256, &v))
+				return -EINVAL;
+			o->vcpus = v;
+			break;
+		case 'm':
+			if (parse_u64("--memory", optarg, GUEST_MEMORY_MIN >> 20,
+				      GUEST_MEMORY_MAX >> 20, &v))
+				return -EINVAL;
+			o->memory_mib = v;
+			break;
+		case 'o':
+			o->console = optarg;
+			break;
+		case 's':
+			o->stats = true;
+			break;
+		case 'T':
+			if (parse_u64("--timeout", optarg, 1, 1000000, &v))
+				return -EINVAL;
+			o->timeout_s = v;
+			break;
+		case 'd':
+			log__debug = true;
+			break;
+		default:
+			fputs(usage, stderr);
+			return -EINVAL;
+		}
+	}
+	if (optind != argc - 1) {
+		fputs(usage, stderr);
+		return -EINVAL;
+	}
+	o->image = argv[optind];
+	return 0;
+}
 
 static int run(int argc, char **argv)
 {
-	fprintf(stderr, "vbts run: not built yet\n");
-	return 2;
+	struct run_ctx *c;
+	unsigned int done = 0;
+	int status;
+
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		pr_err("out of memory");
+		return 1;
+	}
+	if (parse_opts(argc, argv, &c->opts) < 0) {
+		free(c);
+		return 2;
+	}
+	/* Refuse a bad ring size before touching anything. */
+	if (c->opts.trace_dir) {
+		char err[256];
+
+		if (trace__check_budget(c->opts.ring_records, c->opts.vcpus,
+					trace__host_available_memory(), err, sizeof(err)) < 0) {
+			pr_err("%s", err);
+			free(c);
+			return 2;
+		}
+	}
+	c->fail_status = 1;
+	for (; done < NR_STAGES; done++)
+		if (stages[done].init(c) < 0)
+			break;
+	if (done == NR_STAGES)
+		status = run_vm(c);
+	else
+		status = c->fail_status;
+	while (done--)
+		stages[done].fini(c);
+	free(c);
+	return status;
 }
 
 const struct vbts_command cmd_run = {
-	.name = "run", .summary = "run", .usage = "usage: vbts run\n", .fn = run,
+	.name = "run",
+	.summary = "boot a guest image in a VM, optionally recording its branches",
+	.usage = usage,
+	.fn = run,
 };

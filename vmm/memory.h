@@ -10,6 +10,33 @@
 
 struct guest_memory;
 
+/* Guest RAM is one slot at GPA 0, below the 32-bit MMIO hole. */
+#define GUEST_MEMORY_MIN (2ULL << 20)
+#define GUEST_MEMORY_MAX (3ULL << 30)
+
+/**
+ * guest_memory__create() - allocate guest RAM (anonymous, zeroed, not yet given to KVM).
+ * @size: bytes, a multiple of 4 KiB within [GUEST_MEMORY_MIN, GUEST_MEMORY_MAX]
+ *
+ * Return: the memory, or NULL with errno EINVAL (bad size) or ENOMEM.
+ */
+struct guest_memory *guest_memory__create(uint64_t size);
+
+/**
+ * guest_memory__register() - KVM_SET_USER_MEMORY_REGION for all of guest RAM.
+ * @mem:   guest memory
+ * @vm_fd: the VM
+ *
+ * Return: 0 or -errno (reported with the ioctl's name).
+ */
+int guest_memory__register(struct guest_memory *mem, int vm_fd);
+
+/**
+ * guest_memory__destroy() - unmap guest RAM (after the VM is gone).
+ * @mem: guest memory, may be NULL
+ */
+void guest_memory__destroy(struct guest_memory *mem);
+
 /**
  * guest_memory__ptr() - host pointer to guest-physical range [gpa, gpa + len).
  * @mem: guest memory

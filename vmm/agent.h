@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * agent.h - the agent channel (vbts/agent-proto.h): a byte stream of JSON lines per vCPU,
+ * each line bounded, parsed, reduced to the known members, stamped with time and vCPU and
+ * appended to events.jsonl. Everything else is counted, never logged per line.
+ */
+#ifndef VBTS_VMM_AGENT_H
+#define VBTS_VMM_AGENT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "iobus.h"
+
+struct agent;
+
+/* Longest string member kept. */
+#define AGENT_STRING_MAX 64
+
+/**
+ * struct agent_stats - what the guest sent.
+ * @stored:      lines written to events.jsonl
+ * @too_long:    lines over VBTS_AGENT_LINE_MAX bytes (dropped)
+ * @invalid:     lines that are not a JSON object with a string "event" (dropped)
+ * @over_limit:  good lines past VBTS_AGENT_EVENTS_MAX (dropped)
+ * @members_dropped: unknown or ill-typed members removed from stored lines
+ * @bytes:       bytes received
+ */
+struct agent_stats {
+	uint64_t stored;
+	uint64_t too_long;
+	uint64_t invalid;
+	uint64_t over_limit;
+	uint64_t members_dropped;
+	uint64_t bytes;
+};
+
+/**
+ * agent__create() - an agent channel.
+ * @nr_vcpus: vCPUs that may write (one line buffer each)
+ * @events:   where stored lines go (not owned); NULL to count only
+ * @start_ns: CLOCK_MONOTONIC of trace start; "time" is relative to it
+ * @max_events: lines stored at most (VBTS_AGENT_EVENTS_MAX in the VMM)
+ *
+ * Return: the channel, or NULL with errno ENOMEM.
+ */
+struct agent *agent__create(unsigned int nr_vcpus, FILE *events, uint64_t start_ns,
+			    uint64_t max_events);
+
+/**
+ * agent__destroy() - flush and free; a partial last line is dropped (counted invalid).
+ * @a: may be NULL
+ */
+void agent__destroy(struct agent *a);
+
+/**
+ * agent__set_events() - where stored lines go from now on (the trace directory is created
+ * after the devices).
+ * @a:      channel
+ * @events: stream, not owned; NULL to count only
+ */
+void agent__set_events(struct agent *a, FILE *events);
+
+/**
+ * agent__feed() - one byte from a vCPU.
+ * @a:    channel
+ * @vcpu: the vCPU (out-of-range indices are counted as invalid bytes of vCPU 0's stream)
+ * @byte: the byte
+ */
+void agent__feed(struct agent *a, unsigned int vcpu, uint8_t byte);
+
+/**
+ * agent__io() - io_handler_fn of VBTS_AGENT_PORT: each written byte is fed; reads return 0.
+ * @dev: the struct agent
+ * @acc: the access
+ *
+ * Return: 0.
+ */
+int agent__io(void *dev, struct io_access *acc);
+
+/**
+ * agent__stats() - copy the counters.
+ * @a:     channel
+ * @stats: filled in
+ */
+void agent__stats(struct agent *a, struct agent_stats *stats);
+
+#endif /* VBTS_VMM_AGENT_H */

@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * loader.c - the format table, reading image files, and GNU build IDs.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "loader.h"
+
+static const struct loader_format *const formats[] = {
+	&multiboot_format,
+};
+
+#define NR_FORMATS (sizeof(formats) / sizeof(formats[0]))
+
+int loader__load(const uint8_t *img, size_t len, const char *cmdline, struct guest_memory *mem,
+		 struct loaded_image *out)
+{
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; i < NR_FORMATS; i++) {
+		if (formats[i]->probe(img, len)) {
+			out->format = formats[i]->name;
+			return formats[i]->load(img, len, cmdline, mem, out);
+		}
+	}
+	if (len < SELFMAG || memcmp(img, ELFMAG, SELFMAG))
+		snprintf(out->error, sizeof(out->error),
+			 "not an ELF file (vbts boots multiboot v1 ELF32 images)");
+	else
+		snprintf(out->error, sizeof(out->error),
+			 "no multiboot header in the first 8 KiB (not a multiboot v1 image)");
+	return -ENOEXEC;
+}
+
+int loader__load_file(const char *path, struct guest_memory *mem, struct loaded_image *out)
+{
+	struct stat st;
+	uint8_t *img;
+	size_t done = 0;
+	int fd, ret;
+
+	memset(out, 0, sizeof(*out));
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		ret = -errno;
+		snprintf(out->error, sizeof(out->error), "%s", strerror(errno));
+		return ret;
+	}
+	if (fstat(fd, &st) < 0) {
+		ret = -errno;
+		snprintf(out->error, sizeof(out->error), "%s", strerror(errno));
+		goto err_close;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		ret = -EINVAL;
+		snprintf(out->error, sizeof(out->error), "not a regular file");
+		goto err_close;
+	}
+	if ((uint64_t)st.st_size > LOADER_MAX_FILE) {
+		ret = -E2BIG;
+		snprintf(out->error, sizeof(out->error), "image of %lld bytes is larger than %llu MiB",
+			 (long long)st.st_size, LOADER_MAX_FILE >> 20);
+		goto err_close;
+	}
+	img = malloc(st.st_size ? st.st_size : 1);
+	if (!img) {
+		ret = -ENOMEM;
+		snprintf(out->error, sizeof(out->error), "out of memory");
+		goto err_close;
+	}
+	while (done < (size_t)st.st_size) {
+		ssize_t n = read(fd, img + done, st.st_size - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			ret = n < 0 ? -errno : -EIO;
+			snprintf(out->error, sizeof(out->error), "read: %s",
+				 n < 0 ? strerror(errno) : "file shrank while reading");
+			goto err_free;
+		}
+		done += n;
+	}
+	close(fd);
+	ret = loader__load(img, done, path, mem, out);
+	free(img);
+	return ret;
+
+err_free:
+	free(img);
+err_close:
+	close(fd);
+	return ret;
+}
+
+/* Scan a note area for NT_GNU_BUILD_ID; true when found (hex filled in). */
+static bool scan_notes(const uint8_t *p, uint64_t size, char *hex)
+{
+	uint64_t off = 0;
+
+	while (size - off >= 12) {
+		uint32_t namesz, descsz, type;
+		uint64_t name_off, desc_off, next;
+
+		memcpy(&namesz, p + off, 4);
+		memcpy(&descsz, p + off + 4, 4);
+		memcpy(&type, p + off + 8, 4);
+		name_off = off + 12;
+		desc_off = name_off + (((uint64_t)namesz + 3) & ~3ULL);
+		next = desc_off + (((uint64_t)descsz + 3) & ~3ULL);
+		if (desc_off > size || next > size || (uint64_t)descsz > size - desc_off)
+			return false;
+		if (type == NT_GNU_BUILD_ID && namesz == 4 && !memcmp(p + name_off, "GNU", 4) &&
+		    descsz > 0 && descsz <= LOADER_BUILD_ID_MAX) {
+			for (uint32_t i = 0; i < descsz; i++)
+				sprintf(hex + 2 * i, "%02x", p[desc_off + i]);
+			return true;
+		}
+		off = next;
+	}
+	return false;
+}
+
+/* Is [off, off + size) inside an image of @len bytes? */
+static bool in_file(uint64_t off, uint64_t size, size_t len)
+{
+	return off <= len && size <= len - off;
+}
+
+void loader__build_id(const uint8_t *img, size_t len, char *hex)
+{
+	bool is64;
+	uint64_t phoff, shoff;
+	unsigned int phnum, shnum, phentsize, shentsize;
+
+	hex[0] = '\0';
+	if (len < sizeof(Elf32_Ehdr) || memcmp(img, ELFMAG, SELFMAG))
+		return;
+	is64 = img[EI_CLASS] == ELFCLASS64;
+	if (is64) {
+		Elf64_Ehdr eh;
+
+		if (len < sizeof(eh))
+			return;
+		memcpy(&eh, img, sizeof(eh));
+		phoff = eh.e_phoff, phnum = eh.e_phnum, phentsize = eh.e_phentsize;
+		shoff = eh.e_shoff, shnum = eh.e_shnum, shentsize = eh.e_shentsize;
+		if (phentsize != sizeof(Elf64_Phdr))
+			phnum = 0;
+		if (shentsize != sizeof(Elf64_Shdr))
+			shnum = 0;
+	} else {
+		Elf32_Ehdr eh;
+
+		memcpy(&eh, img, sizeof(eh));
+		phoff = eh.e_phoff, phnum = eh.e_phnum, phentsize = eh.e_phentsize;
+		shoff = eh.e_shoff, shnum = eh.e_shnum, shentsize = eh.e_shentsize;
+		if (phentsize != sizeof(Elf32_Phdr))
+			phnum = 0;
+		if (shentsize != sizeof(Elf32_Shdr))
+			shnum = 0;
+	}
+	for (unsigned int i = 0; i < phnum; i++) {
+		uint64_t at = phoff + (uint64_t)i * phentsize, off, size;
+		uint32_t type;
+
+		if (!in_file(at, phentsize, len))
+			break;
+		if (is64) {
+			Elf64_Phdr ph;
+
+			memcpy(&ph, img + at, sizeof(ph));
+			type = ph.p_type, off = ph.p_offset, size = ph.p_filesz;
+		} else {
+			Elf32_Phdr ph;
+
+			memcpy(&ph, img + at, sizeof(ph));
+			type = ph.p_type, off = ph.p_offset, size = ph.p_filesz;
+		}
+		if (type == PT_NOTE && in_file(off, size, len) && scan_notes(img + off, size, hex))
+			return;
+	}
+	for (unsigned int i = 0; i < shnum; i++) {
+		uint64_t at = shoff + (uint64_t)i * shentsize, off, size;
+		uint32_t type;
+
+		if (!in_file(at, shentsize, len))
+			break;
+		if (is64) {
+			Elf64_Shdr sh;
+
+			memcpy(&sh, img + at, sizeof(sh));
+			type = sh.sh_type, off = sh.sh_offset, size = sh.sh_size;
+		} else {
+			Elf32_Shdr sh;
+
+			memcpy(&sh, img + at, sizeof(sh));
+			type = sh.sh_type, off = sh.sh_offset, size = sh.sh_size;
+		}
+		if (type == SHT_NOTE && in_file(off, size, len) && scan_notes(img + off, size, hex))
+			return;
+	}
+}

@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * trace.h - the trace directory of a run: vm.json, one ring file per vCPU, events.jsonl.
+ * Created whole or not at all: on a startup error everything created is removed again.
+ */
+#ifndef VBTS_VMM_TRACE_H
+#define VBTS_VMM_TRACE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "tracer.h"
+
+struct ring_writer;
+struct trace;
+
+/* Total bytes of ring files a run may map (also bounded by the host's available memory). */
+#define TRACE_RING_BUDGET (1ULL << 30)
+#define TRACE_DEFAULT_RING_RECORDS 65536
+
+/**
+ * struct trace_config - what vm.json records and the rings need.
+ * @dir:          trace directory: must not exist, or be an empty directory
+ * @image:        image path as given
+ * @build_id:     its GNU build ID in hex, "" when none
+ * @vcpus:        number of vCPUs (one ring each)
+ * @memory_mib:   guest RAM
+ * @backend:      tracer backend name
+ * @cpl:          CPL filter
+ * @ring_records: capacity of each ring
+ */
+struct trace_config {
+	const char *dir;
+	const char *image;
+	const char *build_id;
+	unsigned int vcpus;
+	unsigned int memory_mib;
+	const char *backend;
+	enum vbts_cpl_filter cpl;
+	uint64_t ring_records;
+};
+
+/**
+ * trace__check_budget() - whether @vcpus rings of @records records fit the memory budget.
+ * @records:   records per ring
+ * @vcpus:     rings
+ * @avail:     bytes of host memory available (0: unknown, only TRACE_RING_BUDGET applies)
+ * @err:       receives one line on failure
+ * @errlen:    its size
+ *
+ * Return: 0, -EINVAL for 0 records, -E2BIG beyond the budget.
+ */
+int trace__check_budget(uint64_t records, unsigned int vcpus, uint64_t avail, char *err,
+			size_t errlen);
+
+/**
+ * trace__host_available_memory() - MemAvailable of /proc/meminfo in bytes.
+ *
+ * Return: bytes, or 0 when unknown.
+ */
+uint64_t trace__host_available_memory(void);
+
+/**
+ * trace__cpl_name() - "all", "user" or "kernel".
+ * @cpl: filter
+ *
+ * Return: a static string.
+ */
+const char *trace__cpl_name(enum vbts_cpl_filter cpl);
+
+/**
+ * trace__create() - create the trace directory with vm.json, the ring files and events.jsonl.
+ * @cfg: the run
+ * @err: receives one line on failure ("trace directory DIR exists and is not empty", ...)
+ * @errlen: its size
+ *
+ * Return: the trace, or NULL with errno set (ENOTEMPTY, EEXIST, EINVAL, E2BIG, or the failing
+ * call's errno); nothing is left behind on failure.
+ */
+struct trace *trace__create(const struct trace_config *cfg, char *err, size_t errlen);
+
+/**
+ * trace__ring() - the ring writer of one vCPU.
+ * @t:    trace
+ * @vcpu: index
+ *
+ * Return: the writer, owned by @t.
+ */
+struct ring_writer *trace__ring(struct trace *t, unsigned int vcpu);
+
+/**
+ * trace__events() - events.jsonl, opened for appending.
+ * @t: trace
+ *
+ * Return: the stream, owned by @t.
+ */
+FILE *trace__events(struct trace *t);
+
+/**
+ * trace__vm_id() - the run's random id (also in vm.json and every ring header).
+ * @t: trace
+ *
+ * Return: the id.
+ */
+uint64_t trace__vm_id(const struct trace *t);
+
+/**
+ * trace__close() - close the rings and events.jsonl cleanly; frees @t.
+ * @t: may be NULL
+ *
+ * Return: 0 or the first -errno of closing a file (everything is closed regardless).
+ */
+int trace__close(struct trace *t);
+
+/**
+ * trace__abort() - close and remove everything trace__create() made; frees @t.
+ * @t: may be NULL
+ */
+void trace__abort(struct trace *t);
+
+#endif /* VBTS_VMM_TRACE_H */

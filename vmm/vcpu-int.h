@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * vcpu-int.h - vCPU internals the unit tests need: the structure and the exit handlers, so a
+ * test can feed a fabricated struct kvm_run to each handler without KVM.
+ */
+#ifndef VBTS_VMM_VCPU_INT_H
+#define VBTS_VMM_VCPU_INT_H
+
+#include <pthread.h>
+
+#include "tracer.h"
+#include "vcpu.h"
+
+/**
+ * struct vcpu - one vCPU.
+ * @vm:       its VM
+ * @index:    vCPU index
+ * @fd:       KVM vCPU fd (-1 in tests)
+ * @run:      the mmap'd kvm_run
+ * @run_size: its mapping size (0 when not mmap'd)
+ * @run_bytes: bytes of @run that exit data may point into (the mapping, or the test buffer)
+ * @thread:   the vcpu-N thread, valid when @started
+ * @lock, @cond: protect @state, @request and the kick (immediate_exit)
+ * @state:    what the thread is doing
+ * @request:  what it was asked to do
+ * @tv:       what the tracer backend sees
+ * @tracing:  the tracer's vcpu_init succeeded
+ * @exits:    exit counters, written by the vCPU thread only
+ */
+struct vcpu {
+	struct vm *vm;
+	unsigned int index;
+	int fd;
+	struct kvm_run *run;
+	size_t run_size;
+	size_t run_bytes;
+	pthread_t thread;
+	bool started;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	enum vcpu_state state;
+	enum vcpu_state request;
+	struct tracer_vcpu tv;
+	bool tracing;
+	uint64_t exits[VCPU_NR_EXIT_COUNTERS];
+};
+
+int vcpu__exit_io(struct vcpu *v, struct kvm_run *run);
+int vcpu__exit_mmio(struct vcpu *v, struct kvm_run *run);
+int vcpu__exit_hlt(struct vcpu *v, struct kvm_run *run);
+int vcpu__exit_shutdown(struct vcpu *v, struct kvm_run *run);
+int vcpu__exit_internal_error(struct vcpu *v, struct kvm_run *run);
+int vcpu__exit_fail_entry(struct vcpu *v, struct kvm_run *run);
+int vcpu__exit_intr(struct vcpu *v, struct kvm_run *run);
+int vcpu__exit_debug(struct vcpu *v, struct kvm_run *run);
+int vcpu__exit_msr(struct vcpu *v, struct kvm_run *run);
+int vcpu__exit_system_event(struct vcpu *v, struct kvm_run *run);
+int vcpu__exit_unknown(struct vcpu *v, struct kvm_run *run);
+
+/**
+ * vcpu__init_detached() - a vCPU without KVM (fd -1) over a caller-provided kvm_run, for tests.
+ * @v:     zeroed by the caller or not; fully initialized
+ * @vm:    its VM
+ * @index: vCPU index
+ * @run:   a buffer standing in for the kvm_run mapping
+ * @run_bytes: its size, at least sizeof(struct kvm_run)
+ */
+void vcpu__init_detached(struct vcpu *v, struct vm *vm, unsigned int index, struct kvm_run *run,
+			 size_t run_bytes);
+
+#endif /* VBTS_VMM_VCPU_INT_H */

@@ -1,0 +1,562 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vcpu.c - vCPU threads: the state machine, kicks, the dispatch-only exit loop and its
+ * handlers, and the tracer hooks of tracer.h.
+ *
+ * Locking: v->lock protects v->state, v->request and setting run->immediate_exit when kicking.
+ * The vCPU thread alone touches its kvm_run otherwise, and its exit counters.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "iobus.h"
+#include "kvm.h"
+#include "log.h"
+#include "vcpu-int.h"
+#include "vm.h"
+
+#define KICK_SIGNAL SIGUSR1
+
+static const char *const exit_names[] = {
+	[KVM_EXIT_UNKNOWN] = "UNKNOWN",
+	[KVM_EXIT_EXCEPTION] = "EXCEPTION",
+	[KVM_EXIT_IO] = "IO",
+	[KVM_EXIT_HYPERCALL] = "HYPERCALL",
+	[KVM_EXIT_DEBUG] = "DEBUG",
+	[KVM_EXIT_HLT] = "HLT",
+	[KVM_EXIT_MMIO] = "MMIO",
+	[KVM_EXIT_IRQ_WINDOW_OPEN] = "IRQ_WINDOW_OPEN",
+	[KVM_EXIT_SHUTDOWN] = "SHUTDOWN",
+	[KVM_EXIT_FAIL_ENTRY] = "FAIL_ENTRY",
+	[KVM_EXIT_INTR] = "INTR",
+	[KVM_EXIT_SET_TPR] = "SET_TPR",
+	[KVM_EXIT_TPR_ACCESS] = "TPR_ACCESS",
+	[KVM_EXIT_NMI] = "NMI",
+	[KVM_EXIT_INTERNAL_ERROR] = "INTERNAL_ERROR",
+	[KVM_EXIT_SYSTEM_EVENT] = "SYSTEM_EVENT",
+	[KVM_EXIT_X86_RDMSR] = "X86_RDMSR",
+	[KVM_EXIT_X86_WRMSR] = "X86_WRMSR",
+};
+
+const char *vcpu__exit_name(unsigned int reason)
+{
+	if (reason < sizeof(exit_names) / sizeof(exit_names[0]))
+		return exit_names[reason];
+	return NULL;
+}
+
+static void kick_handler(int sig)
+{
+	/* Only interrupts KVM_RUN (-EINTR); the request is read by the vCPU thread. */
+}
+
+int vcpu__install_kick_signal(void)
+{
+	struct sigaction sa = { .sa_handler = kick_handler };
+
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(KICK_SIGNAL, &sa, NULL) < 0)
+		return -errno;
+	return 0;
+}
+
+void vcpu__init_detached(struct vcpu *v, struct vm *vm, unsigned int index, struct kvm_run *run,
+			 size_t run_bytes)
+{
+	memset(v, 0, sizeof(*v));
+	v->vm = vm;
+	v->index = index;
+	v->fd = -1;
+	v->run = run;
+	v->run_bytes = run_bytes;
+	v->state = VCPU_PAUSED;
+	v->request = VCPU_RUNNING;
+	pthread_mutex_init(&v->lock, NULL);
+	pthread_cond_init(&v->cond, NULL);
+	v->tv.index = index;
+	v->tv.fd = -1;
+	v->tv.run = run;
+	v->tv.mem = vm->mem;
+	v->tv.cpl = vm->cpl;
+	v->tv.caps = vm->caps;
+	v->tv.start_ns = vm->start_ns;
+}
+
+/* Give each vCPU the host's CPUID with its own APIC id. */
+static int set_cpuid(struct vcpu *v)
+{
+	const struct kvm_cpuid2 *host = v->vm->kvm.cpuid;
+	struct kvm_cpuid2 *cpuid;
+	size_t size = sizeof(*cpuid) + host->nent * sizeof(host->entries[0]);
+	int ret;
+
+	cpuid = malloc(size);
+	if (!cpuid)
+		return -ENOMEM;
+	memcpy(cpuid, host, size);
+	for (unsigned int i = 0; i < cpuid->nent; i++) {
+		struct kvm_cpuid_entry2 *e = &cpuid->entries[i];
+
+		if (e->function == 1) {
+			e->ebx = (e->ebx & 0x00ffffff) | (v->index << 24);
+		} else if (e->function == 0xb || e->function == 0x1f) {
+			e->edx = v->index;
+		}
+	}
+	ret = kvm__ioctl(v->fd, KVM_SET_CPUID2, cpuid);
+	free(cpuid);
+	return ret < 0 ? ret : 0;
+}
+
+struct vcpu *vcpu__create(struct vm *vm, unsigned int index)
+{
+	struct vcpu *v;
+	void *run;
+	int fd, ret;
+
+	v = calloc(1, sizeof(*v));
+	if (!v)
+		return NULL;
+	fd = kvm__ioctl(vm->kvm.vm_fd, KVM_CREATE_VCPU, index);
+	if (fd < 0) {
+		ret = fd;
+		goto err_free;
+	}
+	run = mmap(NULL, vm->kvm.run_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (run == MAP_FAILED) {
+		ret = -errno;
+		pr_err("mmap of vCPU %u's kvm_run: %s", index, strerror(errno));
+		goto err_close;
+	}
+	vcpu__init_detached(v, vm, index, run, vm->kvm.run_size);
+	v->fd = fd;
+	v->tv.fd = fd;
+	v->run_size = vm->kvm.run_size;
+	ret = set_cpuid(v);
+	if (ret < 0)
+		goto err_unmap;
+	return v;
+
+err_unmap:
+	munmap(run, vm->kvm.run_size);
+	pthread_cond_destroy(&v->cond);
+	pthread_mutex_destroy(&v->lock);
+err_close:
+	close(fd);
+err_free:
+	free(v);
+	errno = -ret;
+	return NULL;
+}
+
+void vcpu__destroy(struct vcpu *v)
+{
+	if (!v)
+		return;
+	if (v->run_size)
+		munmap(v->run, v->run_size);
+	if (v->fd >= 0)
+		close(v->fd);
+	pthread_cond_destroy(&v->cond);
+	pthread_mutex_destroy(&v->lock);
+	free(v);
+}
+
+static void set_segment(struct kvm_segment *s, uint16_t sel, uint8_t type, bool code)
+{
+	memset(s, 0, sizeof(*s));
+	s->base = 0;
+	s->limit = 0xffffffff;
+	s->selector = sel;
+	s->type = type;
+	s->present = 1;
+	s->dpl = 0;
+	s->db = 1;
+	s->s = 1;
+	s->l = 0;
+	s->g = 1;
+	(void)code;
+}
+
+int vcpu__set_boot(struct vcpu *v, const struct vcpu_boot *b)
+{
+	struct kvm_sregs sregs;
+	struct kvm_regs regs;
+	int ret;
+
+	ret = kvm__ioctl(v->fd, KVM_GET_SREGS, &sregs);
+	if (ret < 0)
+		return ret;
+	set_segment(&sregs.cs, b->cs, 0xb, true);  /* execute/read, accessed */
+	set_segment(&sregs.ds, b->ds, 0x3, false); /* read/write, accessed */
+	sregs.es = sregs.ds;
+	sregs.ss = sregs.ds;
+	sregs.fs = sregs.ds;
+	sregs.gs = sregs.ds;
+	/* TR and LDTR as after reset: usable, selector 0. */
+	memset(&sregs.tr, 0, sizeof(sregs.tr));
+	sregs.tr.type = 0xb; /* busy 32-bit TSS */
+	sregs.tr.present = 1;
+	sregs.tr.limit = 0xffff;
+	memset(&sregs.ldt, 0, sizeof(sregs.ldt));
+	sregs.ldt.type = 0x2;
+	sregs.ldt.present = 1;
+	sregs.ldt.limit = 0xffff;
+	sregs.gdt.base = b->gdt_base;
+	sregs.gdt.limit = b->gdt_limit;
+	sregs.idt.base = 0; /* the real-mode IVT, as the BIOS leaves it */
+	sregs.idt.limit = 0x3ff;
+	sregs.cr0 = 0x11; /* PE | ET, paging off */
+	sregs.cr3 = 0;
+	sregs.cr4 = 0;
+	sregs.efer = 0;
+	ret = kvm__ioctl(v->fd, KVM_SET_SREGS, &sregs);
+	if (ret < 0)
+		return ret;
+	memset(&regs, 0, sizeof(regs));
+	regs.rip = b->rip;
+	regs.rsp = b->rsp;
+	regs.rax = b->eax;
+	regs.rbx = b->ebx;
+	regs.rflags = 0x2;
+	ret = kvm__ioctl(v->fd, KVM_SET_REGS, &regs);
+	return ret < 0 ? ret : 0;
+}
+
+void vcpu__set_ring(struct vcpu *v, struct ring_writer *ring)
+{
+	v->tv.ring = ring;
+}
+
+/* Best effort, for messages: the guest's RIP, or ~0 when it cannot be read (tests). */
+static uint64_t guest_rip(struct vcpu *v)
+{
+	struct kvm_regs regs;
+
+	if (v->fd < 0 || kvm__ioctl_quiet(v->fd, KVM_GET_REGS, &regs) < 0)
+		return ~0ULL;
+	return regs.rip;
+}
+
+/* Report a fatal condition of this vCPU in one line and end the run with status 1. */
+#define vcpu_fail(v, fmt, ...)                                                    \
+	({                                                                        \
+		pr_err("vcpu %u: " fmt, (v)->index, ##__VA_ARGS__);               \
+		vm__request_stop((v)->vm, 1);                                     \
+		VCPU_STOP;                                                        \
+	})
+
+int vcpu__exit_io(struct vcpu *v, struct kvm_run *run)
+{
+	uint8_t *data = (uint8_t *)run + run->io.data_offset;
+	unsigned int size = run->io.size;
+	struct io_access a = {
+		.vcpu = v->index,
+		.size = size,
+		.write = run->io.direction == KVM_EXIT_IO_OUT,
+	};
+
+	if (size != 1 && size != 2 && size != 4)
+		return vcpu_fail(v, "port I/O of %u bytes at port %#x", size, run->io.port);
+	/* String I/O: @count accesses of @size bytes, back to back in the data page. */
+	if ((uint64_t)run->io.data_offset + (uint64_t)run->io.count * size > v->run_bytes)
+		return vcpu_fail(v, "port I/O data outside the kvm_run mapping");
+	for (uint32_t i = 0; i < run->io.count; i++) {
+		a.data = data + (size_t)i * size;
+		io_bus__access(&v->vm->pio, run->io.port, &a);
+	}
+	return vm__stop_requested(v->vm) ? VCPU_STOP : VCPU_CONTINUE;
+}
+
+int vcpu__exit_mmio(struct vcpu *v, struct kvm_run *run)
+{
+	struct io_access a = {
+		.vcpu = v->index,
+		.data = run->mmio.data,
+		.size = run->mmio.len,
+		.write = run->mmio.is_write,
+	};
+
+	if (a.size == 0 || a.size > sizeof(run->mmio.data))
+		return vcpu_fail(v, "MMIO access of %u bytes at %#llx", a.size,
+				 (unsigned long long)run->mmio.phys_addr);
+	io_bus__access(&v->vm->mmio, run->mmio.phys_addr, &a);
+	return vm__stop_requested(v->vm) ? VCPU_STOP : VCPU_CONTINUE;
+}
+
+int vcpu__exit_hlt(struct vcpu *v, struct kvm_run *run)
+{
+	/* No interrupt controller: nothing can wake a halted vCPU. */
+	pr_info("vcpu %u: guest halted at rip %#llx", v->index,
+		(unsigned long long)guest_rip(v));
+	return VCPU_HALT;
+}
+
+int vcpu__exit_shutdown(struct vcpu *v, struct kvm_run *run)
+{
+	return vcpu_fail(v, "triple fault: the guest shut down (rip %#llx)",
+			 (unsigned long long)guest_rip(v));
+}
+
+static const char *internal_error_name(uint32_t suberror)
+{
+	switch (suberror) {
+	case KVM_INTERNAL_ERROR_EMULATION:
+		return "instruction emulation failed";
+	case KVM_INTERNAL_ERROR_SIMUL_EX:
+		return "exception while delivering an exception";
+	case KVM_INTERNAL_ERROR_DELIVERY_EV:
+		return "exit during event delivery";
+	case KVM_INTERNAL_ERROR_UNEXPECTED_EXIT_REASON:
+		return "unexpected exit reason";
+	default:
+		return "unknown";
+	}
+}
+
+int vcpu__exit_internal_error(struct vcpu *v, struct kvm_run *run)
+{
+	uint32_t n = run->internal.ndata;
+
+	return vcpu_fail(v, "KVM internal error, suberror %u (%s), rip %#llx, data[%u] %#llx %#llx",
+			 run->internal.suberror, internal_error_name(run->internal.suberror),
+			 (unsigned long long)guest_rip(v), n,
+			 (unsigned long long)(n > 0 ? run->internal.data[0] : 0),
+			 (unsigned long long)(n > 1 ? run->internal.data[1] : 0));
+}
+
+int vcpu__exit_fail_entry(struct vcpu *v, struct kvm_run *run)
+{
+	return vcpu_fail(v, "VM entry failed, hardware reason %#llx",
+			 (unsigned long long)run->fail_entry.hardware_entry_failure_reason);
+}
+
+int vcpu__exit_intr(struct vcpu *v, struct kvm_run *run)
+{
+	/* A kick: the loop reads the request next. */
+	return VCPU_CONTINUE;
+}
+
+int vcpu__exit_debug(struct vcpu *v, struct kvm_run *run)
+{
+	/* A debug exit the tracer did not consume: nobody asked for it. */
+	return vcpu_fail(v, "unexpected debug exit (exception %u at pc %#llx)",
+			 run->debug.arch.exception, (unsigned long long)run->debug.arch.pc);
+}
+
+int vcpu__exit_msr(struct vcpu *v, struct kvm_run *run)
+{
+	/* No MSR is emulated in userspace yet: refuse like hardware would (#GP). */
+	run->msr.error = 1;
+	return VCPU_CONTINUE;
+}
+
+int vcpu__exit_system_event(struct vcpu *v, struct kvm_run *run)
+{
+	switch (run->system_event.type) {
+	case KVM_SYSTEM_EVENT_SHUTDOWN:
+		return vcpu_fail(v, "the guest shut down (system event)");
+	case KVM_SYSTEM_EVENT_RESET:
+		return vcpu_fail(v, "the guest requested a reset (not supported)");
+	case KVM_SYSTEM_EVENT_CRASH:
+		return vcpu_fail(v, "the guest crashed (system event)");
+	default:
+		return vcpu_fail(v, "system event %u", run->system_event.type);
+	}
+}
+
+int vcpu__exit_unknown(struct vcpu *v, struct kvm_run *run)
+{
+	const char *name = vcpu__exit_name(run->exit_reason);
+
+	return vcpu_fail(v, "unhandled KVM exit reason %u (%s)", run->exit_reason,
+			 name ? name : "unknown");
+}
+
+int vcpu__dispatch(struct vcpu *v, struct kvm_run *run)
+{
+	switch (run->exit_reason) {
+	case KVM_EXIT_IO:
+		return vcpu__exit_io(v, run);
+	case KVM_EXIT_MMIO:
+		return vcpu__exit_mmio(v, run);
+	case KVM_EXIT_HLT:
+		return vcpu__exit_hlt(v, run);
+	case KVM_EXIT_SHUTDOWN:
+		return vcpu__exit_shutdown(v, run);
+	case KVM_EXIT_INTERNAL_ERROR:
+		return vcpu__exit_internal_error(v, run);
+	case KVM_EXIT_FAIL_ENTRY:
+		return vcpu__exit_fail_entry(v, run);
+	case KVM_EXIT_INTR:
+		return vcpu__exit_intr(v, run);
+	case KVM_EXIT_DEBUG:
+		return vcpu__exit_debug(v, run);
+	case KVM_EXIT_X86_RDMSR:
+	case KVM_EXIT_X86_WRMSR:
+		return vcpu__exit_msr(v, run);
+	case KVM_EXIT_SYSTEM_EVENT:
+		return vcpu__exit_system_event(v, run);
+	default:
+		return vcpu__exit_unknown(v, run);
+	}
+}
+
+void vcpu__request(struct vcpu *v, enum vcpu_state state)
+{
+	pthread_mutex_lock(&v->lock);
+	if (v->request != VCPU_STOPPED)
+		v->request = state == VCPU_STEPPING ? VCPU_RUNNING : state;
+	pthread_cond_broadcast(&v->cond);
+	if (v->request != VCPU_RUNNING && v->started &&
+	    (v->state == VCPU_RUNNING || v->state == VCPU_STEPPING)) {
+		v->run->immediate_exit = 1;
+		pthread_kill(v->thread, KICK_SIGNAL);
+	}
+	pthread_mutex_unlock(&v->lock);
+}
+
+enum vcpu_state vcpu__state(struct vcpu *v)
+{
+	enum vcpu_state s;
+
+	pthread_mutex_lock(&v->lock);
+	s = v->state;
+	pthread_mutex_unlock(&v->lock);
+	return s;
+}
+
+/* Park while paused; false when the vCPU must stop. */
+static bool wait_runnable(struct vcpu *v)
+{
+	bool ok;
+
+	pthread_mutex_lock(&v->lock);
+	while (v->request == VCPU_PAUSED) {
+		v->state = VCPU_PAUSED;
+		pthread_cond_wait(&v->cond, &v->lock);
+	}
+	ok = v->request != VCPU_STOPPED;
+	if (ok)
+		v->state = v->tracing ? VCPU_STEPPING : VCPU_RUNNING;
+	pthread_mutex_unlock(&v->lock);
+	return ok;
+}
+
+static void count_exit(struct vcpu *v, uint32_t reason)
+{
+	v->exits[reason < VCPU_NR_EXIT_COUNTERS ? reason : VCPU_NR_EXIT_COUNTERS - 1]++;
+}
+
+/* One KVM_RUN with the tracer hooks around it: VCPU_CONTINUE, VCPU_HALT or VCPU_STOP. */
+static int run_once(struct vcpu *v)
+{
+	const struct tracer_ops *ops = v->vm->tracer;
+	struct kvm_run *run = v->run;
+	int ret;
+
+	if (v->tracing) {
+		ret = ops->before_run(&v->tv);
+		if (ret < 0)
+			return vcpu_fail(v, "tracer %s before KVM_RUN: %s", ops->name,
+					 strerror(-ret));
+	}
+	ret = kvm__ioctl_quiet(v->fd, KVM_RUN, 0);
+	run->immediate_exit = 0;
+	if (ret < 0) {
+		if (ret != -EINTR && ret != -EAGAIN)
+			return vcpu_fail(v, "KVM_RUN: %s", strerror(-ret));
+		run->exit_reason = KVM_EXIT_INTR;
+	}
+	count_exit(v, run->exit_reason);
+	if (v->tracing) {
+		ret = ops->after_exit(&v->tv);
+		if (ret < 0)
+			return vcpu_fail(v, "tracer %s after exit %u: %s", ops->name,
+					 run->exit_reason, strerror(-ret));
+		if (ret == 1)
+			return VCPU_CONTINUE;
+	}
+	return vcpu__dispatch(v, run);
+}
+
+static void *vcpu_thread(void *arg)
+{
+	struct vcpu *v = arg;
+	const struct tracer_ops *ops = v->vm->tracer;
+	char name[16];
+	bool live;
+	int ret;
+
+	snprintf(name, sizeof(name), "vcpu-%u", v->index);
+	pthread_setname_np(pthread_self(), name);
+
+	pthread_mutex_lock(&v->lock);
+	live = v->request == VCPU_RUNNING;
+	pthread_mutex_unlock(&v->lock);
+	if (!wait_runnable(v))
+		goto out;
+	if (ops) {
+		ret = ops->vcpu_init(&v->tv);
+		if (ret < 0) {
+			vcpu_fail(v, "tracer %s: %s", ops->name, strerror(-ret));
+			goto out;
+		}
+		v->tracing = true;
+	}
+	while (wait_runnable(v)) {
+		ret = run_once(v);
+		if (ret == VCPU_CONTINUE)
+			continue;
+		if (ret == VCPU_HALT && live) {
+			live = false;
+			vm__vcpu_done(v->vm);
+		}
+		break;
+	}
+	if (v->tracing)
+		ops->vcpu_fini(&v->tv);
+out:
+	if (live)
+		vm__vcpu_done(v->vm);
+	pthread_mutex_lock(&v->lock);
+	v->state = VCPU_STOPPED;
+	pthread_mutex_unlock(&v->lock);
+	return NULL;
+}
+
+int vcpu__start(struct vcpu *v, bool live)
+{
+	int ret;
+
+	pthread_mutex_lock(&v->lock);
+	v->request = live ? VCPU_RUNNING : VCPU_PAUSED;
+	v->tv.mem = v->vm->mem;
+	v->tv.cpl = v->vm->cpl;
+	v->tv.caps = v->vm->caps;
+	v->tv.start_ns = v->vm->start_ns;
+	ret = pthread_create(&v->thread, NULL, vcpu_thread, v);
+	if (!ret)
+		v->started = true;
+	pthread_mutex_unlock(&v->lock);
+	return -ret;
+}
+
+void vcpu__join(struct vcpu *v)
+{
+	if (v->started)
+		pthread_join(v->thread, NULL);
+	v->started = false;
+}
+
+void vcpu__stats(const struct vcpu *v, struct vcpu_stats *stats)
+{
+	memcpy(stats->exits, v->exits, sizeof(stats->exits));
+	stats->steps = v->tv.stat_steps;
+	stats->records = v->tv.stat_records;
+	stats->gaps = v->tv.stat_gaps;
+}

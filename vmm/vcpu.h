@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * vcpu.h - vCPUs: one thread each (named vcpu-N), an explicit state machine, kicks by signal
+ * plus immediate_exit, and the dispatch-only exit loop with the tracer hooks of tracer.h.
+ */
+#ifndef VBTS_VMM_VCPU_H
+#define VBTS_VMM_VCPU_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <linux/kvm.h>
+
+struct ring_writer;
+struct vcpu;
+struct vm;
+
+/**
+ * enum vcpu_state - what a vCPU thread is doing (or is asked to do).
+ * @VCPU_RUNNING:  running guest code
+ * @VCPU_PAUSED:   parked in its thread, not in KVM_RUN (APs not started by the boot protocol
+ *                 wait here too)
+ * @VCPU_STEPPING: running guest code under a tracer backend
+ * @VCPU_STOPPED:  done; the thread has ended or is about to
+ */
+enum vcpu_state {
+	VCPU_RUNNING,
+	VCPU_PAUSED,
+	VCPU_STEPPING,
+	VCPU_STOPPED,
+};
+
+/**
+ * struct vcpu_boot - initial state: flat 32-bit protected mode, paging off (multiboot, probes).
+ * @rip, @rsp:       entry point and stack
+ * @eax, @ebx:       boot protocol registers
+ * @gdt_base, @gdt_limit: GDTR (the GDT holding @cs and @ds must be in guest memory)
+ * @cs, @ds:         selectors of the flat code and data segments (ds also for es, ss, fs, gs)
+ */
+struct vcpu_boot {
+	uint64_t rip;
+	uint64_t rsp;
+	uint32_t eax;
+	uint32_t ebx;
+	uint32_t gdt_base;
+	uint16_t gdt_limit;
+	uint16_t cs;
+	uint16_t ds;
+};
+
+/* Exit reasons counted one by one for --stats; larger ones share the last slot. */
+#define VCPU_NR_EXIT_COUNTERS 64
+
+/**
+ * vcpu__install_kick_signal() - install the (empty) handler of the kick signal; once, by main.
+ *
+ * Return: 0 or -errno.
+ */
+int vcpu__install_kick_signal(void);
+
+/**
+ * vcpu__create() - KVM_CREATE_VCPU, map its kvm_run, give it the host's CPUID.
+ * @vm:    the VM (its kvm must be open)
+ * @index: vCPU index (APIC id)
+ *
+ * Return: the vCPU, or NULL with errno set (the failing ioctl is reported).
+ */
+struct vcpu *vcpu__create(struct vm *vm, unsigned int index);
+
+/**
+ * vcpu__destroy() - unmap and close; the thread must have been joined.
+ * @v: may be NULL
+ */
+void vcpu__destroy(struct vcpu *v);
+
+/**
+ * vcpu__set_boot() - load a flat 32-bit protected-mode state.
+ * @v: vCPU, not running
+ * @b: the state
+ *
+ * Return: 0 or -errno from KVM_GET/SET_SREGS/REGS.
+ */
+int vcpu__set_boot(struct vcpu *v, const struct vcpu_boot *b);
+
+/**
+ * vcpu__set_ring() - the ring file this vCPU's tracer writes to (before vcpu__start()).
+ * @v:    vCPU
+ * @ring: ring writer, owned by the caller
+ */
+void vcpu__set_ring(struct vcpu *v, struct ring_writer *ring);
+
+/**
+ * vcpu__start() - start the vCPU thread.
+ * @v:    vCPU
+ * @live: run guest code now; otherwise park in VCPU_PAUSED (an AP the boot protocol does not
+ *        start)
+ *
+ * Return: 0 or -errno from pthread_create.
+ */
+int vcpu__start(struct vcpu *v, bool live);
+
+/**
+ * vcpu__request() - ask the vCPU to change state; kicks it out of KVM_RUN when needed.
+ * @v:     vCPU
+ * @state: VCPU_RUNNING (resume), VCPU_PAUSED or VCPU_STOPPED (final)
+ */
+void vcpu__request(struct vcpu *v, enum vcpu_state state);
+
+/**
+ * vcpu__state() - the vCPU's current state.
+ * @v: vCPU
+ *
+ * Return: enum vcpu_state.
+ */
+enum vcpu_state vcpu__state(struct vcpu *v);
+
+/**
+ * vcpu__join() - wait for the thread to end (after VCPU_STOPPED was requested).
+ * @v: vCPU
+ */
+void vcpu__join(struct vcpu *v);
+
+/**
+ * vcpu__dispatch() - handle one exit: the one switch on exit_reason, dispatch only.
+ * @v:   vCPU
+ * @run: its kvm_run, exit_reason set
+ *
+ * Return: VCPU_CONTINUE, VCPU_HALT (this vCPU stops running guest code) or VCPU_STOP (the run
+ * is over: a stop was requested with the status; errors were reported in one line).
+ */
+int vcpu__dispatch(struct vcpu *v, struct kvm_run *run);
+
+#define VCPU_CONTINUE 0
+#define VCPU_HALT 1
+#define VCPU_STOP 2
+
+/**
+ * struct vcpu_stats - counters of one vCPU, read after its thread ended.
+ * @exits:        by exit reason (the last slot counts all larger reasons)
+ * @steps, @records, @gaps: from the tracer backend
+ */
+struct vcpu_stats {
+	uint64_t exits[VCPU_NR_EXIT_COUNTERS];
+	uint64_t steps;
+	uint64_t records;
+	uint64_t gaps;
+};
+
+/**
+ * vcpu__stats() - copy the counters.
+ * @v:     vCPU, its thread joined
+ * @stats: filled in
+ */
+void vcpu__stats(const struct vcpu *v, struct vcpu_stats *stats);
+
+/**
+ * vcpu__exit_name() - the KVM_EXIT_* name of an exit reason.
+ * @reason: exit reason
+ *
+ * Return: a static string ("IO", "HLT", ...) or NULL when unknown.
+ */
+const char *vcpu__exit_name(unsigned int reason);
+
+#endif /* VBTS_VMM_VCPU_H */

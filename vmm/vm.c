@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vm.c - the run's shared state: stop requests, the exit status, waiting for the end.
+ *
+ * Locking: see vm.h.
+ */
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+#include "log.h"
+#include "vcpu.h"
+#include "vm.h"
+
+bool log__debug;
+
+uint64_t vm__now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+void vm__init(struct vm *vm)
+{
+	pthread_condattr_t attr;
+
+	memset(vm, 0, sizeof(*vm));
+	vm->kvm.sys_fd = -1;
+	vm->kvm.vm_fd = -1;
+	io_bus__init(&vm->pio, "pio");
+	io_bus__init(&vm->mmio, "mmio");
+	pthread_mutex_init(&vm->lock, NULL);
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&vm->cond, &attr);
+	pthread_condattr_destroy(&attr);
+}
+
+void vm__fini(struct vm *vm)
+{
+	pthread_cond_destroy(&vm->cond);
+	pthread_mutex_destroy(&vm->lock);
+}
+
+void vm__request_stop(struct vm *vm, int status)
+{
+	pthread_mutex_lock(&vm->lock);
+	if (!vm->stop_requested) {
+		vm->stop_requested = true;
+		vm->exit_status = status;
+	}
+	pthread_cond_broadcast(&vm->cond);
+	pthread_mutex_unlock(&vm->lock);
+	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
+		if (vm->vcpus && vm->vcpus[i])
+			vcpu__request(vm->vcpus[i], VCPU_STOPPED);
+}
+
+bool vm__stop_requested(struct vm *vm)
+{
+	bool ret;
+
+	pthread_mutex_lock(&vm->lock);
+	ret = vm->stop_requested;
+	pthread_mutex_unlock(&vm->lock);
+	return ret;
+}
+
+void vm__vcpu_done(struct vm *vm)
+{
+	bool last;
+
+	pthread_mutex_lock(&vm->lock);
+	if (vm->nr_live)
+		vm->nr_live--;
+	last = !vm->nr_live;
+	pthread_mutex_unlock(&vm->lock);
+	if (last)
+		vm__request_stop(vm, 0);
+}
+
+int vm__wait(struct vm *vm, unsigned int timeout_s)
+{
+	struct timespec deadline;
+	int ret = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	deadline.tv_sec += timeout_s;
+	pthread_mutex_lock(&vm->lock);
+	while (!vm->stop_requested && ret != ETIMEDOUT) {
+		if (timeout_s)
+			ret = pthread_cond_timedwait(&vm->cond, &vm->lock, &deadline);
+		else
+			pthread_cond_wait(&vm->cond, &vm->lock);
+	}
+	if (!vm->stop_requested) {
+		pthread_mutex_unlock(&vm->lock);
+		vm__request_stop(vm, 1);
+		return -ETIMEDOUT;
+	}
+	ret = vm->exit_status;
+	pthread_mutex_unlock(&vm->lock);
+	return ret;
+}

@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * vm.h - one virtual machine: KVM, guest memory, vCPUs, buses and devices, and the stop
+ * request that ends a run with an exit status.
+ *
+ * Locking: @lock protects @stop_requested, @exit_status and @nr_live; vCPU threads signal
+ * @cond when they change. Everything else is set up by the main thread before the vCPU
+ * threads start and only read by them afterwards (counters are updated atomically).
+ */
+#ifndef VBTS_VMM_VM_H
+#define VBTS_VMM_VM_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "debug-exit.h"
+#include "iobus.h"
+#include "kvm.h"
+#include "tracer.h"
+
+struct agent;
+struct guest_memory;
+struct uart;
+struct vcpu;
+
+/**
+ * struct vm - a VM and what its vCPU threads share.
+ * @kvm:            /dev/kvm and the VM fd
+ * @mem:            guest RAM
+ * @nr_vcpus:       vCPUs
+ * @vcpus:          [nr_vcpus]
+ * @pio, @mmio:     the buses
+ * @uart:           the console
+ * @dexit:          the debug-exit port
+ * @agent:          the agent channel, NULL when absent
+ * @tracer:         tracer backend, NULL when not tracing
+ * @caps:           host capabilities handed to the tracer
+ * @cpl:            the tracer's CPL filter
+ * @start_ns:       CLOCK_MONOTONIC when the run started
+ * @lock, @cond:    see the file comment
+ * @stop_requested: the run is over; vCPUs stop at their next exit
+ * @exit_status:    the process exit status of the run (first stop request wins)
+ * @nr_live:        vCPUs still running guest code (not halted, not parked)
+ */
+struct vm {
+	struct kvm kvm;
+	struct guest_memory *mem;
+	unsigned int nr_vcpus;
+	struct vcpu **vcpus;
+	struct io_bus pio;
+	struct io_bus mmio;
+	struct uart *uart;
+	struct debug_exit dexit;
+	struct agent *agent;
+	const struct tracer_ops *tracer;
+	struct tracer_caps caps;
+	enum vbts_cpl_filter cpl;
+	uint64_t start_ns;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool stop_requested;
+	int exit_status;
+	unsigned int nr_live;
+};
+
+/**
+ * vm__init() - initialize the shared state of @vm (locks, buses); no KVM yet.
+ * @vm: zeroed or not; fully overwritten
+ */
+void vm__init(struct vm *vm);
+
+/**
+ * vm__fini() - release what vm__init() set up.
+ * @vm: vm
+ */
+void vm__fini(struct vm *vm);
+
+/**
+ * vm__request_stop() - end the run with @status (the first request wins) and kick every vCPU.
+ * @vm:     vm
+ * @status: process exit status
+ */
+void vm__request_stop(struct vm *vm, int status);
+
+/**
+ * vm__stop_requested() - whether the run is over.
+ * @vm: vm
+ *
+ * Return: true once vm__request_stop() was called.
+ */
+bool vm__stop_requested(struct vm *vm);
+
+/**
+ * vm__vcpu_done() - a live vCPU stopped running guest code on its own (halted, failed).
+ * @vm: vm
+ *
+ * When the last live vCPU is done, the run ends with status 0 unless a stop was requested.
+ */
+void vm__vcpu_done(struct vm *vm);
+
+/**
+ * vm__wait() - wait until the run is over or @timeout_s passes.
+ * @vm:        vm
+ * @timeout_s: seconds, 0 for no limit
+ *
+ * Return: the run's exit status; on timeout the run is stopped with status 1 and -ETIMEDOUT
+ * is returned.
+ */
+int vm__wait(struct vm *vm, unsigned int timeout_s);
+
+/**
+ * vm__now_ns() - CLOCK_MONOTONIC in nanoseconds.
+ *
+ * Return: the time.
+ */
+uint64_t vm__now_ns(void);
+
+#endif /* VBTS_VMM_VM_H */
