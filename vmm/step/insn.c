@@ -70,7 +70,8 @@ static void classify_jmp_call(const ZydisDecodedInstruction *zi, uint64_t ip, ui
 		/* A far transfer may go through a call gate or a task: any CPL. */
 		out->kind = far_kind;
 		out->flags |= INSN_F_FAR | INSN_F_CPL_CHANGE;
-	} else if (zi->attributes & ZYDIS_ATTRIB_IS_RELATIVE) {
+	} else if (zi->raw.imm[0].is_relative) {
+		/* rel8/16/32; IS_RELATIVE alone also marks RIP-relative memory operands */
 		out->kind = near_kind;
 		out->flags |= INSN_F_DIRECT;
 		out->target = relative_target(zi, ip);
@@ -186,7 +187,7 @@ static void classify(const ZydisDecodedInstruction *zi, uint64_t ip, struct insn
 	if (zi->meta.category == ZYDIS_CATEGORY_COND_BR) {
 		out->kind = VBTS_BR_JCC;
 		out->flags |= INSN_F_COND;
-		if (zi->attributes & ZYDIS_ATTRIB_IS_RELATIVE) {
+		if (zi->raw.imm[0].is_relative) {
 			out->flags |= INSN_F_DIRECT;
 			out->target = relative_target(zi, ip);
 		}

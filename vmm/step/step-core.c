@@ -119,6 +119,17 @@ static uint64_t next_la(const struct step_decoded *d)
 	return d->la + d->info.len;
 }
 
+/*
+ * int n, int3, ud2, syscall, and into with OF set never fall through: when control shows up at
+ * the next instruction or at the instruction itself, a handler ran and returned unseen.
+ */
+static bool always_leaves(const struct step_decoded *d)
+{
+	if (!(d->info.flags & STEP_EVENT_FLAGS))
+		return false;
+	return !(d->info.flags & INSN_F_COND) || d->has_target;
+}
+
 enum step_verdict step__classify(const struct step_insn *in, uint64_t now_la, bool singlestep,
 				 enum vbts_cpl_filter filter, struct step_out *out)
 {
@@ -127,6 +138,10 @@ enum step_verdict step__classify(const struct step_insn *in, uint64_t now_la, bo
 	if (in->has_second) {
 		if (now_la == a->la)
 			return singlestep ? STEP_DONE : STEP_PENDING;
+		if (now_la == b->la && !singlestep)
+			return STEP_DONE; /* the mov ss retired, the second did not yet */
+		if (always_leaves(b))
+			return resolve(b, in->cpl, now_la, singlestep, filter, out);
 		if (now_la == b->la || now_la == next_la(b)) {
 			out->hlt_retired = singlestep &&
 					   ((a->info.flags | b->info.flags) & INSN_F_HLT);
@@ -140,16 +155,18 @@ enum step_verdict step__classify(const struct step_insn *in, uint64_t now_la, bo
 		return resolve(b, in->cpl, now_la, singlestep, filter, out);
 	}
 
+	if (now_la == a->la && !singlestep)
+		return STEP_PENDING;
+	if (always_leaves(a))
+		return resolve(a, in->cpl, now_la, singlestep, filter, out);
 	if (now_la == next_la(a)) {
 		out->hlt_retired = singlestep && (a->info.flags & INSN_F_HLT);
 		return STEP_DONE;
 	}
 	if (now_la == a->la) {
-		if (!singlestep)
-			return STEP_PENDING;
 		if (a->info.flags & INSN_F_REP_STRING)
 			return STEP_DONE; /* the next iteration */
-		if (a->info.kind != VBTS_BR_UNKNOWN && !(a->info.flags & STEP_EVENT_FLAGS))
+		if (a->info.kind != VBTS_BR_UNKNOWN)
 			return resolve(a, in->cpl, now_la, singlestep, filter, out); /* to itself */
 		return STEP_DONE; /* no progress seen */
 	}

@@ -1,0 +1,706 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * test-core.c - the step decisions fed with fabricated observations, and IDT gate lookups
+ * over descriptor tables built in a buffer.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include <vbts/ring-format.h>
+
+#include "step-int.h"
+#include "step-tests.h"
+
+/* ---- helpers ----------------------------------------------------------------------------- */
+
+static struct step_decoded dec(uint64_t la, uint8_t len, uint8_t kind, uint16_t flags)
+{
+	struct step_decoded d = { .la = la };
+
+	d.info.len = len;
+	d.info.kind = kind;
+	d.info.flags = flags;
+	return d;
+}
+
+static struct step_decoded with_target(struct step_decoded d, uint64_t target)
+{
+	d.has_target = true;
+	d.target = target;
+	return d;
+}
+
+static struct step_decoded with_vector(struct step_decoded d, uint8_t vector)
+{
+	d.info.vector = vector;
+	d.info.flags |= INSN_F_VECTOR | INSN_F_CPL_CHANGE;
+	return d;
+}
+
+static struct step_insn one(struct step_decoded d, uint8_t cpl)
+{
+	struct step_insn in = { .valid = true, .cpl = cpl, .first = d };
+
+	return in;
+}
+
+static void assert_branch(const struct vbts_record *r, uint64_t from, uint64_t to, uint8_t cpl,
+			  uint8_t kind)
+{
+	ck_assert_msg(!vbts_record__is_escape(r), "expected a branch record");
+	ck_assert_uint_eq(r->from, from);
+	ck_assert_uint_eq(r->to, to);
+	ck_assert(r->flags & VBTS_REC_CPL_VALID);
+	ck_assert_uint_eq((r->flags & VBTS_REC_CPL_MASK) >> VBTS_REC_CPL_SHIFT, cpl);
+	ck_assert_uint_eq((r->flags & VBTS_REC_KIND_MASK) >> VBTS_REC_KIND_SHIFT, kind);
+}
+
+static void assert_escape(const struct vbts_record *r, unsigned int kind, uint64_t payload,
+			  uint64_t aux)
+{
+	ck_assert_msg(vbts_record__is_escape(r), "expected an escape record");
+	ck_assert_uint_eq(vbts_record__escape_kind(r), kind);
+	ck_assert_uint_eq(r->to, payload);
+	ck_assert_uint_eq(vbts_record__escape_aux(r), aux);
+}
+
+/* ---- step__classify ---------------------------------------------------------------------- */
+
+START_TEST(test_classify_sequential)
+{
+	struct step_insn in = one(dec(0x1000, 1, 0, 0), 0);
+	struct step_out out = { 0 };
+
+	ck_assert_int_eq(step__classify(&in, 0x1001, true, VBTS_CPL_ALL, &out), STEP_DONE);
+	ck_assert_uint_eq(out.n, 0);
+	ck_assert(!out.hlt_retired);
+}
+END_TEST
+
+START_TEST(test_classify_jcc)
+{
+	struct step_insn in = one(with_target(dec(0x1000, 2, VBTS_BR_JCC,
+						  INSN_F_DIRECT | INSN_F_COND), 0x1010), 0);
+	struct step_out out = { 0 };
+
+	/* taken */
+	ck_assert_int_eq(step__classify(&in, 0x1010, true, VBTS_CPL_ALL, &out), STEP_DONE);
+	ck_assert_uint_eq(out.n, 1);
+	assert_branch(&out.rec[0], 0x1000, 0x1010, 0, VBTS_BR_JCC);
+	ck_assert(!(out.rec[0].flags & VBTS_REC_VECTOR_VALID));
+	ck_assert(!(out.rec[0].flags & VBTS_REC_PREDICTED));
+	/* not taken */
+	out.n = 0;
+	ck_assert_int_eq(step__classify(&in, 0x1002, true, VBTS_CPL_ALL, &out), STEP_DONE);
+	ck_assert_uint_eq(out.n, 0);
+	/* somewhere else: not a branch we saw */
+	ck_assert_int_eq(step__classify(&in, 0x5000, true, VBTS_CPL_ALL, &out), STEP_LOST);
+	ck_assert_uint_eq(out.n, 1);
+	assert_escape(&out.rec[0], VBTS_ESC_GAP_BEGIN, 0x1000, VBTS_GAP_UNKNOWN);
+}
+END_TEST
+
+START_TEST(test_classify_jmp_self)
+{
+	struct step_insn in = one(with_target(dec(0x1000, 2, VBTS_BR_JMP, INSN_F_DIRECT), 0x1000),
+				  0);
+	struct step_out out = { 0 };
+
+	ck_assert_int_eq(step__classify(&in, 0x1000, true, VBTS_CPL_ALL, &out), STEP_DONE);
+	ck_assert_uint_eq(out.n, 1);
+	assert_branch(&out.rec[0], 0x1000, 0x1000, 0, VBTS_BR_JMP);
+}
+END_TEST
+
+START_TEST(test_classify_rep)
+{
+	struct step_insn in = one(dec(0x1000, 2, 0, INSN_F_REP_STRING), 0);
+	struct step_out out = { 0 };
+
+	/* next iteration: the same address, not a branch */
+	ck_assert_int_eq(step__classify(&in, 0x1000, true, VBTS_CPL_ALL, &out), STEP_DONE);
+	ck_assert_uint_eq(out.n, 0);
+	/* an I/O exit in the middle: not done yet */
+	ck_assert_int_eq(step__classify(&in, 0x1000, false, VBTS_CPL_ALL, &out), STEP_PENDING);
+	ck_assert_int_eq(step__classify(&in, 0x1002, true, VBTS_CPL_ALL, &out), STEP_DONE);
+	ck_assert_uint_eq(out.n, 0);
+}
+END_TEST
+
+START_TEST(test_classify_indirect)
+{
+	struct step_insn in = one(dec(0x401000, 1, VBTS_BR_RET, 0), 3);
+	struct step_out out = { 0 };
+
+	ck_assert_int_eq(step__classify(&in, 0x400123, true, VBTS_CPL_ALL, &out), STEP_DONE);
+	ck_assert_uint_eq(out.n, 1);
+	assert_branch(&out.rec[0], 0x401000, 0x400123, 3, VBTS_BR_RET);
+	/* another exit elsewhere after an indirect transfer proves nothing: a gap */
+	out.n = 0;
+	ck_assert_int_eq(step__classify(&in, 0x400123, false, VBTS_CPL_ALL, &out), STEP_LOST);
+	ck_assert_uint_eq(out.n, 1);
+	assert_escape(&out.rec[0], VBTS_ESC_GAP_BEGIN, 0x401000, VBTS_GAP_UNKNOWN);
+}
+END_TEST
+
+START_TEST(test_classify_other_exits)
+{
+	/* out %al,%dx: exits before (RIP at it) or after it completed (RIP past it) */
+	struct step_insn in = one(dec(0x1007, 1, 0, 0), 0);
+	struct step_out out = { 0 };
+
+	ck_assert_int_eq(step__classify(&in, 0x1007, false, VBTS_CPL_ALL, &out), STEP_PENDING);
+	ck_assert_int_eq(step__classify(&in, 0x1008, false, VBTS_CPL_ALL, &out), STEP_DONE);
+	ck_assert_uint_eq(out.n, 0);
+	/* a step that did not move, for a plain instruction: nothing to record */
+	ck_assert_int_eq(step__classify(&in, 0x1007, true, VBTS_CPL_ALL, &out), STEP_DONE);
+	ck_assert_uint_eq(out.n, 0);
+	/* a fault delivered through the IDT: control is elsewhere */
+	ck_assert_int_eq(step__classify(&in, 0x8000, true, VBTS_CPL_ALL, &out), STEP_LOST);
+	ck_assert_uint_eq(out.n, 1);
+	assert_escape(&out.rec[0], VBTS_ESC_GAP_BEGIN, 0x1007, VBTS_GAP_UNKNOWN);
+}
+END_TEST
+
+START_TEST(test_classify_hlt)
+{
+	struct step_insn in = one(dec(0x102a, 1, 0, INSN_F_HLT), 0);
+	struct step_out out = { 0 };
+
+	ck_assert_int_eq(step__classify(&in, 0x102b, true, VBTS_CPL_ALL, &out), STEP_DONE);
+	ck_assert(out.hlt_retired);
+	out.hlt_retired = false;
+	/* a KVM_EXIT_HLT past it is a halt already */
+	ck_assert_int_eq(step__classify(&in, 0x102b, false, VBTS_CPL_ALL, &out), STEP_DONE);
+	ck_assert(!out.hlt_retired);
+}
+END_TEST
+
+START_TEST(test_classify_mov_ss)
+{
+	/* mov %eax,%ss at 0x1005; jmp +2 at 0x1007 → 0x100b (measured: one step for both) */
+	struct step_insn in = {
+		.valid = true,
+		.has_second = true,
+		.cpl = 0,
+		.first = dec(0x1005, 2, 0, INSN_F_MOV_SS),
+		.second = with_target(dec(0x1007, 2, VBTS_BR_JMP, INSN_F_DIRECT), 0x100b),
+	};
+	struct step_out out = { 0 };
+
+	ck_assert_int_eq(step__classify(&in, 0x100b, true, VBTS_CPL_ALL, &out), STEP_DONE);
+	ck_assert_uint_eq(out.n, 1);
+	assert_branch(&out.rec[0], 0x1007, 0x100b, 0, VBTS_BR_JMP);
+
+	/* mov ss; nop: sequential over both */
+	in.second = dec(0x1007, 1, 0, 0);
+	out.n = 0;
+	ck_assert_int_eq(step__classify(&in, 0x1008, true, VBTS_CPL_ALL, &out), STEP_DONE);
+	ck_assert_uint_eq(out.n, 0);
+	/* an exit before the second completed */
+	ck_assert_int_eq(step__classify(&in, 0x1007, false, VBTS_CPL_ALL, &out), STEP_DONE);
+	ck_assert_int_eq(step__classify(&in, 0x1005, false, VBTS_CPL_ALL, &out), STEP_PENDING);
+	ck_assert_uint_eq(out.n, 0);
+	/* the mov ss faulted: the gap starts at it, not at the second instruction */
+	ck_assert_int_eq(step__classify(&in, 0x9000, true, VBTS_CPL_ALL, &out), STEP_LOST);
+	assert_escape(&out.rec[0], VBTS_ESC_GAP_BEGIN, 0x1005, VBTS_GAP_UNKNOWN);
+
+	/* pop %ss; ret */
+	in.first = dec(0x2000, 1, 0, INSN_F_MOV_SS);
+	in.second = dec(0x2001, 1, VBTS_BR_RET, 0);
+	out.n = 0;
+	ck_assert_int_eq(step__classify(&in, 0x3456, true, VBTS_CPL_ALL, &out), STEP_DONE);
+	ck_assert_uint_eq(out.n, 1);
+	assert_branch(&out.rec[0], 0x2001, 0x3456, 0, VBTS_BR_RET);
+}
+END_TEST
+
+START_TEST(test_classify_int)
+{
+	struct step_insn in = one(with_target(with_vector(dec(0x401000, 2, VBTS_BR_INT,
+							      INSN_F_SOFT_INT), 0x80),
+					      0xffffffff81000000ULL), 3);
+	struct step_out out = { 0 };
+
+	/* the step stopped at the handler: the branch, no gap */
+	ck_assert_int_eq(step__classify(&in, 0xffffffff81000000ULL, true, VBTS_CPL_ALL, &out),
+			 STEP_DONE);
+	ck_assert_uint_eq(out.n, 1);
+	assert_branch(&out.rec[0], 0x401000, 0xffffffff81000000ULL, 3, VBTS_BR_INT);
+	ck_assert(out.rec[0].flags & VBTS_REC_VECTOR_VALID);
+	ck_assert_uint_eq((out.rec[0].flags & VBTS_REC_VECTOR_MASK) >> VBTS_REC_VECTOR_SHIFT, 0x80);
+
+	/* delivery cleared TF: the branch to the verified handler, then a gap from there */
+	out.n = 0;
+	ck_assert_int_eq(step__classify(&in, 0x401234, false, VBTS_CPL_ALL, &out), STEP_LOST);
+	ck_assert_uint_eq(out.n, 2);
+	assert_branch(&out.rec[0], 0x401000, 0xffffffff81000000ULL, 3, VBTS_BR_INT);
+	assert_escape(&out.rec[1], VBTS_ESC_GAP_BEGIN, 0xffffffff81000000ULL, VBTS_GAP_IDT);
+
+	/* the handler ran unseen and returned right after the int: still a gap */
+	out.n = 0;
+	ck_assert_int_eq(step__classify(&in, 0x401002, true, VBTS_CPL_ALL, &out), STEP_LOST);
+	ck_assert_uint_eq(out.n, 2);
+	assert_escape(&out.rec[1], VBTS_ESC_GAP_BEGIN, 0xffffffff81000000ULL, VBTS_GAP_IDT);
+
+	/* no verified gate: no branch, the gap starts at the instruction */
+	in.first.has_target = false;
+	out.n = 0;
+	ck_assert_int_eq(step__classify(&in, 0x401234, true, VBTS_CPL_ALL, &out), STEP_LOST);
+	ck_assert_uint_eq(out.n, 1);
+	assert_escape(&out.rec[0], VBTS_ESC_GAP_BEGIN, 0x401000, VBTS_GAP_IDT);
+
+	/* the kernel filter drops the user-mode branch but keeps the gap */
+	in.first.has_target = true;
+	out.n = 0;
+	ck_assert_int_eq(step__classify(&in, 0x401234, false, VBTS_CPL_KERNEL, &out), STEP_LOST);
+	ck_assert_uint_eq(out.n, 1);
+	assert_escape(&out.rec[0], VBTS_ESC_GAP_BEGIN, 0xffffffff81000000ULL, VBTS_GAP_IDT);
+}
+END_TEST
+
+START_TEST(test_classify_into)
+{
+	struct step_insn in = one(with_vector(dec(0x1000, 1, VBTS_BR_INT,
+						  INSN_F_SOFT_INT | INSN_F_COND), 4), 0);
+	struct step_out out = { 0 };
+
+	/* OF clear: a no-op */
+	ck_assert_int_eq(step__classify(&in, 0x1001, true, VBTS_CPL_ALL, &out), STEP_DONE);
+	ck_assert_uint_eq(out.n, 0);
+	/* OF set, verified gate: it always leaves */
+	in.first = with_target(in.first, 0x2000);
+	ck_assert_int_eq(step__classify(&in, 0x1001, true, VBTS_CPL_ALL, &out), STEP_LOST);
+	ck_assert_uint_eq(out.n, 2);
+	assert_branch(&out.rec[0], 0x1000, 0x2000, 0, VBTS_BR_INT);
+}
+END_TEST
+
+START_TEST(test_classify_ud2_emulated)
+{
+	/* measured on this host: ud2 at 0x100b, handler 0x1110, next step at 0x1111 */
+	struct step_insn in = one(with_target(with_vector(dec(0x100b, 2, VBTS_BR_EXCEPTION, 0), 6),
+					      0x1110), 0);
+	struct step_out out = { 0 };
+
+	ck_assert_int_eq(step__classify(&in, 0x1111, true, VBTS_CPL_ALL, &out), STEP_LOST);
+	ck_assert_uint_eq(out.n, 2);
+	assert_branch(&out.rec[0], 0x100b, 0x1110, 0, VBTS_BR_EXCEPTION);
+	assert_escape(&out.rec[1], VBTS_ESC_GAP_BEGIN, 0x1110, VBTS_GAP_IDT);
+}
+END_TEST
+
+START_TEST(test_classify_syscall)
+{
+	struct step_insn in = one(with_target(dec(0x400100, 2, VBTS_BR_SYSCALL,
+						  INSN_F_SYSCALL | INSN_F_CPL_CHANGE),
+					      0xffffffff81800000ULL), 3);
+	struct step_out out = { 0 };
+
+	ck_assert_int_eq(step__classify(&in, 0x400102, true, VBTS_CPL_USER, &out), STEP_LOST);
+	ck_assert_uint_eq(out.n, 2);
+	assert_branch(&out.rec[0], 0x400100, 0xffffffff81800000ULL, 3, VBTS_BR_SYSCALL);
+	assert_escape(&out.rec[1], VBTS_ESC_GAP_BEGIN, 0xffffffff81800000ULL, VBTS_GAP_SYSCALL);
+	/* FMASK without TF: the step stops at LSTAR */
+	out.n = 0;
+	ck_assert_int_eq(step__classify(&in, 0xffffffff81800000ULL, true, VBTS_CPL_USER, &out),
+			 STEP_DONE);
+	ck_assert_uint_eq(out.n, 1);
+}
+END_TEST
+
+START_TEST(test_classify_filter)
+{
+	struct step_insn in = one(dec(0x1000, 2, VBTS_BR_JMP_IND, 0), 0);
+	struct step_out out = { 0 };
+
+	ck_assert_int_eq(step__classify(&in, 0x2000, true, VBTS_CPL_USER, &out), STEP_DONE);
+	ck_assert_uint_eq(out.n, 0);
+	ck_assert_int_eq(step__classify(&in, 0x2000, true, VBTS_CPL_KERNEL, &out), STEP_DONE);
+	ck_assert_uint_eq(out.n, 1);
+	in.cpl = 3;
+	ck_assert_int_eq(step__classify(&in, 0x2000, true, VBTS_CPL_KERNEL, &out), STEP_DONE);
+	ck_assert_uint_eq(out.n, 1);
+	ck_assert_int_eq(step__classify(&in, 0x2000, true, VBTS_CPL_USER, &out), STEP_DONE);
+	ck_assert_uint_eq(out.n, 2);
+	assert_branch(&out.rec[1], 0x1000, 0x2000, 3, VBTS_BR_JMP_IND);
+}
+END_TEST
+
+/* ---- the state machine ------------------------------------------------------------------- */
+
+static struct step_core core(bool cpl0, bool cpl3, enum vbts_cpl_filter filter)
+{
+	struct step_core c = { .filter = filter, .can_cpl0 = cpl0, .can_cpl3 = cpl3 };
+
+	return c;
+}
+
+static struct step_obs obs(uint64_t la, uint64_t cr3, uint8_t cpl)
+{
+	struct step_obs o = { .la = la, .cr3 = cr3, .cpl = cpl };
+
+	return o;
+}
+
+/* START and the first TASK_ARRIVE, thrown away; the records counters restart at 0. */
+static void started(struct step_core *c, const struct step_obs *o)
+{
+	struct step_out out = { 0 };
+
+	step_core__start(c, o, 0, &out);
+	c->records = 0;
+}
+
+START_TEST(test_core_start_stop)
+{
+	struct step_core c = core(true, false, VBTS_CPL_ALL);
+	struct step_obs o = obs(0x100000, 0x8000000000012123ULL, 0);
+	struct step_out out = { 0 };
+
+	step_core__start(&c, &o, 5, &out);
+	ck_assert_uint_eq(out.n, 2);
+	assert_escape(&out.rec[0], VBTS_ESC_START, 5, VBTS_START_CPL_USER | VBTS_START_CPL_KERNEL);
+	assert_escape(&out.rec[1], VBTS_ESC_TASK_ARRIVE, 0x12000, 5);
+	ck_assert_uint_eq(c.records, 2);
+	out.n = 0;
+	step_core__stop(&c, &o, 9, &out);
+	ck_assert_uint_eq(out.n, 1);
+	assert_escape(&out.rec[0], VBTS_ESC_STOP, 9, 0);
+
+	c = core(true, true, VBTS_CPL_USER);
+	o = obs(0, 0, 0);
+	out.n = 0;
+	step_core__start(&c, &o, 0, &out);
+	assert_escape(&out.rec[0], VBTS_ESC_START, 0, VBTS_START_CPL_USER);
+	assert_escape(&out.rec[1], VBTS_ESC_TASK_ARRIVE, 0, 0); /* paging off: CR3 0 */
+	c = core(true, true, VBTS_CPL_KERNEL);
+	out.n = 0;
+	step_core__start(&c, &o, 0, &out);
+	assert_escape(&out.rec[0], VBTS_ESC_START, 0, VBTS_START_CPL_KERNEL);
+}
+END_TEST
+
+START_TEST(test_core_steps_and_tasks)
+{
+	struct step_core c = core(true, true, VBTS_CPL_ALL);
+	struct step_insn jmp = one(with_target(dec(0x1000, 2, VBTS_BR_JMP, INSN_F_DIRECT), 0x2000),
+				   0);
+	struct step_insn movcr3 = one(dec(0x2000, 3, 0, 0), 0);
+	struct step_out out = { 0 };
+	struct step_obs o = obs(0x1000, 0x10000, 0);
+
+	step_core__start(&c, &o, 0, &out);
+	out.n = 0;
+	ck_assert(step_core__plan(&c, &o, &jmp, 1, &out));
+	ck_assert_uint_eq(out.n, 0);
+	o.la = 0x2000;
+	ck_assert(step_core__exit(&c, &o, true, 2, &out));
+	ck_assert_uint_eq(out.n, 1);
+	assert_branch(&out.rec[0], 0x1000, 0x2000, 0, VBTS_BR_JMP);
+	/* mov %rax,%cr3: a task switch seen after the step */
+	out.n = 0;
+	ck_assert(step_core__plan(&c, &o, &movcr3, 3, &out));
+	o.la = 0x2003;
+	o.cr3 = 0x20000 | 0x5; /* PCID bits are masked */
+	ck_assert(step_core__exit(&c, &o, true, 4, &out));
+	ck_assert_uint_eq(out.n, 2);
+	assert_escape(&out.rec[0], VBTS_ESC_TASK_DEPART, 0x10000, 4);
+	assert_escape(&out.rec[1], VBTS_ESC_TASK_ARRIVE, 0x20000, 4);
+	ck_assert_uint_eq(c.steps, 2);
+	ck_assert_uint_eq(c.branches, 1);
+	ck_assert_uint_eq(c.records, 5);
+	/* a debug exit when nothing was armed is not ours */
+	out.n = 0;
+	ck_assert(!step_core__exit(&c, &o, true, 5, &out));
+	ck_assert_uint_eq(out.n, 0);
+}
+END_TEST
+
+START_TEST(test_core_gap_regained)
+{
+	struct step_core c = core(true, true, VBTS_CPL_ALL);
+	struct step_insn mov = one(dec(0x1000, 3, 0, 0), 0);
+	struct step_insn nop = one(dec(0x8000, 1, 0, 0), 0);
+	struct step_out out = { 0 };
+	struct step_obs o = obs(0x1000, 0, 0);
+
+	started(&c, &o);
+	ck_assert(step_core__plan(&c, &o, &mov, 1, &out));
+	o.la = 0x8000; /* a page fault handler ran unseen and did I/O */
+	ck_assert(!step_core__exit(&c, &o, false, 2, &out));
+	ck_assert_uint_eq(out.n, 1);
+	assert_escape(&out.rec[0], VBTS_ESC_GAP_BEGIN, 0x1000, VBTS_GAP_UNKNOWN);
+	ck_assert(c.gap_open);
+	ck_assert(step_core__plan(&c, &o, &nop, 3, &out));
+	ck_assert_uint_eq(out.n, 2);
+	assert_escape(&out.rec[1], VBTS_ESC_GAP_END, 0x8000, 3);
+	ck_assert(!c.gap_open);
+	ck_assert_uint_eq(c.gaps, 1);
+}
+END_TEST
+
+START_TEST(test_core_nostep)
+{
+	/* this host: CPL 0 steps, CPL 3 does not */
+	struct step_core c = core(true, false, VBTS_CPL_ALL);
+	struct step_insn iret = one(dec(0x1000, 2, VBTS_BR_IRET, INSN_F_CPL_CHANGE), 0);
+	struct step_insn user = one(dec(0x400000, 1, 0, 0), 3);
+	struct step_insn intn = one(with_vector(dec(0x1000, 2, VBTS_BR_INT, INSN_F_SOFT_INT), 0x30),
+				    0);
+	struct step_insn out_insn = one(dec(0x3000, 1, 0, 0), 0);
+	struct step_out out = { 0 };
+	struct step_obs o = obs(0x1000, 0, 0);
+
+	started(&c, &o);
+	/* an int n in CPL 0 only enters CPL 0: stepped */
+	ck_assert(step_core__plan(&c, &o, &intn, 0, &out));
+	ck_assert_uint_eq(out.n, 0);
+	/* an iretq in CPL 0 may enter CPL 3: not stepped, a gap from the iret */
+	ck_assert(!step_core__plan(&c, &o, &iret, 1, &out));
+	ck_assert_uint_eq(out.n, 1);
+	assert_escape(&out.rec[0], VBTS_ESC_GAP_BEGIN, 0x1000, VBTS_GAP_NOSTEP);
+	ck_assert(!step_core__exit(&c, &o, false, 2, &out));
+	/* user mode exits: still not steppable, no more records */
+	o = obs(0x400000, 0, 3);
+	ck_assert(!step_core__exit(&c, &o, false, 3, &out));
+	ck_assert(!step_core__plan(&c, &o, &user, 4, &out));
+	ck_assert_uint_eq(out.n, 1);
+	/* back in the kernel: regained */
+	o = obs(0x3000, 0, 0);
+	ck_assert(!step_core__exit(&c, &o, false, 5, &out));
+	ck_assert(step_core__plan(&c, &o, &out_insn, 6, &out));
+	ck_assert_uint_eq(out.n, 2);
+	assert_escape(&out.rec[1], VBTS_ESC_GAP_END, 0x3000, 6);
+	ck_assert_uint_eq(c.gaps, 1);
+
+	/* a host that steps nothing: one gap, never armed */
+	c = core(false, false, VBTS_CPL_ALL);
+	out.n = 0;
+	ck_assert(!step_core__plan(&c, &o, &out_insn, 7, &out));
+	ck_assert(!step_core__plan(&c, &o, &out_insn, 8, &out));
+	ck_assert_uint_eq(out.n, 1);
+}
+END_TEST
+
+START_TEST(test_core_unreadable)
+{
+	struct step_core c = core(true, true, VBTS_CPL_ALL);
+	struct step_insn bad = { .valid = false };
+	struct step_insn nop = one(dec(0x9000, 1, 0, 0), 0);
+	struct step_out out = { 0 };
+	struct step_obs o = obs(0xdead000, 0, 0);
+
+	started(&c, &o);
+	ck_assert(step_core__plan(&c, &o, &bad, 1, &out));
+	ck_assert_uint_eq(out.n, 1);
+	assert_escape(&out.rec[0], VBTS_ESC_GAP_BEGIN, 0xdead000, VBTS_GAP_MEMORY);
+	o.la = 0x9000;
+	ck_assert(step_core__exit(&c, &o, true, 2, &out));
+	ck_assert_uint_eq(out.n, 1);
+	ck_assert(step_core__plan(&c, &o, &nop, 3, &out));
+	ck_assert_uint_eq(out.n, 2);
+	assert_escape(&out.rec[1], VBTS_ESC_GAP_END, 0x9000, 3);
+
+	/* where only CPL 0 steps, an unknown instruction is not stepped */
+	c = core(true, false, VBTS_CPL_ALL);
+	out.n = 0;
+	ck_assert(!step_core__plan(&c, &o, &bad, 4, &out));
+	assert_escape(&out.rec[0], VBTS_ESC_GAP_BEGIN, 0x9000, VBTS_GAP_NOSTEP);
+}
+END_TEST
+
+START_TEST(test_core_pending)
+{
+	struct step_core c = core(true, true, VBTS_CPL_ALL);
+	struct step_insn in = one(dec(0x1008, 1, 0, 0), 0);
+	struct step_out out = { 0 };
+	struct step_obs o = obs(0x1008, 0, 0);
+
+	started(&c, &o);
+	/* in %dx,%al: an I/O exit before it completes, then the step after it: one step */
+	ck_assert(step_core__plan(&c, &o, &in, 1, &out));
+	ck_assert(!step_core__exit(&c, &o, false, 2, &out));
+	ck_assert_uint_eq(c.steps, 0);
+	ck_assert(step_core__plan(&c, &o, &in, 3, &out));
+	o.la = 0x1009;
+	ck_assert(step_core__exit(&c, &o, true, 4, &out));
+	ck_assert_uint_eq(c.steps, 1);
+	ck_assert_uint_eq(out.n, 0);
+}
+END_TEST
+
+/* ---- gates ------------------------------------------------------------------------------- */
+
+#define RAM_SIZE (1ULL << 20)
+
+static uint64_t gate32(uint32_t off, uint16_t sel, unsigned int type, unsigned int dpl,
+		       bool present)
+{
+	return (off & 0xffff) | ((uint64_t)sel << 16) |
+	       ((uint64_t)((present ? 0x80 : 0) | (dpl << 5) | type) << 40) |
+	       ((uint64_t)(off >> 16) << 48);
+}
+
+static struct fake_ram gram;
+static struct gva_space gspace;
+static struct step_tables gt;
+
+static void gates_setup(void)
+{
+	gram.size = RAM_SIZE;
+	gram.buf = calloc(1, RAM_SIZE);
+	ck_assert_ptr_nonnull(gram.buf);
+	memset(&gspace, 0, sizeof(gspace));
+	gspace.ptr = fake_ram_ptr;
+	gspace.ctx = &gram;
+	gspace.cr0 = 1;
+	/* GDT at 0x4000: null, flat code, data, code based at 0x10000, 64-bit code */
+	fake_put64(&gram, 0x4008, 0x00cf9a000000ffffULL);
+	fake_put64(&gram, 0x4010, 0x00cf92000000ffffULL);
+	fake_put64(&gram, 0x4018, 0x00cf9a010000ffffULL);
+	fake_put64(&gram, 0x4020, 0x00af9a000000ffffULL);
+	fake_put64(&gram, 0x4028, 0x00cf1a000000ffffULL); /* not present */
+	memset(&gt, 0, sizeof(gt));
+	gt.gdt_base = 0x4000;
+	gt.gdt_limit = 0x2f;
+	gt.idt_base = 0x3000;
+	gt.idt_limit = 0x7ff;
+}
+
+static void gates_teardown(void)
+{
+	free(gram.buf);
+	gram.buf = NULL;
+}
+
+START_TEST(test_gate_32)
+{
+	uint64_t la = 0;
+
+	fake_put64(&gram, 0x3000 + 0x20 * 8, gate32(0x1100, 0x08, 0xe, 0, true));
+	fake_put64(&gram, 0x3000 + 0x80 * 8, gate32(0x200, 0x18, 0xf, 3, true));
+	fake_put64(&gram, 0x3000 + 0x05 * 8, gate32(0, 0x28, 0x5, 0, true)); /* task gate */
+	fake_put64(&gram, 0x3000 + 0x07 * 8, gate32(0x1100, 0x08, 0xe, 0, false));
+	fake_put64(&gram, 0x3000 + 0x06 * 8, gate32(0x1110, 0x08, 0xe, 0, true));
+	fake_put64(&gram, 0x3000 + 0x09 * 8, gate32(0x12345678, 0x08, 0x6, 0, true)); /* 16-bit */
+	fake_put64(&gram, 0x3000 + 0x0a * 8, gate32(0x1000, 0x00, 0xe, 0, true)); /* null sel */
+	fake_put64(&gram, 0x3000 + 0x0b * 8, gate32(0x1000, 0x10, 0xe, 0, true)); /* data seg */
+	fake_put64(&gram, 0x3000 + 0x0c * 8, gate32(0x1000, 0x28, 0xe, 0, true)); /* not present */
+	fake_put64(&gram, 0x3000 + 0x0d * 8, gate32(0x1000, 0x38, 0xe, 0, true)); /* beyond GDT */
+	fake_put64(&gram, 0x3000 + 0x0e * 8, gate32(0x1000, 0x0c, 0xe, 0, true)); /* LDT, none */
+
+	ck_assert_int_eq(step__gate_target(&gspace, &gt, false, false, 0x20, true, 0, &la), 0);
+	ck_assert_uint_eq(la, 0x1100);
+	ck_assert_int_eq(step__gate_target(&gspace, &gt, false, false, 0x80, true, 3, &la), 0);
+	ck_assert_uint_eq(la, 0x10200);
+	ck_assert_int_eq(step__gate_target(&gspace, &gt, false, false, 0x20, true, 3, &la), -EPERM);
+	/* ud2 from CPL 3 ignores the DPL */
+	ck_assert_int_eq(step__gate_target(&gspace, &gt, false, false, 6, false, 3, &la), 0);
+	ck_assert_uint_eq(la, 0x1110);
+	ck_assert_int_eq(step__gate_target(&gspace, &gt, false, false, 5, true, 0, &la),
+			 -EOPNOTSUPP);
+	ck_assert_int_eq(step__gate_target(&gspace, &gt, false, false, 7, true, 0, &la), -ENOENT);
+	ck_assert_int_eq(step__gate_target(&gspace, &gt, false, false, 9, true, 0, &la), 0);
+	ck_assert_uint_eq(la, 0x5678);
+	ck_assert_int_eq(step__gate_target(&gspace, &gt, false, false, 0x0a, true, 0, &la),
+			 -ENOENT);
+	ck_assert_int_eq(step__gate_target(&gspace, &gt, false, false, 0x0b, true, 0, &la),
+			 -EOPNOTSUPP);
+	ck_assert_int_eq(step__gate_target(&gspace, &gt, false, false, 0x0c, true, 0, &la),
+			 -ENOENT);
+	ck_assert_int_eq(step__gate_target(&gspace, &gt, false, false, 0x0d, true, 0, &la),
+			 -ERANGE);
+	ck_assert_int_eq(step__gate_target(&gspace, &gt, false, false, 0x0e, true, 0, &la),
+			 -ENOENT);
+	/* beyond the IDT limit */
+	gt.idt_limit = 0x20 * 8 + 6;
+	ck_assert_int_eq(step__gate_target(&gspace, &gt, false, false, 0x20, true, 0, &la),
+			 -ERANGE);
+	/* IDT outside guest RAM */
+	gt.idt_limit = 0x7ff;
+	gt.idt_base = RAM_SIZE - 0x100;
+	ck_assert_int_eq(step__gate_target(&gspace, &gt, false, false, 0x20, true, 0, &la),
+			 -EFAULT);
+}
+END_TEST
+
+START_TEST(test_gate_long)
+{
+	uint64_t la = 0, off = 0xffffffff81000abcULL;
+
+	gspace.efer = 0x500;
+	gt.idt_limit = 0xfff;
+	fake_put64(&gram, 0x3000 + 3 * 16, gate32((uint32_t)off, 0x20, 0xe, 3, true));
+	fake_put64(&gram, 0x3000 + 3 * 16 + 8, off >> 32);
+	fake_put64(&gram, 0x3000 + 4 * 16, gate32(0x1000, 0x08, 0xe, 3, true)); /* 32-bit CS */
+	fake_put64(&gram, 0x3000 + 5 * 16, gate32(0x1000, 0x20, 0xc, 3, true)); /* call gate */
+	fake_put64(&gram, 0x3000 + 0x80 * 16, gate32(0x1000, 0x20, 0xf, 0, true));
+
+	ck_assert_int_eq(step__gate_target(&gspace, &gt, false, true, 3, true, 3, &la), 0);
+	ck_assert_uint_eq(la, off);
+	ck_assert_int_eq(step__gate_target(&gspace, &gt, false, true, 4, true, 0, &la),
+			 -EOPNOTSUPP);
+	ck_assert_int_eq(step__gate_target(&gspace, &gt, false, true, 5, true, 0, &la),
+			 -EOPNOTSUPP);
+	ck_assert_int_eq(step__gate_target(&gspace, &gt, false, true, 0x80, true, 3, &la), -EPERM);
+	ck_assert_int_eq(step__gate_target(&gspace, &gt, false, true, 0x80, true, 0, &la), 0);
+	ck_assert_uint_eq(la, 0x1000);
+	gt.idt_limit = 0x80 * 16 + 8; /* the high half of the gate is beyond the limit */
+	ck_assert_int_eq(step__gate_target(&gspace, &gt, false, true, 0x80, true, 0, &la),
+			 -ERANGE);
+}
+END_TEST
+
+START_TEST(test_gate_real)
+{
+	uint64_t la = 0;
+
+	gt.idt_base = 0;
+	gt.idt_limit = 0x3ff;
+	fake_put32(&gram, 0x10 * 4, 0xf000e000); /* f000:e000 */
+	ck_assert_int_eq(step__gate_target(&gspace, &gt, true, false, 0x10, true, 0, &la), 0);
+	ck_assert_uint_eq(la, 0xfe000);
+	gt.idt_limit = 0x10 * 4 + 2;
+	ck_assert_int_eq(step__gate_target(&gspace, &gt, true, false, 0x10, true, 0, &la),
+			 -ERANGE);
+}
+END_TEST
+
+Suite *core_suite(void)
+{
+	Suite *s = suite_create("step");
+	TCase *tc = tcase_create("classify");
+	TCase *sm = tcase_create("state-machine");
+	TCase *gates = tcase_create("gates");
+
+	tcase_add_test(tc, test_classify_sequential);
+	tcase_add_test(tc, test_classify_jcc);
+	tcase_add_test(tc, test_classify_jmp_self);
+	tcase_add_test(tc, test_classify_rep);
+	tcase_add_test(tc, test_classify_indirect);
+	tcase_add_test(tc, test_classify_other_exits);
+	tcase_add_test(tc, test_classify_hlt);
+	tcase_add_test(tc, test_classify_mov_ss);
+	tcase_add_test(tc, test_classify_int);
+	tcase_add_test(tc, test_classify_into);
+	tcase_add_test(tc, test_classify_ud2_emulated);
+	tcase_add_test(tc, test_classify_syscall);
+	tcase_add_test(tc, test_classify_filter);
+	suite_add_tcase(s, tc);
+
+	tcase_add_test(sm, test_core_start_stop);
+	tcase_add_test(sm, test_core_steps_and_tasks);
+	tcase_add_test(sm, test_core_gap_regained);
+	tcase_add_test(sm, test_core_nostep);
+	tcase_add_test(sm, test_core_unreadable);
+	tcase_add_test(sm, test_core_pending);
+	suite_add_tcase(s, sm);
+
+	tcase_add_checked_fixture(gates, gates_setup, gates_teardown);
+	tcase_add_test(gates, test_gate_32);
+	tcase_add_test(gates, test_gate_long);
+	tcase_add_test(gates, test_gate_real);
+	suite_add_tcase(s, gates);
+	return s;
+}
