@@ -260,6 +260,8 @@ static void stream_consume(struct vcpu_stream *s, const struct vbts_record *rec,
 		d->to_valid = true;
 		break;
 	case DECODED_LOST:
+		/* Lost records may have held the gap's end: the pending half is an orphan. */
+		flush_gap(s);
 		d = queue_item(s, DECODED_LOST, seq);
 		d->count = p.payload;
 		break;
@@ -315,8 +317,10 @@ static int stream_peek(struct vcpu_stream *s, const struct vbts_record **rec, ui
 			stream_finish(s);
 			return 0;
 		}
-		if (first > s->expected)
+		if (first > s->expected) {
+			flush_gap(s);
 			queue_lost(s, s->expected, first - s->expected);
+		}
 		s->nr = (size_t)n;
 		s->pos = 0;
 		s->buf_seq = first;

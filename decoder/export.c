@@ -40,7 +40,7 @@ static void json_string(FILE *f, const char *s)
 static void json_addr(FILE *f, const char *key, uint64_t v, bool valid)
 {
 	if (valid)
-		fprintf(f, ",\"%s\":\"%#" PRIx64 "\"", key, v);
+		fprintf(f, ",\"%s\":\"0x%" PRIx64 "\"", key, v);
 	else
 		fprintf(f, ",\"%s\":null", key);
 }
@@ -108,7 +108,7 @@ static void jsonl_record(const struct exporter *e, const struct decoded_record *
 		fprintf(f, ",\"time\":%" PRIu64, r->time);
 		break;
 	default:
-		fprintf(f, ",\"kind\":%u,\"payload\":\"%#" PRIx64 "\",\"aux\":\"%#" PRIx64 "\"",
+		fprintf(f, ",\"kind\":%u,\"payload\":\"0x%" PRIx64 "\",\"aux\":\"0x%" PRIx64 "\"",
 			r->esc_kind, r->payload, r->aux);
 		break;
 	}
@@ -130,7 +130,7 @@ static void task_label(const struct exporter *e, const struct decoded_record *r,
 			if ((unsigned char)buf[i] < 0x20 || (unsigned char)buf[i] >= 0x7f)
 				buf[i] = '?';
 	} else if (r->cr3_valid) {
-		snprintf(buf, len, "cr3:%#" PRIx64, r->cr3);
+		snprintf(buf, len, "cr3:0x%" PRIx64, r->cr3);
 	} else {
 		snprintf(buf, len, "-");
 	}
@@ -144,13 +144,13 @@ static void text_addr(const struct exporter *e, FILE *f, uint64_t addr, bool val
 		fputs("?", f);
 		return;
 	}
-	fprintf(f, "%#" PRIx64, addr);
+	fprintf(f, "0x%" PRIx64, addr);
 	if (!e->symbols)
 		return;
 	if (symbols__lookup(e->symbols, addr, &hit))
 		fputs(" [unknown]", f);
 	else
-		fprintf(f, " %s+%#" PRIx64, hit.name, hit.offset);
+		fprintf(f, " %s+0x%" PRIx64, hit.name, hit.offset);
 }
 
 static void text_record(const struct exporter *e, const struct decoded_record *r)
@@ -180,7 +180,7 @@ static void text_record(const struct exporter *e, const struct decoded_record *r
 	switch (r->type) {
 	case DECODED_TASK_ARRIVE:
 	case DECODED_TASK_DEPART:
-		fprintf(f, " cr3 %#" PRIx64 " at %" PRIu64 " ns", r->cr3, r->time);
+		fprintf(f, " cr3 0x%" PRIx64 " at %" PRIu64 " ns", r->cr3, r->time);
 		break;
 	case DECODED_GAP:
 		fputc(' ', f);
@@ -203,7 +203,7 @@ static void text_record(const struct exporter *e, const struct decoded_record *r
 		fprintf(f, " at %" PRIu64 " ns", r->time);
 		break;
 	default:
-		fprintf(f, " escape kind %u payload %#" PRIx64 " aux %#" PRIx64, r->esc_kind,
+		fprintf(f, " escape kind %u payload 0x%" PRIx64 " aux 0x%" PRIx64, r->esc_kind,
 			r->payload, r->aux);
 		break;
 	}

@@ -50,7 +50,7 @@ set_err(char *err, size_t errlen, const char *path, unsigned long long off, cons
 
 	if (!err || !errlen)
 		return;
-	n = snprintf(err, errlen, "%s: offset %#llx: ", path, off);
+	n = snprintf(err, errlen, "%s: offset 0x%llx: ", path, off);
 	if (n < 0 || (size_t)n >= errlen)
 		return;
 	va_start(ap, fmt);
@@ -79,7 +79,7 @@ static int check_header(const struct vbts_ring_header *h, uint64_t size, const c
 
 	if (h->magic != VBTS_RING_MAGIC) {
 		set_err(err, errlen, path, HDR_OFF(magic),
-			"bad magic %#018" PRIx64 ", not a vbts ring file", h->magic);
+			"bad magic 0x%016" PRIx64 ", not a vbts ring file", h->magic);
 		return -EINVAL;
 	}
 	if (h->version != VBTS_RING_VERSION) {
@@ -103,7 +103,7 @@ static int check_header(const struct vbts_ring_header *h, uint64_t size, const c
 		return -EINVAL;
 	}
 	if (h->flags & ~known_flags) {
-		set_err(err, errlen, path, HDR_OFF(flags), "unknown flags %#x",
+		set_err(err, errlen, path, HDR_OFF(flags), "unknown flags 0x%x",
 			h->flags & ~known_flags);
 		return -EINVAL;
 	}

@@ -165,7 +165,7 @@ static int open_rings(struct trace_dir *t, json_t *vm, const char *vm_path, char
 		t->srcs[i].ring = t->rings[i];
 		h = ring_reader__header(t->rings[i]);
 		if (have_vm_id && h->vm_id != vm_id)
-			warn(t, "%s/%s: vm_id %#" PRIx64 " differs from vm.json's %#" PRIx64
+			warn(t, "%s/%s: vm_id 0x%" PRIx64 " differs from vm.json's 0x%" PRIx64
 				", the files come from different runs", t->dir, name, h->vm_id,
 			     vm_id);
 	}

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * decoder-test.h - suites of check-decoder and the record-building helpers they share.
+ */
+#ifndef VBTS_TESTS_DECODER_TEST_H
+#define VBTS_TESTS_DECODER_TEST_H
+
+#include <check.h>
+#include <vbts/ring-format.h>
+
+#include "decoder.h"
+
+Suite *parse_suite(void);
+Suite *decoder_suite(void);
+Suite *procmap_suite(void);
+Suite *symbols_suite(void);
+Suite *golden_suite(void);
+
+/* The same as constant initializers, for static tables. */
+#define BR(from, to, cpl, kind)                                                              \
+	{ (from), (to),                                                                      \
+	  VBTS_REC_CPL_VALID | ((uint64_t)(cpl) << VBTS_REC_CPL_SHIFT) |                     \
+		  ((uint64_t)(kind) << VBTS_REC_KIND_SHIFT) }
+#define BRV(from, to, cpl, kind, vector)                                                     \
+	{ (from), (to),                                                                      \
+	  VBTS_REC_CPL_VALID | ((uint64_t)(cpl) << VBTS_REC_CPL_SHIFT) |                     \
+		  ((uint64_t)(kind) << VBTS_REC_KIND_SHIFT) | VBTS_REC_VECTOR_VALID |         \
+		  ((uint64_t)(vector) << VBTS_REC_VECTOR_SHIFT) }
+#define ESC(kind, payload, aux)                                                              \
+	{ VBTS_ESCAPE, (payload), ((uint64_t)(aux) << VBTS_ESC_AUX_SHIFT) | (kind) }
+
+/* Branch record with CPL and kind annotations. */
+static inline struct vbts_record br(uint64_t from, uint64_t to, unsigned int cpl,
+				    unsigned int kind)
+{
+	struct vbts_record r = {
+		.from = from,
+		.to = to,
+		.flags = VBTS_REC_CPL_VALID | ((uint64_t)cpl << VBTS_REC_CPL_SHIFT) |
+			 ((uint64_t)kind << VBTS_REC_KIND_SHIFT),
+	};
+	return r;
+}
+
+/* Branch record that delivers a vector (exception, int n). */
+static inline struct vbts_record br_vec(uint64_t from, uint64_t to, unsigned int cpl,
+					unsigned int kind, unsigned int vector)
+{
+	struct vbts_record r = br(from, to, cpl, kind);
+
+	r.flags |= VBTS_REC_VECTOR_VALID | ((uint64_t)vector << VBTS_REC_VECTOR_SHIFT);
+	return r;
+}
+
+static inline struct vbts_record esc(unsigned int kind, uint64_t payload, uint64_t aux)
+{
+	return vbts_record__make_escape(kind, payload, aux);
+}
+
+/**
+ * struct mem_source - a decoder source over an array, handed out @chunk records at a time.
+ * @recs:      records, recs[0] has seq @first_seq
+ * @skip_at:   when nonzero, the records with index in [skip_at, skip_at + skip_n) are never
+ *             handed out (the source jumps over them, like a reader that lost them)
+ * @dropped:   what the dropped() callback reports
+ */
+struct mem_source {
+	const struct vbts_record *recs;
+	size_t nr;
+	uint64_t first_seq;
+	size_t chunk;
+	size_t skip_at, skip_n;
+	uint64_t dropped;
+	size_t pos;
+};
+
+extern const struct decoder_source_ops mem_source_ops;
+
+/**
+ * decode_all() - run a decoder to the end.
+ * @src:  sources
+ * @n:    how many
+ * @out:  receives the items (at most @max)
+ * @max:  room in @out
+ *
+ * Return: the number of items.
+ */
+size_t decode_all(const struct decoder_source *src, size_t n, struct decoded_record *out,
+		  size_t max);
+
+#endif /* VBTS_TESTS_DECODER_TEST_H */

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * symtest.S - a symbol table with a fixed layout for the symbolizer and golden tests
+ * (assembled once as ELF64 and once as ELF32). Offsets are part of the golden files.
+ */
+	.text
+	.globl	main
+	.type	main, @function
+main:					/* 0x00, sized 0x40 */
+	.skip	0x40, 0x90
+	.size	main, . - main
+
+	.globl	parse
+	.type	parse, @function
+parse:					/* 0x40, sized 0x30 */
+	.skip	0x30, 0x90
+	.size	parse, . - parse
+
+	.type	deref, @function	/* local */
+deref:					/* 0x70, sized 0x10 */
+	.skip	0x10, 0x90
+	.size	deref, . - deref
+
+	.skip	0x10, 0xcc		/* 0x80: padding no symbol covers */
+
+	.globl	isr_entry		/* 0x90: an assembly label, no type, no size */
+isr_entry:
+	.skip	0x20, 0x90
+	.globl	isr_common		/* 0xb0: the next label ends isr_entry */
+isr_common:
+	.skip	0x10, 0x90
+					/* 0xc0: end of .text */
+	.data
+	.globl	counter			/* data symbols are not branch targets */
+	.type	counter, @object
+counter:
+	.quad	0
+	.size	counter, 8
+	.section .note.GNU-stack, "", @progbits

@@ -1,0 +1,347 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * test-golden.c - `vbts decode` end to end: a trace directory is generated from the tables
+ * below (ring files through the real ring writer, vm.json naming the symtest ELF object,
+ * events.jsonl), decoded in several modes, and compared with the golden files in tests/data/.
+ * Bad trace directories and bad arguments must give one clear line and exit status 2.
+ *
+ * VBTS_UPDATE_GOLDEN=1 in the environment rewrites the golden files instead of comparing.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "decoder-test.h"
+#include "ring-writer.h"
+
+#define CR3_PING 0x203000
+#define CR3_CRASH 0x204000
+
+static const struct vbts_record vcpu0[] = {
+	ESC(VBTS_ESC_START, 0, VBTS_START_CPL_USER | VBTS_START_CPL_KERNEL),
+	ESC(VBTS_ESC_TASK_ARRIVE, CR3_PING, 100),
+	BR(0x13, 0x40, 3, VBTS_BR_CALL),                /* main+0x13 => parse */
+	BR(0x45, 0x50, 3, VBTS_BR_JCC),
+	BR(0x6f, 0x70, 3, VBTS_BR_CALL),                /* parse => deref */
+	BR(0x7a, 0x18, 3, VBTS_BR_RET),
+	BR(0x20, 0x90, 3, VBTS_BR_SYSCALL),             /* main => isr_entry */
+	ESC(VBTS_ESC_GAP_BEGIN, 0x90, VBTS_GAP_SYSCALL),
+	ESC(VBTS_ESC_GAP_END, 0xb0, 200),
+	BR(0xb8, 0x24, 0, VBTS_BR_SYSRET),
+	ESC(VBTS_ESC_TASK_DEPART, CR3_PING, 300),
+	ESC(VBTS_ESC_TASK_ARRIVE, CR3_CRASH, 310),
+	BR(0x30, 0x44, 3, VBTS_BR_CALL),
+	BR(0x48, 0x72, 3, VBTS_BR_CALL),
+	BRV(0x75, 0x90, 3, VBTS_BR_EXCEPTION, 14),   /* deref faults: #PF */
+	ESC(VBTS_ESC_GAP_BEGIN, 0x90, VBTS_GAP_IDT),
+	ESC(VBTS_ESC_LOST, 5, 0),
+	ESC(0x33, 0x1, 0x2),                            /* a kind from a newer writer */
+	{ 0x1000, 0x2000, 0 },                          /* no annotations, no symbols */
+	ESC(VBTS_ESC_FREEZE, 400, VBTS_FREEZE_PANIC),
+	ESC(VBTS_ESC_STOP, 410, 0),
+};
+
+/* Written into a 4-slot ring: the first 3 are overwritten. */
+static const struct vbts_record vcpu1[] = {
+	ESC(VBTS_ESC_START, 0, VBTS_START_CPL_KERNEL),
+	ESC(VBTS_ESC_TIME, 50, 0),
+	BR(0x1, 0x2, 0, VBTS_BR_JMP),
+	ESC(VBTS_ESC_TIME, 150, 0),
+	BR(0x3, 0x4, 0, VBTS_BR_JMP),
+	ESC(VBTS_ESC_GAP_END, 0x5, 250),                /* its begin was overwritten */
+	BR(0xa0, 0xb0, 0, VBTS_BR_JMP_IND),
+};
+
+static const char events[] =
+	"{\"time\":90,\"vcpu\":0,\"event\":\"task\",\"pid\":1,\"name\":\"ping\","
+	"\"cr3\":\"0x203000\"}\n"
+	"{\"time\":95,\"vcpu\":0,\"event\":\"task\",\"pid\":2,\"name\":\"crash\","
+	"\"cr3\":\"0x204000\"}\n"
+	"garbage line\n"
+	"{\"time\":420,\"vcpu\":0,\"event\":\"exit\",\"pid\":2,\"code\":-11}\n";
+
+static void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+static void write_ring(const char *dir, uint32_t vcpu, uint64_t capacity,
+		       const struct vbts_record *recs, size_t n)
+{
+	struct ring_writer_config cfg = {
+		.capacity = capacity, .mode = VBTS_RING_WRAP, .vcpu_id = vcpu, .vm_id = 0xab,
+	};
+	struct ring_writer *w;
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/vcpu%u.ring", dir, vcpu);
+	w = ring_writer__create(path, &cfg);
+	ck_assert_ptr_nonnull(w);
+	for (size_t i = 0; i < n; i++)
+		ck_assert_int_eq(ring_writer__append(w, &recs[i]), 0);
+	ck_assert_int_eq(ring_writer__close(w), 0);
+}
+
+static void make_trace(char *dir)
+{
+	char path[256], vm[512];
+
+	snprintf(dir, 64, "/tmp/vbts-trace-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(vm, sizeof(vm),
+		 "{\"version\":1,\"vm_id\":\"ab\",\"image\":\"%s\",\"vcpus\":2,"
+		 "\"memory_mib\":16,\"backend\":\"step\",\"cpl\":\"all\",\"ring_records\":64,"
+		 "\"start_time_ns\":1700000000000000000}\n",
+		 SYMTEST64);
+	snprintf(path, sizeof(path), "%s/vm.json", dir);
+	write_text(path, vm);
+	snprintf(path, sizeof(path), "%s/events.jsonl", dir);
+	write_text(path, events);
+	write_ring(dir, 0, 64, vcpu0, sizeof(vcpu0) / sizeof(vcpu0[0]));
+	write_ring(dir, 1, 4, vcpu1, sizeof(vcpu1) / sizeof(vcpu1[0]));
+}
+
+static void remove_trace(const char *dir)
+{
+	struct dirent *de;
+	char path[512];
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return;
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
+			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+			unlink(path);
+		}
+	closedir(d);
+	rmdir(dir);
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf;
+	long len;
+
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	len = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = malloc((size_t)len + 1);
+	ck_assert_ptr_nonnull(buf);
+	ck_assert_uint_eq(fread(buf, 1, (size_t)len, f), (size_t)len);
+	buf[len] = '\0';
+	fclose(f);
+	return buf;
+}
+
+/* Runs `vbts decode ARGS...` in this process, capturing stdout and stderr. */
+static int run_decode(char **out, char **err, char **argv)
+{
+	char opath[] = "/tmp/vbts-out-XXXXXX", epath[] = "/tmp/vbts-err-XXXXXX";
+	int ofd = mkstemp(opath), efd = mkstemp(epath);
+	int saved_out = dup(1), saved_err = dup(2), argc = 0, status;
+
+	ck_assert(ofd >= 0 && efd >= 0 && saved_out >= 0 && saved_err >= 0);
+	while (argv[argc])
+		argc++;
+	fflush(stdout);
+	fflush(stderr);
+	dup2(ofd, 1);
+	dup2(efd, 2);
+	status = cmd_decode.fn(argc, argv);
+	fflush(stdout);
+	fflush(stderr);
+	dup2(saved_out, 1);
+	dup2(saved_err, 2);
+	close(saved_out);
+	close(saved_err);
+	close(ofd);
+	close(efd);
+	*out = slurp(opath);
+	*err = slurp(epath);
+	unlink(opath);
+	unlink(epath);
+	return status;
+}
+
+static void compare_golden(const char *name, const char *got)
+{
+	char path[512];
+	char *want;
+
+	snprintf(path, sizeof(path), "%s/%s", TEST_DATA_DIR, name);
+	if (getenv("VBTS_UPDATE_GOLDEN")) {
+		write_text(path, got);
+		return;
+	}
+	want = slurp(path);
+	ck_assert_msg(want, "%s: missing (VBTS_UPDATE_GOLDEN=1 creates it)", path);
+	ck_assert_msg(!strcmp(want, got), "%s differs; got:\n%s", path, got);
+	free(want);
+}
+
+static const struct {
+	const char *golden;
+	const char *args[6];
+} golden_cases[] = {
+	{ "decode.txt", { NULL } },
+	{ "decode.jsonl", { "--format", "jsonl", NULL } },
+	{ "decode-last3-summary.txt", { "--last", "3", "--summary", NULL } },
+	{ "decode-vcpu1.jsonl", { "--vcpu", "1", "--format", "jsonl", "--summary", NULL } },
+	{ "decode-task-crash.txt", { "--task", "crash", NULL } },
+	{ "decode-last0-summary.jsonl", { "--last", "0", "--summary", "--format", "jsonl", NULL } },
+};
+
+START_TEST(test_golden)
+{
+	char dir[64], *out, *err, *argv[10];
+	int argc = 0, status;
+
+	make_trace(dir);
+	argv[argc++] = "decode";
+	for (int i = 0; golden_cases[_i].args[i]; i++)
+		argv[argc++] = (char *)golden_cases[_i].args[i];
+	argv[argc++] = dir;
+	argv[argc] = NULL;
+	status = run_decode(&out, &err, argv);
+	ck_assert_msg(status == 0, "exit %d: %s", status, err);
+	/* The one warning: the bad events line. */
+	ck_assert_msg(strstr(err, "events.jsonl: 1 unusable line ignored (the first is line 3)"),
+		      "stderr: %s", err);
+	compare_golden(golden_cases[_i].golden, out);
+	free(out);
+	free(err);
+	remove_trace(dir);
+}
+END_TEST
+
+static void corrupt(const char *dir, const char *name, off_t off, uint64_t v, size_t len)
+{
+	char path[256];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_RDWR);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pwrite(fd, &v, len, off), (ssize_t)len);
+	close(fd);
+}
+
+enum bad_setup { BAD_NONE, BAD_NO_VMJSON, BAD_VMJSON, BAD_MAGIC, BAD_TRUNCATED, BAD_NO_RING };
+
+static const struct {
+	enum bad_setup setup;
+	const char *args[4];
+	const char *want;       /* substring of the one stderr line; "DIR" is the directory */
+} bad_cases[] = {
+	{ BAD_NONE, { "/nonexistent/trace", NULL }, "/nonexistent/trace: No such file" },
+	{ BAD_NO_VMJSON, { "DIR", NULL }, "DIR: no vm.json, not a vbts trace directory" },
+	{ BAD_VMJSON, { "DIR", NULL }, "DIR/vm.json: line 1: " },
+	{ BAD_MAGIC, { "DIR", NULL }, "DIR/vcpu1.ring: offset 0x0: bad magic" },
+	{ BAD_TRUNCATED, { "DIR", NULL },
+	  "DIR/vcpu0.ring: offset 0x18: capacity 64 does not fit a file of 4120 bytes" },
+	{ BAD_NO_RING, { "DIR", NULL }, "DIR/vcpu1.ring: No such file or directory" },
+	{ BAD_NONE, { "--format", "xml", "DIR", NULL }, "unknown format 'xml'" },
+	{ BAD_NONE, { "--vcpu", "7", "DIR", NULL }, "DIR: no vCPU 7 in this trace" },
+	{ BAD_NONE, { "--vcpu", "-1", "DIR", NULL }, "bad vCPU number '-1'" },
+	{ BAD_NONE, { "--last", "x", "DIR", NULL }, "bad --last count 'x'" },
+	{ BAD_NONE, { "--task", "nobody", "DIR", NULL }, "DIR: no task 'nobody' in events.jsonl" },
+	{ BAD_NONE, { "--bogus", "DIR", NULL }, "unknown or incomplete option '--bogus'" },
+	{ BAD_NONE, { NULL }, "no trace directory given" },
+	{ BAD_NONE, { "DIR", "DIR", NULL }, "more than one directory" },
+};
+
+START_TEST(test_bad_input)
+{
+	char dir[64], path[256], want[512], *out, *err, *argv[8];
+	const char *p;
+	int argc = 0, status;
+
+	make_trace(dir);
+	switch (bad_cases[_i].setup) {
+	case BAD_NO_VMJSON:
+		snprintf(path, sizeof(path), "%s/vm.json", dir);
+		unlink(path);
+		break;
+	case BAD_VMJSON:
+		snprintf(path, sizeof(path), "%s/vm.json", dir);
+		write_text(path, "{\"vcpus\":");
+		break;
+	case BAD_MAGIC:
+		corrupt(dir, "vcpu1.ring", 0, 0, 8);
+		break;
+	case BAD_TRUNCATED:
+		snprintf(path, sizeof(path), "%s/vcpu0.ring", dir);
+		ck_assert_int_eq(truncate(path, 4120), 0);
+		break;
+	case BAD_NO_RING:
+		snprintf(path, sizeof(path), "%s/vcpu1.ring", dir);
+		unlink(path);
+		break;
+	default:
+		break;
+	}
+	argv[argc++] = "decode";
+	for (int i = 0; bad_cases[_i].args[i]; i++)
+		argv[argc++] = strcmp(bad_cases[_i].args[i], "DIR") ? (char *)bad_cases[_i].args[i] :
+								      dir;
+	argv[argc] = NULL;
+	status = run_decode(&out, &err, argv);
+	ck_assert_int_eq(status, 2);
+	ck_assert_str_eq(out, "");
+	/* Build the expected text with DIR replaced. */
+	want[0] = '\0';
+	for (p = bad_cases[_i].want; *p;) {
+		if (!strncmp(p, "DIR", 3)) {
+			strcat(want, dir);
+			p += 3;
+		} else {
+			strncat(want, p++, 1);
+		}
+	}
+	ck_assert_msg(strstr(err, want), "stderr '%s' lacks '%s'", err, want);
+	ck_assert_msg(!strncmp(err, "vbts decode: ", 13), "stderr: %s", err);
+	free(out);
+	free(err);
+	remove_trace(dir);
+}
+END_TEST
+
+START_TEST(test_help)
+{
+	char *out, *err, *argv[] = { "decode", "--help", NULL };
+
+	ck_assert_int_eq(run_decode(&out, &err, argv), 0);
+	ck_assert(strstr(out, "usage: vbts decode [OPTIONS] DIR"));
+	ck_assert_str_eq(err, "");
+	free(out);
+	free(err);
+}
+END_TEST
+
+Suite *golden_suite(void)
+{
+	Suite *s = suite_create("golden");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_loop_test(tc, test_golden, 0,
+			    (int)(sizeof(golden_cases) / sizeof(golden_cases[0])));
+	tcase_add_loop_test(tc, test_bad_input, 0,
+			    (int)(sizeof(bad_cases) / sizeof(bad_cases[0])));
+	tcase_add_test(tc, test_help);
+	suite_add_tcase(s, tc);
+	return s;
+}
