@@ -32,6 +32,10 @@ int loader__load(const uint8_t *img, size_t len, const char *cmdline, struct gue
 	if (len < SELFMAG || memcmp(img, ELFMAG, SELFMAG))
 		snprintf(out->error, sizeof(out->error),
 			 "not an ELF file (vbts boots multiboot v1 ELF32 images)");
+	else if (len > EI_CLASS && img[EI_CLASS] == ELFCLASS64)
+		snprintf(out->error, sizeof(out->error),
+			 "ELF64 image without a multiboot header (vbts boots multiboot v1 ELF32 "
+			 "images)");
 	else
 		snprintf(out->error, sizeof(out->error),
 			 "no multiboot header in the first 8 KiB (not a multiboot v1 image)");

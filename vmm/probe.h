@@ -8,11 +8,65 @@
 
 #include "tracer.h"
 
+/* The probed capabilities, in the order `vbts probe` prints them. */
+enum probe_cap {
+	PROBE_STEP_CPL0,
+	PROBE_STEP_CPL3,
+	PROBE_HWBP_CPL3,
+	PROBE_USER_MSR,
+	PROBE_SYNC_REGS,
+	PROBE_NR_CAPS,
+};
+
 /**
- * probe__run() - run every probe guest in its own throw-away VM.
- * @caps: filled in; a probe that cannot run answers false
+ * struct probe_report - answers and why.
+ * @caps: the answers, as the tracer backends take them
+ * @why:  per enum probe_cap, one short phrase on what the probe guest did
+ */
+struct probe_report {
+	struct tracer_caps caps;
+	char why[PROBE_NR_CAPS][128];
+};
+
+/**
+ * probe__cap_name() - the label of a capability ("cpl3 single-step").
+ * @cap: enum probe_cap
  *
- * Return: 0; -ENODEV when /dev/kvm is unusable (reported in one line).
+ * Return: a static string.
+ */
+const char *probe__cap_name(enum probe_cap cap);
+
+/**
+ * probe__cap_key() - the JSON key of a capability ("cpl3_single_step").
+ * @cap: enum probe_cap
+ *
+ * Return: a static string.
+ */
+const char *probe__cap_key(enum probe_cap cap);
+
+/**
+ * probe__answer() - the answer for one capability.
+ * @caps: answers
+ * @cap:  enum probe_cap
+ *
+ * Return: true for yes.
+ */
+bool probe__answer(const struct tracer_caps *caps, enum probe_cap cap);
+
+/**
+ * probe__report() - run every probe guest, each in its own throw-away VM with a time and exit
+ * budget; a probe that cannot run or does not finish answers no.
+ * @rep: filled in
+ *
+ * Return: 0; -ENODEV when /dev/kvm is missing or unusable (reported in one line).
+ */
+int probe__report(struct probe_report *rep);
+
+/**
+ * probe__run() - probe__report() for callers that only need the answers.
+ * @caps: filled in
+ *
+ * Return: as probe__report().
  */
 int probe__run(struct tracer_caps *caps);
 

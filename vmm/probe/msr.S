@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * msr.S - probe guest: WRMSR IA32_DEBUGCTL (filtered to the VMM by the probe), then
+ * PROBE_PORT_DONE. Without the filter the write would #GP (reported on PROBE_PORT_FAULT).
+ */
+#include "common.S"
+
+#define MSR_IA32_DEBUGCTL 0x1d9
+
+probe_main:
+	mov	$MSR_IA32_DEBUGCTL, %ecx
+	xor	%eax, %eax
+	xor	%edx, %edx
+	wrmsr
+	mov	$PROBE_PORT_DONE, %dx
+	mov	$1, %al
+	outb	%al, %dx
+	hlt
+	ret
