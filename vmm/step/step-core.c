@@ -179,12 +179,16 @@ static bool can_step(const struct step_core *c, uint8_t cpl)
 }
 
 /* The CPLs @d may run at or lead to, as a bit mask (bit n = CPL n). */
-static unsigned int reach(const struct step_decoded *d, uint8_t cpl)
+static unsigned int reach(const struct step_insn *in, const struct step_decoded *d, uint8_t cpl)
 {
 	unsigned int m = 1U << (cpl & 3);
 
+	if (in->real)
+		return m;
 	if (d->info.flags & STEP_EVENT_FLAGS)
 		return m | 1U; /* handlers run at CPL 0 */
+	if ((d->info.kind == VBTS_BR_FAR_JMP || d->info.kind == VBTS_BR_FAR_CALL) && in->lmode)
+		return (2U << (cpl & 3)) - 1; /* call gates only go inward: CPL 0..cpl */
 	if (d->info.flags & INSN_F_CPL_CHANGE)
 		return 0xf;
 	return m;
@@ -198,9 +202,9 @@ static bool steppable(const struct step_core *c, const struct step_obs *now,
 	if (!next->valid)
 		m = 0xf; /* unknown: it may be anything */
 	else {
-		m = reach(&next->first, now->cpl);
+		m = reach(next, &next->first, now->cpl);
 		if (next->has_second)
-			m |= reach(&next->second, now->cpl);
+			m |= reach(next, &next->second, now->cpl);
 	}
 	for (uint8_t cpl = 0; cpl < 4; cpl++) {
 		if ((m & (1U << cpl)) && !can_step(c, cpl))

@@ -53,6 +53,8 @@ struct step_decoded {
  * @valid:      the instruction could be read and decoded (else the step is a gap)
  * @has_second: @first is `mov ss`/`pop ss`: @second shares its step
  * @cpl:        CPL at @first
+ * @real:       real-address mode (CR0.PE clear): no instruction changes the CPL
+ * @lmode:      long mode: no hardware task switches, far jmp/call only keep or lower the CPL
  * @first:      the instruction at RIP
  * @second:     the instruction after it, when @has_second
  */
@@ -60,6 +62,8 @@ struct step_insn {
 	bool valid;
 	bool has_second;
 	uint8_t cpl;
+	bool real;
+	bool lmode;
 	struct step_decoded first;
 	struct step_decoded second;
 };

@@ -229,6 +229,8 @@ static void decode_next(const struct tracer_vcpu *tv, struct step_vcpu *sv,
 
 	memset(in, 0, sizeof(*in));
 	in->cpl = o->cpl;
+	in->real = !(sv->sregs.cr0 & CR0_PE);
+	in->lmode = sv->sregs.efer & EFER_LMA;
 	in->valid = decode_at(tv, sv, mode, o->cpl, o->la, sv->regs.rip, &in->first);
 	if (!in->valid || !(in->first.info.flags & INSN_F_MOV_SS))
 		return;

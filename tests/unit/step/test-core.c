@@ -483,6 +483,32 @@ START_TEST(test_core_nostep)
 }
 END_TEST
 
+START_TEST(test_core_far_reach)
+{
+	/* CPL 0 steps, CPL 3 does not */
+	struct step_core c = core(true, false, VBTS_CPL_ALL);
+	struct step_insn ljmp = one(dec(0x1000, 7, VBTS_BR_FAR_JMP, INSN_F_FAR | INSN_F_CPL_CHANGE),
+				    0);
+	struct step_insn lret = one(dec(0x1000, 2, VBTS_BR_FAR_RET, INSN_F_FAR | INSN_F_CPL_CHANGE),
+				    0);
+	struct step_out out = { 0 };
+	struct step_obs o = obs(0x1000, 0, 0);
+
+	/* legacy protected mode: a far jmp may switch tasks, to any CPL */
+	ck_assert(!step_core__plan(&c, &o, &ljmp, 0, &out));
+	/* long mode: far jmp/call never leave CPL 0 for an outer ring */
+	ljmp.lmode = true;
+	ck_assert(step_core__plan(&c, &o, &ljmp, 0, &out));
+	/* far ret may return outward, in any mode */
+	lret.lmode = true;
+	ck_assert(!step_core__plan(&c, &o, &lret, 0, &out));
+	/* real-address mode: nothing changes the CPL */
+	lret.lmode = false;
+	lret.real = true;
+	ck_assert(step_core__plan(&c, &o, &lret, 0, &out));
+}
+END_TEST
+
 START_TEST(test_core_unreadable)
 {
 	struct step_core c = core(true, true, VBTS_CPL_ALL);
@@ -693,6 +719,7 @@ Suite *core_suite(void)
 	tcase_add_test(sm, test_core_steps_and_tasks);
 	tcase_add_test(sm, test_core_gap_regained);
 	tcase_add_test(sm, test_core_nostep);
+	tcase_add_test(sm, test_core_far_reach);
 	tcase_add_test(sm, test_core_unreadable);
 	tcase_add_test(sm, test_core_pending);
 	suite_add_tcase(s, sm);
