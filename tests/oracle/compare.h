@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * compare.h - checks vbts's records against the oracle's branch list.
+ *
+ * The vbts records split at gaps into segments of consecutive branches. With the CPL filter
+ * applied to both sides, each segment must be a contiguous run of the oracle list, segments in
+ * order (sound: every vbts branch is in the oracle, order kept; complete: no oracle branch
+ * between two vbts records that have no gap between them). The trace starts at the image's
+ * entry point and ends at its exit, so the first segment must start the oracle list and the
+ * last must end it, unless a gap comes first or last.
+ */
+#ifndef VBTS_ORACLE_COMPARE_H
+#define VBTS_ORACLE_COMPARE_H
+
+#include <stdio.h>
+
+#include "branch-list.h"
+
+/**
+ * struct compare_result - what a comparison found.
+ * @ok:        1 when the records agree with the oracle
+ * @matched:   vbts branches placed in the oracle list
+ * @oracle_n:  oracle branches after the CPL filter
+ * @vbts_n:    vbts branches after the CPL filter
+ * @gaps:      gap records seen
+ */
+struct compare_result {
+	int ok;
+	size_t matched;
+	size_t oracle_n;
+	size_t vbts_n;
+	size_t gaps;
+};
+
+/**
+ * oracle__compare() - compare @vbts with @oracle under @f; the first divergence, with
+ * context, is described on @report (may be NULL).
+ * Returns 0 (see @res->ok) or -ENOMEM.
+ */
+int oracle__compare(const struct branch_list *oracle, const struct branch_list *vbts,
+		    enum cpl_filter f, struct compare_result *res, FILE *report);
+
+#endif /* VBTS_ORACLE_COMPARE_H */

@@ -1,0 +1,8 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * test-main.c - the oracle's unit-test binary: QEMU log parser, comparator, label table.
+ */
+#include "check-main.h"
+#include "oracle-tests.h"
+
+VBTS_CHECK_MAIN(qemu_log_suite, compare_suite, labels_suite)
