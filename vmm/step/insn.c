@@ -217,6 +217,7 @@ int insn__decode(const struct insn_decoder *d, enum insn_mode mode, uint64_t ip,
 	if (!ZYAN_SUCCESS(st))
 		return -EILSEQ;
 	out->len = zi.length;
+	out->opsize = zi.operand_width / 8;
 	classify(&zi, ip, out);
 	return 0;
 }

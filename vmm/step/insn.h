@@ -58,6 +58,7 @@ enum insn_mode {
  * @kind:   enum vbts_branch_kind the instruction produces when it transfers control;
  *          VBTS_BR_UNKNOWN (0) for instructions that never do by themselves
  * @vector: the vector raised (int n, int3, into, int1, ud0/1/2), valid with INSN_F_VECTOR
+ * @opsize: operand size in bytes (2, 4 or 8): the stack slot size of iret and far ret
  * @flags:  INSN_F_*
  * @target: with INSN_F_DIRECT, the new instruction pointer (not linear: add the CS base)
  */
@@ -65,6 +66,7 @@ struct insn_info {
 	uint8_t len;
 	uint8_t kind;
 	uint8_t vector;
+	uint8_t opsize;
 	uint16_t flags;
 	uint64_t target;
 };

@@ -74,6 +74,11 @@ static uint64_t gap_reason(const struct step_decoded *d)
 	return VBTS_GAP_UNKNOWN;
 }
 
+static uint64_t next_la(const struct step_decoded *d)
+{
+	return d->la + d->info.len;
+}
+
 /* @d did not fall through: explain where it went, or give up with a gap. */
 static enum step_verdict resolve(const struct step_decoded *d, uint8_t cpl, uint64_t now_la,
 				 bool singlestep, enum vbts_cpl_filter filter,
@@ -96,7 +101,8 @@ static enum step_verdict resolve(const struct step_decoded *d, uint8_t cpl, uint
 		emit_escape(out, VBTS_ESC_GAP_BEGIN, d->la, VBTS_GAP_UNKNOWN);
 		return STEP_LOST;
 	}
-	if (d->info.flags & INSN_F_DIRECT) {
+	if (d->has_target) {
+		/* direct branches; iret with its popped return address */
 		if (now_la == d->target) {
 			emit_branch(out, filter, cpl, d, now_la);
 			return STEP_DONE;
@@ -104,7 +110,7 @@ static enum step_verdict resolve(const struct step_decoded *d, uint8_t cpl, uint
 		emit_escape(out, VBTS_ESC_GAP_BEGIN, d->la, VBTS_GAP_UNKNOWN);
 		return STEP_LOST;
 	}
-	if (singlestep) {
+	if (singlestep && !(d->info.flags & INSN_F_DIRECT)) {
 		/* an indirect, far or return transfer: the step trap shows where it went */
 		emit_branch(out, filter, cpl, d, now_la);
 		return STEP_DONE;
@@ -114,9 +120,29 @@ static enum step_verdict resolve(const struct step_decoded *d, uint8_t cpl, uint
 	return STEP_LOST;
 }
 
-static uint64_t next_la(const struct step_decoded *d)
+/*
+ * The step after an iret stopped one instruction past the return address (this host's KVM
+ * emulates iret and traps only after the next instruction): the iret went to its popped
+ * address and the instruction there either fell through or took its direct branch.
+ */
+static bool resolve_landing(const struct step_insn *in, uint64_t now_la,
+			    enum vbts_cpl_filter filter, struct step_out *out)
 {
-	return d->la + d->info.len;
+	const struct step_decoded *i = &in->first, *l = &in->landing;
+	bool taken;
+
+	if (!in->has_landing || !i->has_target || l->la != i->target)
+		return false;
+	if (l->info.flags & (STEP_EVENT_FLAGS | INSN_F_MOV_SS))
+		return false;
+	taken = (l->info.flags & INSN_F_DIRECT) && now_la == l->target;
+	if (!taken && now_la != next_la(l) &&
+	    !((l->info.flags & INSN_F_REP_STRING) && now_la == l->la))
+		return false;
+	emit_branch(out, filter, in->cpl, i, i->target);
+	if (taken)
+		emit_branch(out, filter, in->landing_cpl, l, now_la);
+	return true;
 }
 
 /*
@@ -130,33 +156,47 @@ static bool always_leaves(const struct step_decoded *d)
 	return !(d->info.flags & INSN_F_COND) || d->has_target;
 }
 
-enum step_verdict step__classify(const struct step_insn *in, uint64_t now_la, bool singlestep,
-				 enum vbts_cpl_filter filter, struct step_out *out)
+static enum step_verdict classify_pair(const struct step_insn *in, uint64_t now_la,
+				       bool singlestep, enum vbts_cpl_filter filter,
+				       struct step_out *out)
 {
 	const struct step_decoded *a = &in->first, *b = &in->second;
 
-	if (in->has_second) {
-		if (now_la == a->la)
-			return singlestep ? STEP_DONE : STEP_PENDING;
-		if (now_la == b->la && !singlestep)
-			return STEP_DONE; /* the mov ss retired, the second did not yet */
-		if (always_leaves(b))
-			return resolve(b, in->cpl, now_la, singlestep, filter, out);
-		if (now_la == b->la || now_la == next_la(b)) {
-			out->hlt_retired = singlestep &&
-					   ((a->info.flags | b->info.flags) & INSN_F_HLT);
-			return STEP_DONE;
-		}
-		if (b->info.kind == VBTS_BR_UNKNOWN && !(b->info.flags & STEP_EVENT_FLAGS)) {
-			/* neither transfers control: the mov ss itself may have faulted */
-			emit_escape(out, VBTS_ESC_GAP_BEGIN, a->la, VBTS_GAP_UNKNOWN);
-			return STEP_LOST;
-		}
-		return resolve(b, in->cpl, now_la, singlestep, filter, out);
+	if (now_la == a->la) {
+		out->retired = 0;
+		return singlestep ? STEP_DONE : STEP_PENDING;
 	}
+	if (now_la == b->la && !singlestep) {
+		out->retired = 1; /* the mov ss retired, the second did not yet */
+		return STEP_DONE;
+	}
+	if (always_leaves(b))
+		return resolve(b, in->cpl, now_la, singlestep, filter, out);
+	if (now_la == b->la || now_la == next_la(b)) {
+		out->hlt_retired = singlestep && ((a->info.flags | b->info.flags) & INSN_F_HLT);
+		return STEP_DONE;
+	}
+	if (b->info.kind == VBTS_BR_UNKNOWN) {
+		/* neither transfers control: the mov ss itself may have faulted */
+		emit_escape(out, VBTS_ESC_GAP_BEGIN, a->la, VBTS_GAP_UNKNOWN);
+		return STEP_LOST;
+	}
+	return resolve(b, in->cpl, now_la, singlestep, filter, out);
+}
 
-	if (now_la == a->la && !singlestep)
+enum step_verdict step__classify(const struct step_insn *in, uint64_t now_la, bool singlestep,
+				 enum vbts_cpl_filter filter, struct step_out *out)
+{
+	const struct step_decoded *a = &in->first;
+
+	out->retired = in->has_second ? 2 : 1;
+	if (in->has_second)
+		return classify_pair(in, now_la, singlestep, filter, out);
+
+	if (now_la == a->la && !singlestep) {
+		out->retired = 0;
 		return STEP_PENDING;
+	}
 	if (always_leaves(a))
 		return resolve(a, in->cpl, now_la, singlestep, filter, out);
 	if (now_la == next_la(a)) {
@@ -168,7 +208,12 @@ enum step_verdict step__classify(const struct step_insn *in, uint64_t now_la, bo
 			return STEP_DONE; /* the next iteration */
 		if (a->info.kind != VBTS_BR_UNKNOWN)
 			return resolve(a, in->cpl, now_la, singlestep, filter, out); /* to itself */
+		out->retired = 0;
 		return STEP_DONE; /* no progress seen */
+	}
+	if (singlestep && now_la != a->target && resolve_landing(in, now_la, filter, out)) {
+		out->retired = 2;
+		return STEP_DONE;
 	}
 	return resolve(a, in->cpl, now_la, singlestep, filter, out);
 }
@@ -189,6 +234,9 @@ static unsigned int reach(const struct step_insn *in, const struct step_decoded 
 		return m | 1U; /* handlers run at CPL 0 */
 	if ((d->info.kind == VBTS_BR_FAR_JMP || d->info.kind == VBTS_BR_FAR_CALL) && in->lmode)
 		return (2U << (cpl & 3)) - 1; /* call gates only go inward: CPL 0..cpl */
+	if ((d->info.kind == VBTS_BR_FAR_RET || d->info.kind == VBTS_BR_IRET) && d == &in->first &&
+	    in->ret_cpl_known)
+		return m | (1U << (in->ret_cpl & 3)) | 1U;
 	if (d->info.flags & INSN_F_CPL_CHANGE)
 		return 0xf;
 	return m;
@@ -290,8 +338,7 @@ bool step_core__exit(struct step_core *c, const struct step_obs *now, bool singl
 			enum step_verdict v = step__classify(&c->insn, now->la, singlestep, c->filter,
 							     out);
 
-			if (v != STEP_PENDING)
-				c->steps += c->insn.has_second ? 2 : 1;
+			c->steps += out->retired;
 			if (v == STEP_LOST) {
 				c->gap_open = true;
 				c->gaps++;

@@ -38,7 +38,8 @@ struct step_obs {
  * @la:         linear address
  * @info:       classification
  * @has_target: @target is the exact linear address control reaches when it transfers: the
- *              direct branch target, or the handler of a verified gate / the SYSCALL MSR
+ *              direct branch target, the handler of a verified gate / the SYSCALL MSR, or
+ *              the return address an iret pops
  * @target:     that address
  */
 struct step_decoded {
@@ -57,6 +58,14 @@ struct step_decoded {
  * @lmode:      long mode: no hardware task switches, far jmp/call only keep or lower the CPL
  * @first:      the instruction at RIP
  * @second:     the instruction after it, when @has_second
+ * @has_landing: @first is an iret whose return address (@first.target) could be decoded:
+ *              @landing is the instruction there, at CPL @landing_cpl. The step after an
+ *              iret may stop only after it (measured on this host's KVM).
+ * @landing_cpl: CPL @landing runs at
+ * @ret_cpl_known: @first is an iret or far ret and @ret_cpl is the CPL it returns to (the
+ *              RPL of the CS on the stack; a fault on the way goes to CPL 0)
+ * @ret_cpl:    that CPL
+ * @landing:    the instruction at the iret's return address
  */
 struct step_insn {
 	bool valid;
@@ -64,8 +73,13 @@ struct step_insn {
 	uint8_t cpl;
 	bool real;
 	bool lmode;
+	bool has_landing;
+	uint8_t landing_cpl;
+	bool ret_cpl_known;
+	uint8_t ret_cpl;
 	struct step_decoded first;
 	struct step_decoded second;
+	struct step_decoded landing;
 };
 
 /* The most records one exit or one plan produces. */
@@ -75,11 +89,13 @@ struct step_insn {
  * struct step_out - records produced by one decision, in stream order.
  * @rec:        records
  * @n:          how many
+ * @retired:    instructions seen retiring (set by step__classify())
  * @hlt_retired: a `hlt` retired under the step (the exit should be seen as a halt)
  */
 struct step_out {
 	struct vbts_record rec[STEP_OUT_MAX];
 	unsigned int n;
+	unsigned int retired;
 	bool hlt_retired;
 };
 

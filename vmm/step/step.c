@@ -28,6 +28,7 @@
 #define EFER_SCE (1ULL << 0)
 #define EFER_LMA (1ULL << 10)
 #define RFLAGS_OF (1ULL << 11)
+#define RFLAGS_NT (1ULL << 14)
 #define RFLAGS_VM (1ULL << 17)
 #define DR6_BS (1ULL << 14)
 #define DB_VECTOR 1
@@ -221,6 +222,49 @@ static bool decode_at(const struct tracer_vcpu *tv, struct step_vcpu *sv, enum i
 	return true;
 }
 
+/*
+ * The return address of an iret or far ret, popped from the stack it will use, the CPL it
+ * returns to, and the instruction there: the step after an iret may only stop past that
+ * instruction. The return CS is taken as flat outside real mode; when it is not, the
+ * prediction fails to match and a gap is written instead of a branch.
+ */
+static void predict_return(const struct tracer_vcpu *tv, struct step_vcpu *sv,
+			   enum insn_mode mode, struct step_insn *in)
+{
+	const struct kvm_sregs *sr = &sv->sregs;
+	unsigned int sz = in->first.info.opsize;
+	uint64_t sp = sv->regs.rsp, ip = 0, cs = 0, fl = 0;
+	struct gva_space s;
+
+	if ((sz != 2 && sz != 4 && sz != 8) || ((sv->regs.rflags & RFLAGS_VM) && !in->lmode))
+		return;
+	if (mode != INSN_MODE_LONG64)
+		sp = (sr->ss.base + (sr->ss.db ? (sp & 0xffffffffULL) : (sp & 0xffff))) &
+		     0xffffffffULL;
+	address_space(tv, sv, &s);
+	if (gva__read(&s, sp, &ip, sz) || gva__read(&s, sp + sz, &cs, sz))
+		return;
+	if (in->real) {
+		in->first.target = ((cs & 0xffff) << 4) + (ip & 0xffff);
+		in->landing_cpl = 0;
+	} else {
+		in->first.target = mode == INSN_MODE_LONG64 ? ip : (ip & 0xffffffffULL);
+		in->landing_cpl = cs & 3;
+		in->ret_cpl = cs & 3;
+		in->ret_cpl_known = true;
+		if (in->first.info.kind == VBTS_BR_IRET && !in->lmode) {
+			/* a nested-task return, or a return to virtual-8086 mode */
+			if ((sv->regs.rflags & RFLAGS_NT) ||
+			    gva__read(&s, sp + 2 * sz, &fl, sz) || (fl & RFLAGS_VM))
+				in->ret_cpl_known = false;
+		}
+	}
+	in->first.has_target = true;
+	if (in->first.info.kind == VBTS_BR_IRET)
+		in->has_landing = decode_at(tv, sv, mode, in->landing_cpl, in->first.target, ip,
+					    &in->landing);
+}
+
 static void decode_next(const struct tracer_vcpu *tv, struct step_vcpu *sv,
 			const struct step_obs *o, struct step_insn *in)
 {
@@ -232,7 +276,11 @@ static void decode_next(const struct tracer_vcpu *tv, struct step_vcpu *sv,
 	in->real = !(sv->sregs.cr0 & CR0_PE);
 	in->lmode = sv->sregs.efer & EFER_LMA;
 	in->valid = decode_at(tv, sv, mode, o->cpl, o->la, sv->regs.rip, &in->first);
-	if (!in->valid || !(in->first.info.flags & INSN_F_MOV_SS))
+	if (!in->valid)
+		return;
+	if (in->first.info.kind == VBTS_BR_IRET || in->first.info.kind == VBTS_BR_FAR_RET)
+		predict_return(tv, sv, mode, in);
+	if (!(in->first.info.flags & INSN_F_MOV_SS))
 		return;
 	ip2 = sv->regs.rip + in->first.info.len;
 	if (mode != INSN_MODE_LONG64)

@@ -309,6 +309,46 @@ START_TEST(test_classify_syscall)
 }
 END_TEST
 
+START_TEST(test_classify_iret)
+{
+	/* iretq at 0x100c2d returning to 0x100c31 (lea, 7 bytes), as measured */
+	struct step_insn in = one(with_target(dec(0x100c2d, 2, VBTS_BR_IRET, INSN_F_CPL_CHANGE),
+					      0x100c31), 0);
+	struct step_out out = { 0 };
+
+	in.has_landing = true;
+	in.landing = dec(0x100c31, 7, 0, 0);
+	/* real KVM: the step stops at the return address */
+	ck_assert_int_eq(step__classify(&in, 0x100c31, true, VBTS_CPL_ALL, &out), STEP_DONE);
+	ck_assert_uint_eq(out.n, 1);
+	assert_branch(&out.rec[0], 0x100c2d, 0x100c31, 0, VBTS_BR_IRET);
+	ck_assert_uint_eq(out.retired, 1);
+	/* this host: it stops after the instruction there; never a branch to 0x100c38 */
+	out.n = 0;
+	ck_assert_int_eq(step__classify(&in, 0x100c38, true, VBTS_CPL_ALL, &out), STEP_DONE);
+	ck_assert_uint_eq(out.n, 1);
+	assert_branch(&out.rec[0], 0x100c2d, 0x100c31, 0, VBTS_BR_IRET);
+	ck_assert_uint_eq(out.retired, 2);
+	/* the landing instruction is a taken jmp: both branches */
+	in.landing = with_target(dec(0x100c31, 2, VBTS_BR_JMP, INSN_F_DIRECT), 0x100d00);
+	out.n = 0;
+	ck_assert_int_eq(step__classify(&in, 0x100d00, true, VBTS_CPL_ALL, &out), STEP_DONE);
+	ck_assert_uint_eq(out.n, 2);
+	assert_branch(&out.rec[1], 0x100c31, 0x100d00, 0, VBTS_BR_JMP);
+	/* anywhere else: a gap from the iret, not a branch */
+	out.n = 0;
+	ck_assert_int_eq(step__classify(&in, 0x200000, true, VBTS_CPL_ALL, &out), STEP_LOST);
+	ck_assert_uint_eq(out.n, 1);
+	assert_escape(&out.rec[0], VBTS_ESC_GAP_BEGIN, 0x100c2d, VBTS_GAP_UNKNOWN);
+	/* without a prediction, the step trap shows the target */
+	in.first.has_target = false;
+	in.has_landing = false;
+	out.n = 0;
+	ck_assert_int_eq(step__classify(&in, 0x200000, true, VBTS_CPL_ALL, &out), STEP_DONE);
+	assert_branch(&out.rec[0], 0x100c2d, 0x200000, 0, VBTS_BR_IRET);
+}
+END_TEST
+
 START_TEST(test_classify_filter)
 {
 	struct step_insn in = one(dec(0x1000, 2, VBTS_BR_JMP_IND, 0), 0);
@@ -502,7 +542,14 @@ START_TEST(test_core_far_reach)
 	/* far ret may return outward, in any mode */
 	lret.lmode = true;
 	ck_assert(!step_core__plan(&c, &o, &lret, 0, &out));
+	/* ... unless the CS it pops says it stays in ring 0 */
+	lret.ret_cpl_known = true;
+	lret.ret_cpl = 0;
+	ck_assert(step_core__plan(&c, &o, &lret, 0, &out));
+	lret.ret_cpl = 3;
+	ck_assert(!step_core__plan(&c, &o, &lret, 0, &out));
 	/* real-address mode: nothing changes the CPL */
+	lret.ret_cpl_known = false;
 	lret.lmode = false;
 	lret.real = true;
 	ck_assert(step_core__plan(&c, &o, &lret, 0, &out));
@@ -712,6 +759,7 @@ Suite *core_suite(void)
 	tcase_add_test(tc, test_classify_into);
 	tcase_add_test(tc, test_classify_ud2_emulated);
 	tcase_add_test(tc, test_classify_syscall);
+	tcase_add_test(tc, test_classify_iret);
 	tcase_add_test(tc, test_classify_filter);
 	suite_add_tcase(s, tc);
 
