@@ -28,6 +28,8 @@ static const char decode_usage[] =
 	"  --task NAME|PID      only the records of this guest task (from events.jsonl);\n"
 	"                       losses, start, stop and freeze records are always shown\n"
 	"  --summary            then print a summary: records, branches, gaps, losses, tasks\n"
+	"  --lines              text: add the source file and line of each address when\n"
+	"                       the image has DWARF line information\n"
 	"  --image ELF          take symbols from ELF instead of the image vm.json names\n"
 	"  -h, --help           this text\n"
 	"\n"
@@ -43,6 +45,7 @@ struct decode_opts {
 	bool last_set;
 	uint64_t last;
 	bool summary;
+	bool lines;
 };
 
 /* A growable list of records, for --last. */
@@ -84,7 +87,7 @@ static int parse_u64(const char *s, uint64_t *v)
 
 static int parse_args(int argc, char **argv, struct decode_opts *o)
 {
-	enum { OPT_FORMAT = 256, OPT_VCPU, OPT_LAST, OPT_TASK, OPT_SUMMARY, OPT_IMAGE };
+	enum { OPT_FORMAT = 256, OPT_VCPU, OPT_LAST, OPT_TASK, OPT_SUMMARY, OPT_IMAGE, OPT_LINES };
 	static const struct option longopts[] = {
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "vcpu", required_argument, NULL, OPT_VCPU },
@@ -92,6 +95,7 @@ static int parse_args(int argc, char **argv, struct decode_opts *o)
 		{ "task", required_argument, NULL, OPT_TASK },
 		{ "summary", no_argument, NULL, OPT_SUMMARY },
 		{ "image", required_argument, NULL, OPT_IMAGE },
+		{ "lines", no_argument, NULL, OPT_LINES },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -137,6 +141,9 @@ static int parse_args(int argc, char **argv, struct decode_opts *o)
 			break;
 		case OPT_IMAGE:
 			o->image = optarg;
+			break;
+		case OPT_LINES:
+			o->lines = true;
 			break;
 		case 'h':
 			fputs(decode_usage, stdout);
@@ -220,6 +227,7 @@ static int decode(int argc, char **argv)
 	e.format = o.format;
 	e.procmap = trace_dir__procmap(t);
 	e.symbols = o.format == EXPORT_TEXT ? trace_dir__symbols(t) : NULL;
+	e.lines = o.lines;
 	if (o.task) {
 		want = procmap__find(e.procmap, o.task);
 		if (!want) {

@@ -139,6 +139,8 @@ static void task_label(const struct exporter *e, const struct decoded_record *r,
 static void text_addr(const struct exporter *e, FILE *f, uint64_t addr, bool valid)
 {
 	struct symbol_hit hit;
+	const char *file;
+	int line;
 
 	if (!valid) {
 		fputs("?", f);
@@ -151,6 +153,8 @@ static void text_addr(const struct exporter *e, FILE *f, uint64_t addr, bool val
 		fputs(" [unknown]", f);
 	else
 		fprintf(f, " %s+0x%" PRIx64, hit.name, hit.offset);
+	if (e->lines && !symbols__line(e->symbols, addr, &file, &line))
+		fprintf(f, " (%s:%d)", file, line);
 }
 
 static void text_record(const struct exporter *e, const struct decoded_record *r)
@@ -286,6 +290,17 @@ int exporter__summary(const struct exporter *e, const struct trace_summary *s)
 		if (s->unknown)
 			fprintf(f, ", %" PRIu64 " unknown escapes", s->unknown);
 		fputc('\n', f);
+		if (s->nr_cr3s)
+			fputs("tasks:", f);
+		for (size_t i = 0; i < s->nr_cr3s; i++) {
+			struct decoded_record r = { .cr3 = s->cr3s[i], .cr3_valid = true };
+			char task[64];
+
+			task_label(e, &r, task, sizeof(task));
+			fprintf(f, " %s", task);
+		}
+		if (s->nr_cr3s)
+			fputc('\n', f);
 	}
 	return ferror(f) ? -EIO : 0;
 }

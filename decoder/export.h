@@ -39,12 +39,14 @@ enum export_format {
  * @format:  EXPORT_*
  * @procmap: task names, or NULL
  * @symbols: symbol table, or NULL (text only; jsonl never carries symbols)
+ * @lines:   text: add " (file:line)" after symbols when DWARF has them
  */
 struct exporter {
 	FILE *out;
 	enum export_format format;
 	const struct procmap *procmap;
 	const struct symbols *symbols;
+	bool lines;
 };
 
 /**

@@ -6,9 +6,13 @@
  * SHT_DYNSYM when there is no symtab, are kept. Section, file and data symbols are not: a
  * branch lands in code. No per-address memoization: a binary search over a few thousand
  * entries is cheaper than the text formatting around it.
+ *
+ * Source lines come from DWARF through libdw when the file has it; the ELF handle and its
+ * file stay open for that as long as the table lives.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <elfutils/libdw.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <stdbool.h>
@@ -33,6 +37,9 @@ struct symbols {
 	size_t nr;
 	char *names;            /* all names, NUL separated */
 	char *build_id;
+	int fd;                 /* kept open for libdw, -1 without DWARF */
+	Elf *elf;
+	Dwarf *dwarf;
 };
 
 static int cmp_symbol(const void *a, const void *b)
@@ -205,6 +212,7 @@ struct symbols *symbols__load(const char *path)
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return NULL;
+	s->fd = -1;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		err = errno;
@@ -222,6 +230,12 @@ struct symbols *symbols__load(const char *path)
 	if (err)
 		goto err_end;
 	set_extents(elf, s);
+	s->dwarf = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+	if (s->dwarf) {
+		s->fd = fd;
+		s->elf = elf;
+		return s;
+	}
 	elf_end(elf);
 	close(fd);
 	return s;
@@ -271,6 +285,24 @@ int symbols__lookup(const struct symbols *s, uint64_t addr, struct symbol_hit *h
 	return -ENOENT;
 }
 
+int symbols__line(const struct symbols *s, uint64_t addr, const char **file, int *line)
+{
+	Dwarf_Die cu;
+	Dwarf_Line *l;
+	const char *src;
+
+	if (!s->dwarf || !dwarf_addrdie(s->dwarf, addr, &cu))
+		return -ENOENT;
+	l = dwarf_getsrc_die(&cu, addr);
+	if (!l)
+		return -ENOENT;
+	src = dwarf_linesrc(l, NULL, NULL);
+	if (!src || dwarf_lineno(l, line))
+		return -ENOENT;
+	*file = strrchr(src, '/') ? strrchr(src, '/') + 1 : src;
+	return 0;
+}
+
 const char *symbols__build_id(const struct symbols *s)
 {
 	return s->build_id;
@@ -285,6 +317,12 @@ void symbols__free(struct symbols *s)
 {
 	if (!s)
 		return;
+	if (s->dwarf)
+		dwarf_end(s->dwarf);
+	if (s->elf)
+		elf_end(s->elf);
+	if (s->fd >= 0)
+		close(s->fd);
 	free(s->syms);
 	free(s->names);
 	free(s->build_id);

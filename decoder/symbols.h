@@ -45,6 +45,17 @@ struct symbols *symbols__load(const char *path);
 int symbols__lookup(const struct symbols *s, uint64_t addr, struct symbol_hit *hit);
 
 /**
+ * symbols__line() - the source line of @addr, from DWARF.
+ * @s:    table
+ * @addr: guest address
+ * @file: receives the source file's base name (owned by the table)
+ * @line: receives the line number
+ *
+ * Return: 0, or -ENOENT when the file has no DWARF line information for @addr.
+ */
+int symbols__line(const struct symbols *s, uint64_t addr, const char **file, int *line);
+
+/**
  * symbols__build_id() - the file's GNU build ID as lowercase hex.
  * @s: table
  *

@@ -1,34 +1,47 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * symtest.S - a symbol table with a fixed layout for the symbolizer and golden tests
- * (assembled once as ELF64 and once as ELF32). Offsets are part of the golden files.
+ * (assembled once as ELF64 and once as ELF32). Offsets are part of the golden files; real
+ * instructions rather than .skip so that the assembler emits DWARF line information.
  */
 	.text
 	.globl	main
 	.type	main, @function
 main:					/* 0x00, sized 0x40 */
-	.skip	0x40, 0x90
+	.rept	0x40
+	nop
+	.endr
 	.size	main, . - main
 
 	.globl	parse
 	.type	parse, @function
 parse:					/* 0x40, sized 0x30 */
-	.skip	0x30, 0x90
+	.rept	0x30
+	nop
+	.endr
 	.size	parse, . - parse
 
 	.type	deref, @function	/* local */
 deref:					/* 0x70, sized 0x10 */
-	.skip	0x10, 0x90
+	.rept	0x10
+	nop
+	.endr
 	.size	deref, . - deref
 
-	.skip	0x10, 0xcc		/* 0x80: padding no symbol covers */
+	.rept	0x10			/* 0x80: padding no symbol covers */
+	int3
+	.endr
 
 	.globl	isr_entry		/* 0x90: an assembly label, no type, no size */
 isr_entry:
-	.skip	0x20, 0x90
+	.rept	0x20
+	nop
+	.endr
 	.globl	isr_common		/* 0xb0: the next label ends isr_entry */
 isr_common:
-	.skip	0x10, 0x90
+	.rept	0x10
+	nop
+	.endr
 					/* 0xc0: end of .text */
 	.data
 	.globl	counter			/* data symbols are not branch targets */

@@ -203,6 +203,7 @@ static const struct {
 	{ "decode-vcpu1.jsonl", { "--vcpu", "1", "--format", "jsonl", "--summary", NULL } },
 	{ "decode-task-crash.txt", { "--task", "crash", NULL } },
 	{ "decode-last0-summary.jsonl", { "--last", "0", "--summary", "--format", "jsonl", NULL } },
+	{ "decode-vcpu0-last4-lines.txt", { "--vcpu", "0", "--last", "4", "--lines", NULL } },
 };
 
 START_TEST(test_golden)

@@ -58,15 +58,46 @@ static void check_lookups(const char *path)
 	symbols__free(s);
 }
 
+/* Source lines from the assembler's DWARF: the line of each block's instruction. */
+static void check_lines(const char *path)
+{
+	static const struct {
+		uint64_t addr;
+		int line;       /* 0: none */
+	} want[] = {
+		{ 0x00, 12 }, { 0x3f, 12 }, { 0x40, 20 }, { 0x75, 27 }, { 0x85, 32 },
+		{ 0x90, 38 }, { 0xb5, 43 }, { 0x1000, 0 },
+	};
+	struct symbols *s = symbols__load(path);
+	const char *file;
+	int line;
+
+	ck_assert_ptr_nonnull(s);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		int ret = symbols__line(s, want[i].addr, &file, &line);
+
+		if (!want[i].line) {
+			ck_assert_int_eq(ret, -ENOENT);
+			continue;
+		}
+		ck_assert_msg(!ret, "%#llx: no line", (unsigned long long)want[i].addr);
+		ck_assert_str_eq(file, "symtest.S");
+		ck_assert_int_eq(line, want[i].line);
+	}
+	symbols__free(s);
+}
+
 START_TEST(test_symbols_elf64)
 {
 	check_lookups(SYMTEST64);
+	check_lines(SYMTEST64);
 }
 END_TEST
 
 START_TEST(test_symbols_elf32)
 {
 	check_lookups(SYMTEST32);
+	check_lines(SYMTEST32);
 }
 END_TEST
 
