@@ -140,8 +140,10 @@ __asm__(
 	"	push %rbx\n"
 	"	xor %ebx, %ebx\n"
 	COMMON_BRANCHES("k", "0x08")
+#ifndef BRANCHES_KERNEL_ONLY
 	L(BR("k", "int_from"))
 	"	int $0x81\n"
+#endif
 	/* SYSCALL in ring 0, to an entry that returns by an indirect jump. */
 	"	mov $0xc0000082, %ecx\n"
 	"	lea k_syscall_entry(%rip), %rax\n"
