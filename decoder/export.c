@@ -37,12 +37,11 @@ static void json_string(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+/* An address member; an unknown address (an orphan gap half) is left out. */
 static void json_addr(FILE *f, const char *key, uint64_t v, bool valid)
 {
 	if (valid)
 		fprintf(f, ",\"%s\":\"0x%" PRIx64 "\"", key, v);
-	else
-		fprintf(f, ",\"%s\":null", key);
 }
 
 static const char *start_filter_name(uint64_t aux)

@@ -8,7 +8,7 @@
  *   {"type":"task-arrive","vcpu":0,"seq":13,"cr3":"0x203000","time":123,"task":"ping"}
  *   {"type":"task-depart", same members}
  *   {"type":"gap","vcpu":0,"seq":14,"from":"0x100080","to":"0x100200","reason":"idt"}
- *      (from or to is null for an orphan half whose partner is missing)
+ *      (from or to is left out for an orphan half whose partner is missing)
  *   {"type":"lost","vcpu":0,"seq":0,"count":7}
  *   {"type":"time"|"stop","vcpu":0,"seq":9,"time":123}
  *   {"type":"start","vcpu":0,"seq":0,"time":0,"trace":"all"|"user"|"kernel"|"none"}
