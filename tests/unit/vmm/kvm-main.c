@@ -1,0 +1,262 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kvm-main.c - check-vmm-kvm: `vbts run` and `vbts probe` on the host's /dev/kvm with the
+ * hello guest: exit status, console, trace directory, agent events, refusals of bad input.
+ * Exits 77 when /dev/kvm cannot be opened.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <vbts/ring-format.h>
+
+#include "check-main.h"
+
+static char tmp[PATH_MAX];
+
+static void make_tmp(void)
+{
+	snprintf(tmp, sizeof(tmp), "%s/check-vmm-kvm-XXXXXX",
+		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	ck_assert_ptr_nonnull(mkdtemp(tmp));
+}
+
+static void remove_tmp(void)
+{
+	char cmd[PATH_MAX + 16];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+/* Run vbts with @args (NULL-terminated); stdout and stderr go to tmp/out and tmp/err. */
+static int vbts(const char *const *args)
+{
+	const char *argv[32] = { VBTS_EXE };
+	char out[PATH_MAX + 8], err[PATH_MAX + 8];
+	int status, n = 1;
+	pid_t pid;
+
+	while (*args && n < 31)
+		argv[n++] = *args++;
+	argv[n] = NULL;
+	snprintf(out, sizeof(out), "%s/out", tmp);
+	snprintf(err, sizeof(err), "%s/err", tmp);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		dup2(o, 1);
+		dup2(e, 2);
+		execv(VBTS_EXE, (char *const *)argv);
+		_exit(127);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
+static char *slurp(const char *name)
+{
+	static char buf[1 << 16];
+	char path[PATH_MAX + 16];
+	size_t n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", tmp, name);
+	f = fopen(path, "r");
+	if (!f)
+		return NULL;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+static int lines(const char *s)
+{
+	int n = 0;
+
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+START_TEST(test_run_hello)
+{
+	char console[PATH_MAX + 16];
+
+	make_tmp();
+	snprintf(console, sizeof(console), "%s/console", tmp);
+	ck_assert_int_eq(vbts((const char *[]){ "run", "--console", console, "--stats", HELLO_ELF,
+						NULL }), 67);
+	ck_assert_str_eq(slurp("console"), "hello\n");
+	ck_assert_ptr_nonnull(strstr(slurp("err"), "unclaimed pio 0 reads 1 writes"));
+	ck_assert_ptr_nonnull(strstr(slurp("err"), "exits IO="));
+	/* Without --console the guest writes to stdout. */
+	ck_assert_int_eq(vbts((const char *[]){ "run", HELLO_ELF, NULL }), 67);
+	ck_assert_str_eq(slurp("out"), "hello\n");
+	ck_assert_str_eq(slurp("err"), "");
+	ck_assert_int_eq(vbts((const char *[]){ "run", "--vcpus", "2", HELLO_ELF, NULL }), 67);
+	remove_tmp();
+}
+END_TEST
+
+START_TEST(test_run_trace)
+{
+	char dir[PATH_MAX + 8], ring[PATH_MAX + 32], *ev;
+	struct vbts_ring_header hdr;
+	json_t *o;
+	FILE *f;
+
+	make_tmp();
+	snprintf(dir, sizeof(dir), "%s/trace", tmp);
+	ck_assert_int_eq(vbts((const char *[]){ "run", "--trace", dir, "--ring", "1024",
+						HELLO_ELF, NULL }), 67);
+	ev = slurp("trace/events.jsonl");
+	ck_assert_ptr_nonnull(ev);
+	ck_assert_int_eq(lines(ev), 1); /* the over-long and the hostile line are dropped */
+	o = json_loads(ev, JSON_DISABLE_EOF_CHECK, NULL);
+	ck_assert_ptr_nonnull(o);
+	ck_assert_str_eq(json_string_value(json_object_get(o, "name")), "hello");
+	ck_assert_ptr_null(json_object_get(o, "evil"));
+	ck_assert_int_eq(json_integer_value(json_object_get(o, "vcpu")), 0);
+	json_decref(o);
+
+	o = json_loads(slurp("trace/vm.json"), 0, NULL);
+	ck_assert_ptr_nonnull(o);
+	ck_assert_uint_eq(strlen(json_string_value(json_object_get(o, "build_id"))), 40);
+	ck_assert_int_eq(json_integer_value(json_object_get(o, "ring_records")), 1024);
+	json_decref(o);
+
+	snprintf(ring, sizeof(ring), "%s/trace/vcpu0.ring", tmp);
+	f = fopen(ring, "r");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fread(&hdr, sizeof(hdr), 1, f), 1);
+	fclose(f);
+	ck_assert_uint_eq(hdr.magic, VBTS_RING_MAGIC);
+	ck_assert_uint_eq(hdr.capacity, 1024);
+	ck_assert_uint_ge(hdr.committed, 2); /* at least start and stop */
+	ck_assert_uint_ne(hdr.flags & VBTS_RING_F_CLOSED, 0);
+	remove_tmp();
+}
+END_TEST
+
+START_TEST(test_bad_input)
+{
+	char dir[PATH_MAX + 8], file[PATH_MAX + 16];
+	FILE *f;
+
+	make_tmp();
+	snprintf(file, sizeof(file), "%s/keep", tmp);
+	f = fopen(file, "w");
+	fputs("x\n", f);
+	fclose(f);
+	/* tmp is not empty (keep, and the out/err files). */
+	ck_assert_int_eq(vbts((const char *[]){ "run", "--trace", tmp, HELLO_ELF, NULL }), 2);
+	ck_assert_ptr_nonnull(strstr(slurp("err"), "exists and is not empty"));
+	ck_assert_int_eq(lines(slurp("err")), 1);
+	ck_assert_int_eq(access(file, F_OK), 0);
+
+	snprintf(dir, sizeof(dir), "%s/t", tmp);
+	ck_assert_int_eq(vbts((const char *[]){ "run", "--trace", dir, "--ring", "0", HELLO_ELF,
+						NULL }), 2);
+	ck_assert_int_eq(lines(slurp("err")), 1);
+	ck_assert_int_eq(access(dir, F_OK), -1);
+	ck_assert_int_eq(vbts((const char *[]){ "run", "--trace", dir, "--ring", "999999999999",
+						HELLO_ELF, NULL }), 2);
+	ck_assert_int_eq(access(dir, F_OK), -1);
+
+	ck_assert_int_eq(vbts((const char *[]){ "run", "--trace", dir, file, NULL }), 2);
+	ck_assert_ptr_nonnull(strstr(slurp("err"), "not an ELF file"));
+	ck_assert_int_eq(access(dir, F_OK), -1); /* nothing half-written */
+	ck_assert_int_eq(vbts((const char *[]){ "run", "/proc/self/exe", NULL }), 2);
+	ck_assert_ptr_nonnull(strstr(slurp("err"), "ELF64"));
+	ck_assert_int_eq(vbts((const char *[]){ "run", "/nonexistent", NULL }), 2);
+	ck_assert_int_eq(vbts((const char *[]){ "run", "--memory", "0", HELLO_ELF, NULL }), 2);
+	ck_assert_int_eq(vbts((const char *[]){ "run", "--cpl", "ring2", HELLO_ELF, NULL }), 2);
+	ck_assert_int_eq(vbts((const char *[]){ "run", NULL }), 2);
+	remove_tmp();
+}
+END_TEST
+
+START_TEST(test_probe)
+{
+	static const char *const keys[] = {
+		"cpl0_single_step", "cpl3_single_step", "cpl3_hw_breakpoint", "user_msr_exits",
+		"sync_regs",
+	};
+	static const char *const names[] = {
+		"cpl0 single-step: ", "cpl3 single-step: ", "cpl3 hw breakpoint: ",
+		"user msr exits: ", "sync regs: ",
+	};
+	json_t *o;
+	char *out;
+
+	make_tmp();
+	ck_assert_int_eq(vbts((const char *[]){ "probe", NULL }), 0);
+	out = slurp("out");
+	ck_assert_int_eq(lines(out), 5);
+	for (int i = 0; i < 5; i++) {
+		char *p = strstr(out, names[i]);
+
+		ck_assert_msg(p, "no line '%s'", names[i]);
+		p += strlen(names[i]);
+		ck_assert(!strncmp(p, "yes\n", 4) || !strncmp(p, "no\n", 3));
+	}
+	ck_assert_int_eq(vbts((const char *[]){ "probe", "--json", NULL }), 0);
+	o = json_loads(slurp("out"), 0, NULL);
+	ck_assert_ptr_nonnull(o);
+	for (int i = 0; i < 5; i++)
+		ck_assert(json_is_boolean(json_object_get(o, keys[i])));
+	json_decref(o);
+	remove_tmp();
+}
+END_TEST
+
+static Suite *kvm_suite(void)
+{
+	Suite *s = suite_create("vmm-kvm");
+	TCase *tc = tcase_create("run");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_run_hello);
+	tcase_add_test(tc, test_run_trace);
+	tcase_add_test(tc, test_bad_input);
+	tcase_add_test(tc, test_probe);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+static int run_suites(void)
+{
+	SRunner *sr = srunner_create(kvm_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
+int main(void)
+{
+	int fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+
+	if (fd < 0) {
+		printf("skip: /dev/kvm is not available (%s)\n", strerror(errno));
+		return 77;
+	}
+	close(fd);
+	return run_suites();
+}

@@ -1,0 +1,365 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * test-devices.c - byte handling of the 8250 UART, the debug-exit port, the agent channel
+ * (good, over-long and hostile lines) and the I/O bus.
+ */
+#include <check.h>
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <vbts/agent-proto.h>
+
+#include "agent.h"
+#include "debug-exit.h"
+#include "iobus.h"
+#include "tests.h"
+#include "uart.h"
+
+static uint8_t uart_rd(struct uart *u, unsigned int reg)
+{
+	uint8_t b = 0xee;
+	struct io_access a = { .offset = reg, .data = &b, .size = 1, .write = false };
+
+	uart__io(u, &a);
+	return b;
+}
+
+static void uart_wr(struct uart *u, unsigned int reg, uint8_t v)
+{
+	struct io_access a = { .offset = reg, .data = &v, .size = 1, .write = true };
+
+	uart__io(u, &a);
+}
+
+/* Everything written to @f so far, NUL-terminated, in @buf. */
+static void slurp(FILE *f, char *buf, size_t len)
+{
+	size_t n;
+
+	fflush(f);
+	rewind(f);
+	n = fread(buf, 1, len - 1, f);
+	buf[n] = '\0';
+}
+
+START_TEST(test_uart_polling_driver)
+{
+	FILE *out = tmpfile();
+	struct uart *u = uart__create(out, 1000);
+	uint64_t written, dropped;
+	char buf[64];
+
+	ck_assert_ptr_nonnull(u);
+	/* What a polling driver does: program 115200 8N1, then wait for THRE per byte. */
+	uart_wr(u, UART_IER, 0);
+	uart_wr(u, UART_LCR, 0x80);
+	uart_wr(u, UART_RBR_THR, 1);
+	uart_wr(u, UART_IER, 0);
+	ck_assert_uint_eq(uart_rd(u, UART_RBR_THR), 1); /* DLL while DLAB */
+	uart_wr(u, UART_LCR, 0x03);
+	uart_wr(u, UART_IIR_FCR, 0xc7);
+	uart_wr(u, UART_MCR, 0x0b);
+	for (const char *p = "hi\n"; *p; p++) {
+		ck_assert_uint_eq(uart_rd(u, UART_LSR) & (UART_LSR_THRE | UART_LSR_TEMT),
+				  UART_LSR_THRE | UART_LSR_TEMT);
+		uart_wr(u, UART_RBR_THR, *p);
+	}
+	ck_assert_uint_eq(uart_rd(u, UART_LCR), 0x03);
+	ck_assert_uint_eq(uart_rd(u, UART_MCR), 0x0b);
+	ck_assert_uint_eq(uart_rd(u, UART_IIR_FCR) & 0x0f, UART_IIR_NO_INT);
+	ck_assert_uint_eq(uart_rd(u, UART_LSR) & 0x01, 0); /* never data ready */
+	uart_wr(u, UART_SCR, 0x5a);
+	ck_assert_uint_eq(uart_rd(u, UART_SCR), 0x5a);
+	slurp(out, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "hi\n");
+	uart__stats(u, &written, &dropped);
+	ck_assert_uint_eq(written, 3);
+	ck_assert_uint_eq(dropped, 0);
+	uart__destroy(u);
+	fclose(out);
+}
+END_TEST
+
+START_TEST(test_uart_limit_and_loopback)
+{
+	FILE *out = tmpfile();
+	struct uart *u = uart__create(out, 4);
+	uint64_t written, dropped;
+	char buf[64];
+
+	for (int i = 0; i < 10; i++)
+		uart_wr(u, UART_RBR_THR, 'a' + i);
+	uart_wr(u, UART_MCR, UART_MCR_LOOP);
+	uart_wr(u, UART_RBR_THR, 'z'); /* loopback: not transmitted */
+	slurp(out, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "abcd");
+	uart__stats(u, &written, &dropped);
+	ck_assert_uint_eq(written, 4);
+	ck_assert_uint_eq(dropped, 6);
+	uart__destroy(u);
+	fclose(out);
+}
+END_TEST
+
+static void note_status(void *opaque, int status)
+{
+	int *p = opaque;
+
+	*p = status;
+}
+
+START_TEST(test_debug_exit)
+{
+	int status = -1;
+	struct debug_exit d = { .notify = note_status, .opaque = &status };
+	uint8_t b = 0x21;
+	uint32_t w = 0x1234;
+	struct io_access a = { .data = &b, .size = 1, .write = true };
+
+	ck_assert_int_eq(debug_exit__status(0), 1);
+	ck_assert_int_eq(debug_exit__status(1), 3);
+	ck_assert_int_eq(debug_exit__status(0x21), 67);
+	debug_exit__io(&d, &a);
+	ck_assert_int_eq(status, 67);
+	a.data = (uint8_t *)&w;
+	a.size = 4;
+	debug_exit__io(&d, &a);
+	ck_assert_int_eq(status, (0x1234 << 1) | 1);
+	status = -1;
+	a.write = false;
+	debug_exit__io(&d, &a);
+	ck_assert_int_eq(status, -1);
+	ck_assert_uint_eq(w, 0);
+}
+END_TEST
+
+static void feed(struct agent *a, unsigned int vcpu, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		agent__feed(a, vcpu, (uint8_t)s[i]);
+}
+
+static void feed_str(struct agent *a, unsigned int vcpu, const char *s)
+{
+	feed(a, vcpu, s, strlen(s));
+}
+
+/* Parse line @n (0-based) of events.jsonl. */
+static json_t *event_line(FILE *f, int n)
+{
+	static char buf[1 << 16];
+	char *line, *save = NULL;
+
+	slurp(f, buf, sizeof(buf));
+	line = strtok_r(buf, "\n", &save);
+	while (line && n--)
+		line = strtok_r(NULL, "\n", &save);
+	return line ? json_loads(line, 0, NULL) : NULL;
+}
+
+static int count_lines(FILE *f)
+{
+	char buf[1 << 16];
+	int n = 0;
+
+	slurp(f, buf, sizeof(buf));
+	for (char *p = buf; *p; p++)
+		n += *p == '\n';
+	return n;
+}
+
+START_TEST(test_agent_good_line)
+{
+	FILE *ev = tmpfile();
+	struct agent *a = agent__create(2, ev, 0, VBTS_AGENT_EVENTS_MAX);
+	struct agent_stats st;
+	json_t *o;
+
+	feed_str(a, 1, "{\"event\":\"task\",\"pid\":1,\"name\":\"ping\",\"cr3\":\"0x203000\","
+		       "\"vcpu\":7,\"time\":5,\"junk\":{\"a\":1}}\r\n");
+	o = event_line(ev, 0);
+	ck_assert_ptr_nonnull(o);
+	ck_assert_str_eq(json_string_value(json_object_get(o, "event")), "task");
+	ck_assert_int_eq(json_integer_value(json_object_get(o, "pid")), 1);
+	ck_assert_str_eq(json_string_value(json_object_get(o, "name")), "ping");
+	ck_assert_str_eq(json_string_value(json_object_get(o, "cr3")), "0x203000");
+	/* The VMM's own vcpu and time, not the guest's. */
+	ck_assert_int_eq(json_integer_value(json_object_get(o, "vcpu")), 1);
+	ck_assert_int_gt(json_integer_value(json_object_get(o, "time")), 5);
+	ck_assert_ptr_null(json_object_get(o, "junk"));
+	json_decref(o);
+	agent__stats(a, &st);
+	ck_assert_uint_eq(st.stored, 1);
+	ck_assert_uint_eq(st.members_dropped, 3);
+	agent__destroy(a);
+	fclose(ev);
+}
+END_TEST
+
+START_TEST(test_agent_over_long_line)
+{
+	FILE *ev = tmpfile();
+	struct agent *a = agent__create(1, ev, 0, VBTS_AGENT_EVENTS_MAX);
+	struct agent_stats st;
+	char big[VBTS_AGENT_LINE_MAX + 100];
+	json_t *o;
+
+	/* A valid-looking line that is one byte too long, then a good one. */
+	memset(big, ' ', sizeof(big));
+	memcpy(big, "{\"event\":\"x\"}", 13);
+	feed(a, 0, big, VBTS_AGENT_LINE_MAX + 1);
+	feed_str(a, 0, "\n{\"event\":\"after\"}\n");
+	/* Exactly the limit is fine. */
+	feed(a, 0, big, VBTS_AGENT_LINE_MAX);
+	feed_str(a, 0, "\n");
+	agent__stats(a, &st);
+	ck_assert_uint_eq(st.too_long, 1);
+	ck_assert_uint_eq(st.stored, 2);
+	o = event_line(ev, 0);
+	ck_assert_str_eq(json_string_value(json_object_get(o, "event")), "after");
+	json_decref(o);
+	agent__destroy(a);
+	fclose(ev);
+}
+END_TEST
+
+START_TEST(test_agent_hostile_lines)
+{
+	static const char *const hostile[] = {
+		"not json\n",
+		"[1,2,3]\n",
+		"{\"event\":42}\n",
+		"{\"pid\":1}\n",
+		"{\"event\":\"a\",\"event\":\"b\"}\n",
+		"{\"event\":\"\xff\xfe\"}\n",
+		"{\"event\":\"" "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa" "\"}\n",
+		"{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{\n",
+		"{\"event\":\"x\"\n",
+	};
+	FILE *ev = tmpfile();
+	struct agent *a = agent__create(1, ev, 0, VBTS_AGENT_EVENTS_MAX);
+	struct agent_stats st;
+	json_t *o;
+
+	for (size_t i = 0; i < sizeof(hostile) / sizeof(hostile[0]); i++)
+		feed_str(a, 0, hostile[i]);
+	/* A NUL inside a string, and members of the wrong type or too long. */
+	feed_str(a, 0, "{\"event\":\"a\\u0000b\"}\n");
+	feed_str(a, 0, "{\"event\":\"ok\",\"pid\":\"1\",\"code\":1.5,\"name\":\""
+		       "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb\","
+		       "\"comm\":\"sh\"}\n");
+	agent__stats(a, &st);
+	ck_assert_uint_eq(st.invalid, sizeof(hostile) / sizeof(hostile[0]) + 1);
+	ck_assert_uint_eq(count_lines(ev), 1);
+	o = event_line(ev, 0);
+	ck_assert_ptr_nonnull(o);
+	ck_assert_str_eq(json_string_value(json_object_get(o, "event")), "ok");
+	ck_assert_ptr_null(json_object_get(o, "pid"));
+	ck_assert_ptr_null(json_object_get(o, "name"));
+	ck_assert_str_eq(json_string_value(json_object_get(o, "comm")), "sh");
+	json_decref(o);
+	agent__destroy(a);
+	fclose(ev);
+}
+END_TEST
+
+START_TEST(test_agent_event_limit)
+{
+	FILE *ev = tmpfile();
+	struct agent *a = agent__create(1, ev, 0, 3);
+	struct agent_stats st;
+
+	for (int i = 0; i < 10; i++)
+		feed_str(a, 0, "{\"event\":\"tick\"}\n");
+	agent__stats(a, &st);
+	ck_assert_uint_eq(st.stored, 3);
+	ck_assert_uint_eq(st.over_limit, 7);
+	ck_assert_int_eq(count_lines(ev), 3);
+	agent__destroy(a);
+	fclose(ev);
+}
+END_TEST
+
+START_TEST(test_agent_per_vcpu_streams)
+{
+	FILE *ev = tmpfile();
+	struct agent *a = agent__create(2, ev, 0, VBTS_AGENT_EVENTS_MAX);
+	const char *l0 = "{\"event\":\"zero\"}\n", *l1 = "{\"event\":\"one\"}\n";
+	struct agent_stats st;
+	uint8_t word[4] = { '{', '}', '\n', 'x' };
+	struct io_access acc = { .vcpu = 1, .data = word, .size = 4, .write = true };
+
+	/* Interleaved bytes of two vCPUs still make two good lines. */
+	for (size_t i = 0; i < strlen(l1); i++) {
+		agent__feed(a, 0, l0[i]);
+		agent__feed(a, 1, l1[i]);
+	}
+	agent__feed(a, 0, '\n');
+	agent__feed(a, 9, 'x'); /* no such vCPU */
+	ck_assert_int_eq(count_lines(ev), 2);
+	agent__io(a, &acc); /* "{}" is invalid (no event); 'x' starts a partial line */
+	agent__stats(a, &st);
+	ck_assert_uint_eq(st.stored, 2);
+	ck_assert_uint_eq(st.invalid, 2);
+	agent__destroy(a);
+	fclose(ev);
+}
+END_TEST
+
+static int fake_dev(void *dev, struct io_access *a)
+{
+	int *hits = dev;
+
+	(*hits)++;
+	if (!a->write)
+		a->data[0] = (uint8_t)a->offset;
+	return 0;
+}
+
+START_TEST(test_io_bus)
+{
+	struct io_bus bus;
+	int hits = 0;
+	uint8_t b = 0;
+	struct io_access a = { .data = &b, .size = 1 };
+
+	io_bus__init(&bus, "pio");
+	ck_assert_int_eq(io_bus__register(&bus, 0x100, 8, fake_dev, &hits, "a"), 0);
+	ck_assert_int_eq(io_bus__register(&bus, 0x107, 1, fake_dev, &hits, "b"), -EBUSY);
+	ck_assert_int_eq(io_bus__register(&bus, 0x0f8, 9, fake_dev, &hits, "c"), -EBUSY);
+	ck_assert_int_eq(io_bus__register(&bus, 0x108, 0, fake_dev, &hits, "d"), -EINVAL);
+	ck_assert_int_eq(io_bus__register(&bus, ~0ULL, 2, fake_dev, &hits, "e"), -EINVAL);
+	ck_assert_int_eq(io_bus__access(&bus, 0x103, &a), 0);
+	ck_assert_uint_eq(b, 3);
+	ck_assert_int_eq(hits, 1);
+	ck_assert_int_eq(io_bus__access(&bus, 0x108, &a), -ENODEV);
+	ck_assert_uint_eq(b, 0xff);
+	a.write = true;
+	ck_assert_int_eq(io_bus__access(&bus, 0x0ff, &a), -ENODEV);
+	ck_assert_uint_eq(bus.unhandled_reads, 1);
+	ck_assert_uint_eq(bus.unhandled_writes, 1);
+	for (int i = 2; i < IO_BUS_MAX_HANDLERS + 1; i++)
+		io_bus__register(&bus, 0x1000 * i, 1, fake_dev, &hits, "f");
+	ck_assert_int_eq(io_bus__register(&bus, 0x100000, 1, fake_dev, &hits, "g"), -ENOSPC);
+}
+END_TEST
+
+Suite *devices_suite(void)
+{
+	Suite *s = suite_create("devices");
+	TCase *tc = tcase_create("bytes");
+
+	tcase_add_test(tc, test_uart_polling_driver);
+	tcase_add_test(tc, test_uart_limit_and_loopback);
+	tcase_add_test(tc, test_debug_exit);
+	tcase_add_test(tc, test_agent_good_line);
+	tcase_add_test(tc, test_agent_over_long_line);
+	tcase_add_test(tc, test_agent_hostile_lines);
+	tcase_add_test(tc, test_agent_event_limit);
+	tcase_add_test(tc, test_agent_per_vcpu_streams);
+	tcase_add_test(tc, test_io_bus);
+	suite_add_tcase(s, tc);
+	return s;
+}

@@ -1,0 +1,271 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * test-dispatch.c - the vCPU exit loop's dispatch and handlers, fed fabricated struct kvm_run
+ * (no KVM), with the real UART and debug-exit devices on the bus; the vCPU state requests.
+ */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <vbts/agent-proto.h>
+
+#include "debug-exit.h"
+#include "tests.h"
+#include "uart.h"
+#include "vcpu-int.h"
+#include "vm.h"
+
+#define RUN_BYTES 8192
+
+struct fixture {
+	struct vm vm;
+	struct vcpu v;
+	struct kvm_run *run;
+	FILE *out;
+	struct uart *uart;
+};
+
+static void notify_stop(void *opaque, int status)
+{
+	vm__request_stop(opaque, status);
+}
+
+static struct fixture *setup(void)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+
+	ck_assert_ptr_nonnull(f);
+	vm__init(&f->vm);
+	f->run = aligned_alloc(4096, RUN_BYTES);
+	ck_assert_ptr_nonnull(f->run);
+	memset(f->run, 0, RUN_BYTES);
+	f->out = tmpfile();
+	f->uart = uart__create(f->out, 1 << 20);
+	f->vm.dexit.notify = notify_stop;
+	f->vm.dexit.opaque = &f->vm;
+	ck_assert_int_eq(io_bus__register(&f->vm.pio, VBTS_UART_PORT, UART_NR_PORTS, uart__io,
+					  f->uart, "uart"), 0);
+	ck_assert_int_eq(io_bus__register(&f->vm.pio, VBTS_DEBUG_EXIT_PORT, 1, debug_exit__io,
+					  &f->vm.dexit, "debug-exit"), 0);
+	vcpu__init_detached(&f->v, &f->vm, 0, f->run, RUN_BYTES);
+	return f;
+}
+
+static void teardown(struct fixture *f)
+{
+	uart__destroy(f->uart);
+	fclose(f->out);
+	free(f->run);
+	vm__fini(&f->vm);
+	free(f);
+}
+
+/* Fabricate a port I/O exit; the data goes at offset 4096 like KVM puts it. */
+static void fab_io(struct kvm_run *run, uint16_t port, bool out, unsigned int size,
+		   unsigned int count, const void *data)
+{
+	run->exit_reason = KVM_EXIT_IO;
+	run->io.direction = out ? KVM_EXIT_IO_OUT : KVM_EXIT_IO_IN;
+	run->io.port = port;
+	run->io.size = size;
+	run->io.count = count;
+	run->io.data_offset = 4096;
+	if (data)
+		memcpy((uint8_t *)run + 4096, data, (size_t)size * count);
+}
+
+static const char *output(struct fixture *f)
+{
+	static char buf[256];
+	size_t n;
+
+	fflush(f->out);
+	rewind(f->out);
+	n = fread(buf, 1, sizeof(buf) - 1, f->out);
+	buf[n] = '\0';
+	return buf;
+}
+
+START_TEST(test_io_uart)
+{
+	struct fixture *f = setup();
+	uint8_t *data = (uint8_t *)f->run + 4096;
+
+	fab_io(f->run, VBTS_UART_PORT, true, 1, 1, "A");
+	ck_assert_int_eq(vcpu__dispatch(&f->v, f->run), VCPU_CONTINUE);
+	fab_io(f->run, VBTS_UART_PORT + UART_LSR, false, 1, 1, NULL);
+	ck_assert_int_eq(vcpu__dispatch(&f->v, f->run), VCPU_CONTINUE);
+	ck_assert_uint_eq(data[0] & 0x60, 0x60);
+	/* rep outsb: three bytes in one exit. */
+	fab_io(f->run, VBTS_UART_PORT, true, 1, 3, "xyz");
+	ck_assert_int_eq(vcpu__dispatch(&f->v, f->run), VCPU_CONTINUE);
+	ck_assert_str_eq(output(f), "Axyz");
+	ck_assert(!vm__stop_requested(&f->vm));
+	teardown(f);
+}
+END_TEST
+
+START_TEST(test_io_unclaimed)
+{
+	struct fixture *f = setup();
+	uint8_t *data = (uint8_t *)f->run + 4096;
+
+	fab_io(f->run, 0x80, true, 1, 1, "\x01");
+	ck_assert_int_eq(vcpu__dispatch(&f->v, f->run), VCPU_CONTINUE);
+	fab_io(f->run, 0xcf8, false, 4, 1, NULL);
+	ck_assert_int_eq(vcpu__dispatch(&f->v, f->run), VCPU_CONTINUE);
+	ck_assert_uint_eq(data[0] & data[1] & data[2] & data[3], 0xff);
+	ck_assert_uint_eq(f->vm.pio.unhandled_writes, 1);
+	ck_assert_uint_eq(f->vm.pio.unhandled_reads, 1);
+	ck_assert(!vm__stop_requested(&f->vm));
+	teardown(f);
+}
+END_TEST
+
+START_TEST(test_io_debug_exit)
+{
+	struct fixture *f = setup();
+
+	fab_io(f->run, VBTS_DEBUG_EXIT_PORT, true, 1, 1, "\x21");
+	ck_assert_int_eq(vcpu__dispatch(&f->v, f->run), VCPU_STOP);
+	ck_assert(vm__stop_requested(&f->vm));
+	ck_assert_int_eq(f->vm.exit_status, 67);
+	/* The first stop wins: a later failure does not change the status. */
+	f->run->exit_reason = KVM_EXIT_SHUTDOWN;
+	ck_assert_int_eq(vcpu__dispatch(&f->v, f->run), VCPU_STOP);
+	ck_assert_int_eq(f->vm.exit_status, 67);
+	teardown(f);
+}
+END_TEST
+
+START_TEST(test_io_malformed)
+{
+	struct fixture *f = setup();
+
+	fab_io(f->run, VBTS_UART_PORT, true, 3, 1, "abc");
+	ck_assert_int_eq(vcpu__dispatch(&f->v, f->run), VCPU_STOP);
+	ck_assert_int_eq(f->vm.exit_status, 1);
+	teardown(f);
+
+	f = setup();
+	fab_io(f->run, VBTS_UART_PORT, true, 1, 1, "a");
+	f->run->io.count = 100000; /* would run past the mapping */
+	ck_assert_int_eq(vcpu__dispatch(&f->v, f->run), VCPU_STOP);
+	ck_assert_int_eq(f->vm.exit_status, 1);
+	ck_assert_str_eq(output(f), "");
+	teardown(f);
+}
+END_TEST
+
+START_TEST(test_mmio_unclaimed)
+{
+	struct fixture *f = setup();
+
+	f->run->exit_reason = KVM_EXIT_MMIO;
+	f->run->mmio.phys_addr = 0xfee00000;
+	f->run->mmio.len = 4;
+	f->run->mmio.is_write = 0;
+	ck_assert_int_eq(vcpu__dispatch(&f->v, f->run), VCPU_CONTINUE);
+	ck_assert_uint_eq(f->run->mmio.data[0], 0xff);
+	ck_assert_uint_eq(f->vm.mmio.unhandled_reads, 1);
+	f->run->mmio.len = 9;
+	ck_assert_int_eq(vcpu__dispatch(&f->v, f->run), VCPU_STOP);
+	teardown(f);
+}
+END_TEST
+
+/* Exit reasons and what the loop must do with each. */
+static const struct {
+	uint32_t reason;
+	int action;
+	int status; /* exit status after the exit; -1: no stop requested */
+} exit_table[] = {
+	{ KVM_EXIT_HLT, VCPU_HALT, -1 },
+	{ KVM_EXIT_INTR, VCPU_CONTINUE, -1 },
+	{ KVM_EXIT_SHUTDOWN, VCPU_STOP, 1 },
+	{ KVM_EXIT_INTERNAL_ERROR, VCPU_STOP, 1 },
+	{ KVM_EXIT_FAIL_ENTRY, VCPU_STOP, 1 },
+	{ KVM_EXIT_DEBUG, VCPU_STOP, 1 },
+	{ KVM_EXIT_SYSTEM_EVENT, VCPU_STOP, 1 },
+	{ KVM_EXIT_X86_RDMSR, VCPU_CONTINUE, -1 },
+	{ KVM_EXIT_X86_WRMSR, VCPU_CONTINUE, -1 },
+	{ KVM_EXIT_HYPERCALL, VCPU_STOP, 1 },
+	{ KVM_EXIT_UNKNOWN, VCPU_STOP, 1 },
+	{ 63, VCPU_STOP, 1 },
+	{ 0xdead, VCPU_STOP, 1 },
+};
+
+START_TEST(test_exit_table)
+{
+	struct fixture *f = setup();
+
+	f->run->exit_reason = exit_table[_i].reason;
+	f->run->internal.suberror = KVM_INTERNAL_ERROR_EMULATION;
+	f->run->internal.ndata = 2;
+	f->run->system_event.type = KVM_SYSTEM_EVENT_SHUTDOWN;
+	ck_assert_int_eq(vcpu__dispatch(&f->v, f->run), exit_table[_i].action);
+	if (exit_table[_i].status < 0) {
+		ck_assert(!vm__stop_requested(&f->vm));
+	} else {
+		ck_assert(vm__stop_requested(&f->vm));
+		ck_assert_int_eq(f->vm.exit_status, exit_table[_i].status);
+	}
+	teardown(f);
+}
+END_TEST
+
+START_TEST(test_msr_refused)
+{
+	struct fixture *f = setup();
+
+	f->run->exit_reason = KVM_EXIT_X86_WRMSR;
+	f->run->msr.index = 0x1d9;
+	f->run->msr.error = 0;
+	ck_assert_int_eq(vcpu__dispatch(&f->v, f->run), VCPU_CONTINUE);
+	ck_assert_uint_eq(f->run->msr.error, 1);
+	teardown(f);
+}
+END_TEST
+
+START_TEST(test_state_requests)
+{
+	struct fixture *f = setup();
+
+	ck_assert_int_eq(f->v.request, VCPU_RUNNING);
+	vcpu__request(&f->v, VCPU_PAUSED);
+	ck_assert_int_eq(f->v.request, VCPU_PAUSED);
+	vcpu__request(&f->v, VCPU_STEPPING); /* resume: stepping is how it runs, not a request */
+	ck_assert_int_eq(f->v.request, VCPU_RUNNING);
+	vcpu__request(&f->v, VCPU_STOPPED);
+	vcpu__request(&f->v, VCPU_RUNNING); /* stopped is final */
+	ck_assert_int_eq(f->v.request, VCPU_STOPPED);
+	ck_assert_int_eq(f->run->immediate_exit, 0); /* no thread to kick */
+	teardown(f);
+}
+END_TEST
+
+START_TEST(test_exit_names)
+{
+	ck_assert_str_eq(vcpu__exit_name(KVM_EXIT_IO), "IO");
+	ck_assert_str_eq(vcpu__exit_name(KVM_EXIT_X86_WRMSR), "X86_WRMSR");
+	ck_assert_ptr_null(vcpu__exit_name(1000));
+}
+END_TEST
+
+Suite *dispatch_suite(void)
+{
+	Suite *s = suite_create("dispatch");
+	TCase *tc = tcase_create("exits");
+
+	tcase_add_test(tc, test_io_uart);
+	tcase_add_test(tc, test_io_unclaimed);
+	tcase_add_test(tc, test_io_debug_exit);
+	tcase_add_test(tc, test_io_malformed);
+	tcase_add_test(tc, test_mmio_unclaimed);
+	tcase_add_loop_test(tc, test_exit_table, 0, sizeof(exit_table) / sizeof(exit_table[0]));
+	tcase_add_test(tc, test_msr_refused);
+	tcase_add_test(tc, test_state_requests);
+	tcase_add_test(tc, test_exit_names);
+	suite_add_tcase(s, tc);
+	return s;
+}

@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * test-trace.c - the trace directory: refusal cases, the memory budget, vm.json, ring files,
+ * and removal of everything created when a run is aborted.
+ */
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ring-writer.h"
+#include "tests.h"
+#include "trace.h"
+
+static char base[PATH_MAX];
+
+static void make_base(void)
+{
+	snprintf(base, sizeof(base), "%s/check-vmm-trace-XXXXXX",
+		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	ck_assert_ptr_nonnull(mkdtemp(base));
+}
+
+static void remove_tree(const char *dir)
+{
+	char cmd[PATH_MAX + 16];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+static int count_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((de = readdir(d)))
+		n += strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
+	closedir(d);
+	return n;
+}
+
+static struct trace_config config(const char *dir)
+{
+	struct trace_config c = {
+		.dir = dir,
+		.image = "guest.elf",
+		.build_id = "abcdef",
+		.vcpus = 2,
+		.memory_mib = 64,
+		.backend = "step",
+		.cpl = VBTS_CPL_USER,
+		.ring_records = 16,
+	};
+	return c;
+}
+
+START_TEST(test_new_dir)
+{
+	char dir[PATH_MAX + 8], path[PATH_MAX + 32], err[256] = "";
+	struct trace_config c;
+	struct trace *t;
+	json_t *vm;
+
+	make_base();
+	snprintf(dir, sizeof(dir), "%s/t", base);
+	c = config(dir);
+	t = trace__create(&c, err, sizeof(err));
+	ck_assert_msg(t != NULL, "%s", err);
+	ck_assert_int_eq(count_entries(dir), 4); /* vm.json, vcpu0.ring, vcpu1.ring, events */
+	ck_assert_ptr_nonnull(trace__ring(t, 1));
+	ck_assert_ptr_null(trace__ring(t, 2));
+	ck_assert_int_eq(ring_writer__escape(trace__ring(t, 0), VBTS_ESC_STOP, 1, 0), 0);
+	ck_assert_int_eq(trace__close(t), 0);
+
+	snprintf(path, sizeof(path), "%s/vm.json", dir);
+	vm = json_load_file(path, 0, NULL);
+	ck_assert_ptr_nonnull(vm);
+	ck_assert_int_eq(json_integer_value(json_object_get(vm, "version")), 1);
+	ck_assert_uint_eq(strlen(json_string_value(json_object_get(vm, "vm_id"))), 16);
+	ck_assert_str_eq(json_string_value(json_object_get(vm, "image")), "guest.elf");
+	ck_assert_str_eq(json_string_value(json_object_get(vm, "build_id")), "abcdef");
+	ck_assert_int_eq(json_integer_value(json_object_get(vm, "vcpus")), 2);
+	ck_assert_int_eq(json_integer_value(json_object_get(vm, "memory_mib")), 64);
+	ck_assert_str_eq(json_string_value(json_object_get(vm, "backend")), "step");
+	ck_assert_str_eq(json_string_value(json_object_get(vm, "cpl")), "user");
+	ck_assert_int_eq(json_integer_value(json_object_get(vm, "ring_records")), 16);
+	ck_assert_int_gt(json_integer_value(json_object_get(vm, "start_time_ns")), 0);
+	json_decref(vm);
+	remove_tree(base);
+}
+END_TEST
+
+START_TEST(test_empty_dir_accepted_and_abort)
+{
+	char err[256] = "";
+	struct trace_config c;
+	struct trace *t;
+
+	make_base();
+	c = config(base);
+	t = trace__create(&c, err, sizeof(err));
+	ck_assert_msg(t != NULL, "%s", err);
+	ck_assert_int_eq(count_entries(base), 4);
+	trace__abort(t);
+	/* Everything made is gone; the directory the user made stays. */
+	ck_assert_int_eq(count_entries(base), 0);
+	remove_tree(base);
+}
+END_TEST
+
+START_TEST(test_abort_removes_new_dir)
+{
+	char dir[PATH_MAX + 8], err[256] = "";
+	struct trace_config c;
+	struct trace *t;
+
+	make_base();
+	snprintf(dir, sizeof(dir), "%s/new", base);
+	c = config(dir);
+	t = trace__create(&c, err, sizeof(err));
+	ck_assert_ptr_nonnull(t);
+	trace__abort(t);
+	ck_assert_int_eq(access(dir, F_OK), -1);
+	remove_tree(base);
+}
+END_TEST
+
+START_TEST(test_refuse_non_empty)
+{
+	char file[PATH_MAX + 16], err[256] = "";
+	struct trace_config c;
+	FILE *f;
+
+	make_base();
+	snprintf(file, sizeof(file), "%s/keep.txt", base);
+	f = fopen(file, "w");
+	fputs("precious\n", f);
+	fclose(f);
+	c = config(base);
+	errno = 0;
+	ck_assert_ptr_null(trace__create(&c, err, sizeof(err)));
+	ck_assert_int_eq(errno, ENOTEMPTY);
+	ck_assert_ptr_nonnull(strstr(err, "exists and is not empty"));
+	ck_assert_ptr_nonnull(strstr(err, base));
+	ck_assert_int_eq(count_entries(base), 1); /* untouched */
+
+	/* A regular file where the directory should be. */
+	c = config(file);
+	ck_assert_ptr_null(trace__create(&c, err, sizeof(err)));
+	ck_assert_ptr_nonnull(strstr(err, "exists and is not empty"));
+	ck_assert_int_eq(count_entries(base), 1);
+	remove_tree(base);
+}
+END_TEST
+
+START_TEST(test_refuse_uncreatable)
+{
+	char dir[PATH_MAX + 16], err[256] = "";
+	struct trace_config c;
+
+	make_base();
+	snprintf(dir, sizeof(dir), "%s/no/such/parent", base);
+	c = config(dir);
+	ck_assert_ptr_null(trace__create(&c, err, sizeof(err)));
+	ck_assert_int_eq(errno, ENOENT);
+	ck_assert_ptr_nonnull(strstr(err, "cannot create trace directory"));
+	ck_assert_int_eq(count_entries(base), 0);
+	remove_tree(base);
+}
+END_TEST
+
+START_TEST(test_budget)
+{
+	char dir[PATH_MAX + 8], err[256] = "";
+	struct trace_config c;
+
+	ck_assert_int_eq(trace__check_budget(0, 1, 0, err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "ring size 0"));
+	ck_assert_int_eq(trace__check_budget(65536, 1, 0, err, sizeof(err)), 0);
+	ck_assert_int_eq(trace__check_budget(TRACE_RING_BUDGET / 24, 1, 0, err, sizeof(err)),
+			 -E2BIG);
+	ck_assert_ptr_nonnull(strstr(err, "memory budget"));
+	ck_assert_int_eq(trace__check_budget(1 << 20, 64, 0, err, sizeof(err)), -E2BIG);
+	ck_assert_int_eq(trace__check_budget(UINT64_MAX, 1, 0, err, sizeof(err)), -E2BIG);
+	ck_assert_int_eq(trace__check_budget(UINT64_MAX / 2, 3, 0, err, sizeof(err)), -E2BIG);
+	/* The host's available memory lowers the budget. */
+	ck_assert_int_eq(trace__check_budget(65536, 1, 1 << 20, err, sizeof(err)), -E2BIG);
+
+	make_base();
+	snprintf(dir, sizeof(dir), "%s/t", base);
+	c = config(dir);
+	c.ring_records = 0;
+	ck_assert_ptr_null(trace__create(&c, err, sizeof(err)));
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_int_eq(access(dir, F_OK), -1); /* nothing created */
+	remove_tree(base);
+}
+END_TEST
+
+Suite *trace_suite(void)
+{
+	Suite *s = suite_create("trace");
+	TCase *tc = tcase_create("dir");
+
+	tcase_add_test(tc, test_new_dir);
+	tcase_add_test(tc, test_empty_dir_accepted_and_abort);
+	tcase_add_test(tc, test_abort_removes_new_dir);
+	tcase_add_test(tc, test_refuse_non_empty);
+	tcase_add_test(tc, test_refuse_uncreatable);
+	tcase_add_test(tc, test_budget);
+	suite_add_tcase(s, tc);
+	return s;
+}

@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * tests.h - the suites of check-vmm.
+ */
+#ifndef VBTS_TESTS_UNIT_VMM_TESTS_H
+#define VBTS_TESTS_UNIT_VMM_TESTS_H
+
+#include <check.h>
+
+Suite *dispatch_suite(void);
+Suite *multiboot_suite(void);
+Suite *devices_suite(void);
+Suite *trace_suite(void);
+
+#endif /* VBTS_TESTS_UNIT_VMM_TESTS_H */
