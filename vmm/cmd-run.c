@@ -10,6 +10,8 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -364,12 +366,50 @@ static void print_stats(struct run_ctx *c, uint64_t wall_ns)
 		as.members_dropped);
 }
 
+/* Signals that end a run cleanly (the trace is closed); blocked in every thread and polled
+ * by the main thread. */
+static void stop_signals(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGHUP);
+}
+
+#define WAIT_SLICE_NS (100ULL * 1000000ULL)
+
+/* Wait for the end of the run, a stop signal or the timeout; returns the exit status. */
+static int wait_vm(struct run_ctx *c, const sigset_t *stop_set)
+{
+	uint64_t deadline = c->opts.timeout_s ?
+		vm__now_ns() + c->opts.timeout_s * 1000000000ULL : 0;
+	const struct timespec zero = { 0 };
+	int status, sig;
+
+	for (;;) {
+		status = vm__wait(&c->vm, WAIT_SLICE_NS);
+		if (status != -ETIMEDOUT)
+			return status;
+		sig = sigtimedwait(stop_set, NULL, &zero);
+		if (sig > 0) {
+			pr_err("%s: stopping the guest", strsignal(sig));
+			vm__request_stop(&c->vm, 128 + sig);
+		} else if (deadline && vm__now_ns() >= deadline) {
+			pr_err("the guest did not exit within %u s; stopped", c->opts.timeout_s);
+			vm__request_stop(&c->vm, 1);
+		}
+	}
+}
+
 static int run_vm(struct run_ctx *c)
 {
 	uint64_t t0 = vm__now_ns();
 	unsigned int started = 0;
+	sigset_t stop_set, old_set;
 	int status, ret = 0;
 
+	stop_signals(&stop_set);
+	pthread_sigmask(SIG_BLOCK, &stop_set, &old_set);
 	c->vm.nr_live = 1;
 	for (unsigned int i = 0; i < c->vm.nr_vcpus; i++) {
 		ret = vcpu__start(c->vm.vcpus[i], i == 0);
@@ -383,14 +423,11 @@ static int run_vm(struct run_ctx *c)
 		vm__request_stop(&c->vm, 1);
 		status = 1;
 	} else {
-		status = vm__wait(&c->vm, c->opts.timeout_s);
-		if (status == -ETIMEDOUT) {
-			pr_err("the guest did not exit within %u s; stopped", c->opts.timeout_s);
-			status = 1;
-		}
+		status = wait_vm(c, &stop_set);
 	}
 	for (unsigned int i = 0; i < started; i++)
 		vcpu__join(c->vm.vcpus[i]);
+	pthread_sigmask(SIG_SETMASK, &old_set, NULL);
 	if (c->opts.stats)
 		print_stats(c, vm__now_ns() - t0);
 	return status;

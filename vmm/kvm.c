@@ -78,9 +78,13 @@ int kvm__open(struct kvm *k)
 		pr_err("cannot open /dev/kvm: %s (KVM is not available here)", strerror(ret));
 		return -ENODEV;
 	}
-	ret = kvm__ioctl(k->sys_fd, KVM_GET_API_VERSION, 0);
-	if (ret < 0)
+	ret = kvm__ioctl_quiet(k->sys_fd, KVM_GET_API_VERSION, 0);
+	if (ret < 0) {
+		pr_err("/dev/kvm is not a usable KVM device (KVM_GET_API_VERSION: %s)",
+		       strerror(-ret));
+		ret = -ENODEV;
 		goto err_close_sys;
+	}
 	if (ret != KVM_API_VERSION) {
 		pr_err("KVM API version %d, vbts needs %d", ret, KVM_API_VERSION);
 		ret = -ENOTSUP;

@@ -81,26 +81,19 @@ void vm__vcpu_done(struct vm *vm)
 		vm__request_stop(vm, 0);
 }
 
-int vm__wait(struct vm *vm, unsigned int timeout_s)
+int vm__wait(struct vm *vm, uint64_t slice_ns)
 {
-	struct timespec deadline;
+	uint64_t end = vm__now_ns() + slice_ns;
+	struct timespec deadline = {
+		.tv_sec = end / 1000000000ULL,
+		.tv_nsec = end % 1000000000ULL,
+	};
 	int ret = 0;
 
-	clock_gettime(CLOCK_MONOTONIC, &deadline);
-	deadline.tv_sec += timeout_s;
 	pthread_mutex_lock(&vm->lock);
-	while (!vm->stop_requested && ret != ETIMEDOUT) {
-		if (timeout_s)
-			ret = pthread_cond_timedwait(&vm->cond, &vm->lock, &deadline);
-		else
-			pthread_cond_wait(&vm->cond, &vm->lock);
-	}
-	if (!vm->stop_requested) {
-		pthread_mutex_unlock(&vm->lock);
-		vm__request_stop(vm, 1);
-		return -ETIMEDOUT;
-	}
-	ret = vm->exit_status;
+	while (!vm->stop_requested && ret != ETIMEDOUT)
+		ret = pthread_cond_timedwait(&vm->cond, &vm->lock, &deadline);
+	ret = vm->stop_requested ? vm->exit_status : -ETIMEDOUT;
 	pthread_mutex_unlock(&vm->lock);
 	return ret;
 }

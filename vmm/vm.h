@@ -100,14 +100,14 @@ bool vm__stop_requested(struct vm *vm);
 void vm__vcpu_done(struct vm *vm);
 
 /**
- * vm__wait() - wait until the run is over or @timeout_s passes.
- * @vm:        vm
- * @timeout_s: seconds, 0 for no limit
+ * vm__wait() - wait until the run is over, at most @slice_ns.
+ * @vm:       vm
+ * @slice_ns: nanoseconds to wait at most
  *
- * Return: the run's exit status; on timeout the run is stopped with status 1 and -ETIMEDOUT
- * is returned.
+ * Return: the run's exit status once a stop was requested, -ETIMEDOUT when the slice passed
+ * first (the run goes on).
  */
-int vm__wait(struct vm *vm, unsigned int timeout_s);
+int vm__wait(struct vm *vm, uint64_t slice_ns);
 
 /**
  * vm__now_ns() - CLOCK_MONOTONIC in nanoseconds.
