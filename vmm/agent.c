@@ -142,10 +142,11 @@ static void take_line(struct agent *a, unsigned int vcpu, const char *buf, size_
 	json_decref(in);
 }
 
-void agent__set_events(struct agent *a, FILE *events)
+void agent__set_events(struct agent *a, FILE *events, uint64_t start_ns)
 {
 	pthread_mutex_lock(&a->lock);
 	a->events = events;
+	a->start_ns = start_ns;
 	pthread_mutex_unlock(&a->lock);
 }
 

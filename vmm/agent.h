@@ -56,10 +56,11 @@ void agent__destroy(struct agent *a);
 /**
  * agent__set_events() - where stored lines go from now on (the trace directory is created
  * after the devices).
- * @a:      channel
- * @events: stream, not owned; NULL to count only
+ * @a:        channel
+ * @events:   stream, not owned; NULL to count only
+ * @start_ns: CLOCK_MONOTONIC of trace start; "time" is relative to it from now on
  */
-void agent__set_events(struct agent *a, FILE *events);
+void agent__set_events(struct agent *a, FILE *events, uint64_t start_ns);
 
 /**
  * agent__feed() - one byte from a vCPU.

@@ -276,6 +276,8 @@ static int collector_init(struct run_ctx *c)
 	if (!c->vm.caps.step_cpl0)
 		pr_warn("this host's KVM cannot single-step CPL 0 either: expect gaps only");
 	c->vm.cpl = c->opts.cpl;
+	/* Escape-record and event times count from here, next to the ring headers' start. */
+	c->vm.start_ns = vm__now_ns();
 	c->trace = trace__create(&cfg, err, sizeof(err));
 	if (!c->trace) {
 		ret = -errno;
@@ -286,7 +288,7 @@ static int collector_init(struct run_ctx *c)
 	}
 	for (unsigned int i = 0; i < c->vm.nr_vcpus; i++)
 		vcpu__set_ring(c->vm.vcpus[i], trace__ring(c->trace, i));
-	agent__set_events(c->vm.agent, trace__events(c->trace));
+	agent__set_events(c->vm.agent, trace__events(c->trace), c->vm.start_ns);
 	return 0;
 }
 
@@ -296,7 +298,7 @@ static void collector_fini(struct run_ctx *c)
 
 	if (!c->trace)
 		return;
-	agent__set_events(c->vm.agent, NULL);
+	agent__set_events(c->vm.agent, NULL, c->vm.start_ns);
 	ret = trace__close(c->trace);
 	if (ret < 0)
 		pr_err("closing trace directory %s: %s", c->opts.trace_dir, strerror(-ret));

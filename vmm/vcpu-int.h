@@ -26,6 +26,8 @@
  * @tv:       what the tracer backend sees
  * @tracing:  the tracer's vcpu_init succeeded
  * @exits:    exit counters, written by the vCPU thread only
+ * @frozen:   the vCPU died (triple fault, KVM error): its ring is frozen after the tracer's
+ *            last records
  */
 struct vcpu {
 	struct vm *vm;
@@ -43,6 +45,7 @@ struct vcpu {
 	struct tracer_vcpu tv;
 	bool tracing;
 	uint64_t exits[VCPU_NR_EXIT_COUNTERS];
+	bool frozen;
 };
 
 int vcpu__exit_io(struct vcpu *v, struct kvm_run *run);

@@ -16,6 +16,7 @@
 #include "iobus.h"
 #include "kvm.h"
 #include "log.h"
+#include "ring-writer.h"
 #include "vcpu-int.h"
 #include "vm.h"
 
@@ -296,8 +297,19 @@ int vcpu__exit_hlt(struct vcpu *v, struct kvm_run *run)
 	return VCPU_HALT;
 }
 
+/* The guest died on this vCPU: say why in its ring; the ring is frozen when the thread ends,
+ * so the path into the crash is kept. */
+static void note_crash(struct vcpu *v, enum vbts_freeze_reason reason)
+{
+	if (!v->tv.ring || v->frozen)
+		return;
+	ring_writer__escape(v->tv.ring, VBTS_ESC_FREEZE, vm__now_ns() - v->tv.start_ns, reason);
+	v->frozen = true;
+}
+
 int vcpu__exit_shutdown(struct vcpu *v, struct kvm_run *run)
 {
+	note_crash(v, VBTS_FREEZE_TRIPLE_FAULT);
 	return vcpu_fail(v, "triple fault: the guest shut down (rip %#llx)",
 			 (unsigned long long)guest_rip(v));
 }
@@ -322,6 +334,7 @@ int vcpu__exit_internal_error(struct vcpu *v, struct kvm_run *run)
 {
 	uint32_t n = run->internal.ndata;
 
+	note_crash(v, VBTS_FREEZE_VMM_ERROR);
 	return vcpu_fail(v, "KVM internal error, suberror %u (%s), rip %#llx, data[%u] %#llx %#llx",
 			 run->internal.suberror, internal_error_name(run->internal.suberror),
 			 (unsigned long long)guest_rip(v), n,
@@ -331,6 +344,7 @@ int vcpu__exit_internal_error(struct vcpu *v, struct kvm_run *run)
 
 int vcpu__exit_fail_entry(struct vcpu *v, struct kvm_run *run)
 {
+	note_crash(v, VBTS_FREEZE_VMM_ERROR);
 	return vcpu_fail(v, "VM entry failed, hardware reason %#llx",
 			 (unsigned long long)run->fail_entry.hardware_entry_failure_reason);
 }
@@ -520,6 +534,8 @@ static void *vcpu_thread(void *arg)
 	}
 	if (v->tracing)
 		ops->vcpu_fini(&v->tv);
+	if (v->frozen)
+		ring_writer__freeze(v->tv.ring);
 out:
 	if (live)
 		vm__vcpu_done(v->vm);

@@ -6,10 +6,12 @@
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <vbts/agent-proto.h>
 
 #include "debug-exit.h"
+#include "ring-writer.h"
 #include "tests.h"
 #include "uart.h"
 #include "vcpu-int.h"
@@ -214,6 +216,32 @@ START_TEST(test_exit_table)
 }
 END_TEST
 
+START_TEST(test_crash_noted_in_ring)
+{
+	struct fixture *f = setup();
+	struct ring_writer_config rc = { .capacity = 8, .mode = VBTS_RING_WRAP };
+	char path[] = "/tmp/check-vmm-ring-XXXXXX";
+	int fd = mkstemp(path);
+
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	unlink(path);
+	f->v.tv.ring = ring_writer__create(path, &rc);
+	ck_assert_ptr_nonnull(f->v.tv.ring);
+	f->run->exit_reason = KVM_EXIT_SHUTDOWN;
+	ck_assert_int_eq(vcpu__dispatch(&f->v, f->run), VCPU_STOP);
+	ck_assert(f->v.frozen);
+	ck_assert_uint_eq(ring_writer__committed(f->v.tv.ring), 1);
+	/* A second fatal exit does not add another freeze record. */
+	f->run->exit_reason = KVM_EXIT_INTERNAL_ERROR;
+	ck_assert_int_eq(vcpu__dispatch(&f->v, f->run), VCPU_STOP);
+	ck_assert_uint_eq(ring_writer__committed(f->v.tv.ring), 1);
+	ck_assert_int_eq(ring_writer__close(f->v.tv.ring), 0);
+	unlink(path);
+	teardown(f);
+}
+END_TEST
+
 START_TEST(test_msr_refused)
 {
 	struct fixture *f = setup();
@@ -263,6 +291,7 @@ Suite *dispatch_suite(void)
 	tcase_add_test(tc, test_io_malformed);
 	tcase_add_test(tc, test_mmio_unclaimed);
 	tcase_add_loop_test(tc, test_exit_table, 0, sizeof(exit_table) / sizeof(exit_table[0]));
+	tcase_add_test(tc, test_crash_noted_in_ring);
 	tcase_add_test(tc, test_msr_refused);
 	tcase_add_test(tc, test_state_requests);
 	tcase_add_test(tc, test_exit_names);
