@@ -2,20 +2,30 @@
 /*
  * step-core.c - the single-step tracer's decisions, as pure functions of observed states.
  *
- * What a step means (measured on this host's KVM, and what real KVM does in the QEMU harness):
- * - A single-step KVM_EXIT_DEBUG (DR6.BS) comes after one instruction retired, or two after
- *   `mov ss`/`pop ss` (measured here: `mov %eax,%ss; jmp` stopped at the jump target).
+ * What a step means, measured with KVM_SET_GUEST_DEBUG(SINGLESTEP) re-armed before every
+ * KVM_RUN, on this host's KVM ("here": ring 0 emulated) and on kvm-amd nested in the QEMU
+ * harness ("nested"):
+ * - A single-step KVM_EXIT_DEBUG (DR6.BS, exception 1) comes after one instruction retired,
+ *   or after two following `mov ss`/`pop ss` (both: `mov %eax,%ss; jmp` stopped at the jump
+ *   target).
  * - Other exits come either before the instruction completed (RIP still at it; the next
- *   KVM_RUN completes it and the step trap follows: here IN, MMIO reads, every REP OUTS/STOS
- *   iteration) or after it completed with no step trap at all (RIP past it: here OUT and MMIO
- *   writes, which KVM's emulator finishes before exiting). Both are handled: same RIP means
- *   "not yet", the fall-through means "retired".
- * - HLT under single-step retires and reports a step at the next instruction instead of a
- *   KVM_EXIT_HLT (measured here: the guest then runs on past the hlt); the glue turns such a
- *   step back into a halt exit (@hlt_retired).
- * - Delivery through the guest's IDT clears TF: either the handler runs unseen until something
- *   exits, or (this host's emulator, measured with ud2) the step stops after the handler's
- *   first instruction. Either way control reappears somewhere unpredicted: a gap.
+ *   KVM_RUN completes it and the step trap follows) or after it completed, with no step trap
+ *   for it at all (RIP past it). Here: IN, MMIO reads and each REP OUTS/STOS iteration exit
+ *   before, OUT and MMIO writes after. Nested: IN, OUT, MMIO reads and REP iterations exit
+ *   before, MMIO writes after. Same RIP means "not yet", the fall-through means "retired".
+ * - HLT: nested, KVM_EXIT_HLT with RIP past the hlt. Here the step wins: a KVM_EXIT_DEBUG
+ *   past the hlt and no halt at all (the guest runs on); the glue turns that step back into
+ *   a halt exit (@hlt_retired).
+ * - Delivery through the guest's IDT clears TF. Nested, the handler runs unseen and the step
+ *   trap comes after the first instruction its iret returns to (int $0x20 at X, handler
+ *   `nop; iret`: next stop at X + 2 + 1). Here ud2 stopped after the handler's first
+ *   instruction, and int n / int3 in ring 0 end in KVM_EXIT_INTERNAL_ERROR. Either way control
+ *   reappears somewhere unpredicted: the branch to a verified handler, then a gap from it.
+ * - iretq: nested, the step stops at the return address. Here it stops only after the
+ *   instruction there (the emulated iret does not trap): the iret's return address is read
+ *   from the stack beforehand and that instruction decoded (@landing), so neither case
+ *   records a branch to the wrong place. lret stops at the return address in both.
+ * - SYSCALL with a FMASK that keeps TF: the step stops at LSTAR (both).
  */
 #include <errno.h>
 #include <string.h>
