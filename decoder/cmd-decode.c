@@ -48,24 +48,55 @@ struct decode_opts {
 	bool lines;
 };
 
-/* A growable list of records, for --last. */
-struct record_list {
-	struct decoded_record *recs;
-	size_t nr, alloc;
+/*
+ * The records of --last N: a FIFO that holds the N newest branch records and the records
+ * among and after them, so memory stays bounded by N (plus the escapes in between).
+ */
+struct record_fifo {
+	struct decoded_record *buf;
+	size_t cap, head, len;
+	uint64_t branches;
 };
 
-static int record_list_add(struct record_list *l, const struct decoded_record *r)
+static struct decoded_record *fifo_at(struct record_fifo *q, size_t i)
 {
-	if (l->nr == l->alloc) {
-		size_t alloc = l->alloc ? l->alloc * 2 : 1024;
-		struct decoded_record *p = realloc(l->recs, alloc * sizeof(*p));
+	return &q->buf[(q->head + i) % q->cap];
+}
 
-		if (!p)
+static void fifo_pop(struct record_fifo *q)
+{
+	if (fifo_at(q, 0)->type == DECODED_BRANCH)
+		q->branches--;
+	q->head = (q->head + 1) % q->cap;
+	q->len--;
+}
+
+static int fifo_push(struct record_fifo *q, const struct decoded_record *r, uint64_t last)
+{
+	if (q->len == q->cap) {
+		size_t cap = q->cap ? q->cap * 2 : 256, i;
+		struct decoded_record *buf = malloc(cap * sizeof(*buf));
+
+		if (!buf)
 			return -ENOMEM;
-		l->recs = p;
-		l->alloc = alloc;
+		for (i = 0; i < q->len; i++)
+			buf[i] = *fifo_at(q, i);
+		free(q->buf);
+		q->buf = buf;
+		q->cap = cap;
+		q->head = 0;
 	}
-	l->recs[l->nr++] = *r;
+	*fifo_at(q, q->len++) = *r;
+	if (r->type != DECODED_BRANCH)
+		return 0;
+	if (++q->branches > last) {
+		/* Drop the oldest branch and whatever preceded the next one. */
+		do
+			fifo_pop(q);
+		while (q->branches > last);
+		while (q->len && fifo_at(q, 0)->type != DECODED_BRANCH)
+			fifo_pop(q);
+	}
 	return 0;
 }
 
@@ -104,7 +135,7 @@ static int parse_args(int argc, char **argv, struct decode_opts *o)
 
 	memset(o, 0, sizeof(*o));
 	o->vcpu = -1;
-	optind = 1;
+	optind = 0; /* full re-initialisation: the command may run more than once */
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
@@ -183,29 +214,13 @@ static bool task_matches(const struct exporter *e, const struct decoded_record *
 	return t && t->pid == want->pid && !strcmp(t->name, want->name);
 }
 
-/* Index of the first record to print so that @last branch records are printed. */
-static size_t last_start(const struct record_list *l, uint64_t last)
-{
-	size_t i = l->nr;
-	uint64_t seen = 0;
-
-	if (!last)
-		return l->nr;
-	while (i > 0) {
-		if (l->recs[i - 1].type == DECODED_BRANCH && ++seen == last)
-			return i - 1;
-		i--;
-	}
-	return 0;
-}
-
 static int decode(int argc, char **argv)
 {
 	struct trace_dir_options topts = { .warn = print_warning };
 	char err[TRACE_DIR_ERR_MAX];
 	const struct procmap_task *want = NULL;
 	struct trace_summary sum = { 0 };
-	struct record_list list = { 0 };
+	struct record_fifo fifo = { 0 };
 	struct decoded_record r;
 	struct decode_opts o;
 	struct exporter e;
@@ -253,7 +268,7 @@ static int decode(int argc, char **argv)
 		if (want && !task_matches(&e, &r, want))
 			continue;
 		if (o.last_set) {
-			if (record_list_add(&list, &r))
+			if (o.last && fifo_push(&fifo, &r, o.last))
 				goto out_nomem;
 			continue;
 		}
@@ -266,8 +281,8 @@ static int decode(int argc, char **argv)
 		status = 2;
 		goto out_free;
 	}
-	for (i = last_start(&list, o.last); i < list.nr; i++)
-		if (exporter__record(&e, &list.recs[i]))
+	for (i = 0; i < fifo.len; i++)
+		if (exporter__record(&e, fifo_at(&fifo, i)))
 			goto out_write;
 	if (o.summary && exporter__summary(&e, &sum))
 		goto out_write;
@@ -283,7 +298,7 @@ out_nomem:
 	fprintf(stderr, "vbts decode: out of memory\n");
 	status = 1;
 out_free:
-	free(list.recs);
+	free(fifo.buf);
 	trace_summary__release(&sum);
 	decoder__free(d);
 out_close:

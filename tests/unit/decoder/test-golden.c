@@ -195,7 +195,7 @@ static void compare_golden(const char *name, const char *got)
 
 static const struct {
 	const char *golden;
-	const char *args[6];
+	const char *args[8];
 } golden_cases[] = {
 	{ "decode.txt", { NULL } },
 	{ "decode.jsonl", { "--format", "jsonl", NULL } },
@@ -204,11 +204,15 @@ static const struct {
 	{ "decode-task-crash.txt", { "--task", "crash", NULL } },
 	{ "decode-last0-summary.jsonl", { "--last", "0", "--summary", "--format", "jsonl", NULL } },
 	{ "decode-vcpu0-last4-lines.txt", { "--vcpu", "0", "--last", "4", "--lines", NULL } },
+	/* More than there are: everything, as without --last. */
+	{ "decode-vcpu1.jsonl",
+	  { "--vcpu", "1", "--format", "jsonl", "--summary", "--last", "1000", NULL } },
+	{ "decode-last1.jsonl", { "--format", "jsonl", "--last", "1", NULL } },
 };
 
 START_TEST(test_golden)
 {
-	char dir[64], *out, *err, *argv[10];
+	char dir[64], *out, *err, *argv[12];
 	int argc = 0, status;
 
 	make_trace(dir);
