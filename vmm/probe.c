@@ -30,7 +30,7 @@ extern const uint8_t probe_blob_msr[], probe_blob_msr_end[];
 
 #define PROBE_MEMORY (2ULL << 20)
 #define PROBE_MAX_EXITS 100000
-#define PROBE_TIMEOUT_NS (3ULL * 1000000000ULL)
+#define PROBE_TIMEOUT_NS (10ULL * 1000000000ULL) /* generous: nested KVM is slow */
 #define PROBE_TICK_NS (100ULL * 1000000ULL)
 #define MSR_IA32_DEBUGCTL 0x1d9
 
@@ -394,6 +394,7 @@ static bool run_user(uint32_t method, enum user_mode mode, unsigned int *hits, c
 		     size_t whylen)
 {
 	struct kvm_guest_debug dbg = { 0 };
+	const struct kvm_guest_debug *armed = NULL;
 	struct probe_vm p;
 	enum probe_event ev;
 	uint64_t bp = 0;
@@ -403,16 +404,16 @@ static bool run_user(uint32_t method, enum user_mode mode, unsigned int *hits, c
 		snprintf(why, whylen, "the probe VM could not be set up");
 		return false;
 	}
-	if (mode == USER_STEP)
-		dbg.control = KVM_GUESTDBG_ENABLE | KVM_GUESTDBG_SINGLESTEP;
-	while ((ev = probe_run(&p, mode == USER_PLAIN ? NULL : &dbg)) == PROBE_EV_EXIT) {
+	/* Debugging is armed only from PROBE_PORT_INFO on, a few instructions before ring 3:
+	 * stepping the page-table set-up would cost thousands of exits (slow when nested). */
+	while ((ev = probe_run(&p, armed)) == PROBE_EV_EXIT) {
 		struct kvm_run *run = p.vcpu->run;
 		struct kvm_sregs sregs;
 
 		if (run->exit_reason == KVM_EXIT_DEBUG) {
 			if (mode == USER_HWBP) {
 				*hits += run->debug.arch.pc == bp;
-				/* Resume past the breakpoint: the next step is unwatched. */
+				/* Resume past the breakpoint: the rest is unwatched. */
 				dbg.control = KVM_GUESTDBG_ENABLE;
 				continue;
 			}
@@ -423,10 +424,14 @@ static bool run_user(uint32_t method, enum user_mode mode, unsigned int *hits, c
 		}
 		if (is_out(run, PROBE_PORT_INFO)) {
 			bp = io_value(run);
-			if (mode == USER_HWBP) {
+			if (mode == USER_STEP) {
+				dbg.control = KVM_GUESTDBG_ENABLE | KVM_GUESTDBG_SINGLESTEP;
+				armed = &dbg;
+			} else if (mode == USER_HWBP) {
 				dbg.control = KVM_GUESTDBG_ENABLE | KVM_GUESTDBG_USE_HW_BP;
 				dbg.arch.debugreg[0] = bp;
 				dbg.arch.debugreg[7] = 0x1; /* L0, execute, 1 byte */
+				armed = &dbg;
 			}
 			continue;
 		}
