@@ -10,5 +10,6 @@
 Suite *qemu_log_suite(void);
 Suite *compare_suite(void);
 Suite *labels_suite(void);
+Suite *images_suite(void);
 
 #endif /* VBTS_ORACLE_TESTS_H */

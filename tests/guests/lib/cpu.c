@@ -94,6 +94,7 @@ __asm__(
 	"	pushq $0\n"
 	"	pushq $0x100\n"                        /* VEC_SYSCALL */
 	"	jmp trap_common\n"
+	"	ud2\n" /* a jump to the next instruction would be invisible in QEMU's log */
 	".size syscall_entry, . - syscall_entry\n"
 
 	".globl trap_common\n"
