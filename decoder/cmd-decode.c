@@ -24,9 +24,11 @@ static const char decode_usage[] =
 	"                       and symbols; jsonl: one JSON object per record (default text)\n"
 	"  --vcpu N             only vCPU N\n"
 	"  --last N             only the N newest branch records, with the other records\n"
-	"                       among and after them\n"
+	"                       among and after them (everything when there are fewer)\n"
 	"  --task NAME|PID      only the records of this guest task (from events.jsonl);\n"
 	"                       losses, start, stop and freeze records are always shown\n"
+	"  --crashed            like --task, for the task that crashed last (exit code of\n"
+	"                       128 or more in events.jsonl, e.g. 139 for a fatal fault)\n"
 	"  --summary            then print a summary: records, branches, gaps, losses, tasks\n"
 	"  --lines              text: add the source file and line of each address when\n"
 	"                       the image has DWARF line information\n"
@@ -40,6 +42,7 @@ struct decode_opts {
 	const char *dir;
 	const char *image;
 	const char *task;
+	bool crashed;
 	enum export_format format;
 	int vcpu;
 	bool last_set;
@@ -118,7 +121,8 @@ static int parse_u64(const char *s, uint64_t *v)
 
 static int parse_args(int argc, char **argv, struct decode_opts *o)
 {
-	enum { OPT_FORMAT = 256, OPT_VCPU, OPT_LAST, OPT_TASK, OPT_SUMMARY, OPT_IMAGE, OPT_LINES };
+	enum { OPT_FORMAT = 256, OPT_VCPU, OPT_LAST, OPT_TASK, OPT_SUMMARY, OPT_IMAGE, OPT_LINES,
+	       OPT_CRASHED };
 	static const struct option longopts[] = {
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "vcpu", required_argument, NULL, OPT_VCPU },
@@ -127,6 +131,7 @@ static int parse_args(int argc, char **argv, struct decode_opts *o)
 		{ "summary", no_argument, NULL, OPT_SUMMARY },
 		{ "image", required_argument, NULL, OPT_IMAGE },
 		{ "lines", no_argument, NULL, OPT_LINES },
+		{ "crashed", no_argument, NULL, OPT_CRASHED },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -176,6 +181,9 @@ static int parse_args(int argc, char **argv, struct decode_opts *o)
 		case OPT_LINES:
 			o->lines = true;
 			break;
+		case OPT_CRASHED:
+			o->crashed = true;
+			break;
 		case 'h':
 			fputs(decode_usage, stdout);
 			return 1;
@@ -184,6 +192,10 @@ static int parse_args(int argc, char **argv, struct decode_opts *o)
 				argv[optind - 1]);
 			return -EINVAL;
 		}
+	}
+	if (o->task && o->crashed) {
+		fprintf(stderr, "vbts decode: --task and --crashed exclude each other\n");
+		return -EINVAL;
 	}
 	if (optind != argc - 1) {
 		fprintf(stderr, "vbts decode: %s\nusage: vbts decode [OPTIONS] DIR\n",
@@ -251,6 +263,14 @@ static int decode(int argc, char **argv)
 			status = 2;
 			goto out_close;
 		}
+	} else if (o.crashed) {
+		want = procmap__crashed(e.procmap);
+		if (!want) {
+			fprintf(stderr, "vbts decode: %s: no crashed task in events.jsonl\n",
+				o.dir);
+			status = 2;
+			goto out_close;
+		}
 	}
 	d = trace_dir__decoder(t, o.vcpu);
 	if (!d) {
@@ -281,7 +301,12 @@ static int decode(int argc, char **argv)
 		status = 2;
 		goto out_free;
 	}
-	for (i = 0; i < fifo.len; i++)
+	/* N branches kept: start at the oldest of them; fewer: everything is shown. */
+	i = 0;
+	if (o.last && fifo.branches == o.last)
+		while (i < fifo.len && fifo_at(&fifo, i)->type != DECODED_BRANCH)
+			i++;
+	for (; i < fifo.len; i++)
 		if (exporter__record(&e, fifo_at(&fifo, i)))
 			goto out_write;
 	if (o.summary && exporter__summary(&e, &sum))

@@ -295,8 +295,13 @@ int exporter__summary(const struct exporter *e, const struct trace_summary *s)
 			struct decoded_record r = { .cr3 = s->cr3s[i], .cr3_valid = true };
 			char task[64];
 
+			const struct procmap_task *t;
+
 			task_label(e, &r, task, sizeof(task));
 			fprintf(f, " %s", task);
+			t = exporter__task(e, &r);
+			if (t && t->exited)
+				fprintf(f, " (exit %" PRId64 ")", t->exit_code);
 		}
 		if (s->nr_cr3s)
 			fputc('\n', f);

@@ -3,7 +3,8 @@
  * procmap.c - CR3 (+ time) -> guest task, from the task events of events.jsonl.
  *
  * Tasks are kept in an array sorted by (cr3, start); a lookup is a binary search for the cr3
- * and then for the last announcement not after the time.
+ * and then for the last announcement not after the time. Exit events are kept apart and
+ * attached to their tasks when the array is sorted.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -19,9 +20,16 @@
 /* Longest line accepted; the VMM bounds the lines it writes far below this. */
 #define PROCMAP_LINE_MAX 4096
 
+struct procmap_exit {
+	int64_t pid, code;
+	uint64_t time;
+};
+
 struct procmap {
 	struct procmap_task *tasks;     /* sorted by (cr3, start) */
 	size_t nr, alloc;
+	struct procmap_exit *exits;     /* applied to the tasks when sorting */
+	size_t nr_exits, alloc_exits;
 	struct procmap_task **by_time;  /* the same tasks in announcement order, built lazily */
 	bool sorted;
 	uint64_t bad_lines, first_bad_line;
@@ -59,6 +67,25 @@ int procmap__add(struct procmap *pm, int64_t pid, const char *name, uint64_t cr3
 	return 0;
 }
 
+static int add_exit(struct procmap *pm, int64_t pid, int64_t code, uint64_t time)
+{
+	if (pm->nr_exits == pm->alloc_exits) {
+		size_t alloc = pm->alloc_exits ? pm->alloc_exits * 2 : 16;
+		struct procmap_exit *e = realloc(pm->exits, alloc * sizeof(*e));
+
+		if (!e)
+			return -ENOMEM;
+		pm->exits = e;
+		pm->alloc_exits = alloc;
+	}
+	pm->exits[pm->nr_exits].pid = pid;
+	pm->exits[pm->nr_exits].code = code;
+	pm->exits[pm->nr_exits].time = time;
+	pm->nr_exits++;
+	pm->sorted = false;
+	return 0;
+}
+
 static void note_bad(struct procmap *pm, uint64_t lineno)
 {
 	if (!pm->bad_lines++)
@@ -81,6 +108,22 @@ static int parse_line(struct procmap *pm, const char *line)
 	event = json_string_value(json_object_get(root, "event"));
 	if (!event)
 		goto out;
+	v = json_object_get(root, "time");
+	if (v) {
+		if (!json_is_integer(v) || json_integer_value(v) < 0)
+			goto out;
+		time = json_integer_value(v);
+	}
+	if (!strcmp(event, "exit")) {
+		json_t *code = json_object_get(root, "code");
+
+		v = json_object_get(root, "pid");
+		if (!json_is_integer(v) || (code && !json_is_integer(code)))
+			goto out;
+		ret = add_exit(pm, json_integer_value(v), code ? json_integer_value(code) : 0,
+			       (uint64_t)time) ? -ENOMEM : 1;
+		goto out;
+	}
 	if (strcmp(event, "task")) {
 		ret = 0;
 		goto out;
@@ -95,12 +138,6 @@ static int parse_line(struct procmap *pm, const char *line)
 	cr3 = strtoull(cr3s, &end, 16);
 	if (errno || end == cr3s || *end)
 		goto out;
-	v = json_object_get(root, "time");
-	if (v) {
-		if (!json_is_integer(v) || json_integer_value(v) < 0)
-			goto out;
-		time = json_integer_value(v);
-	}
 	ret = procmap__add(pm, pid, name, cr3, (uint64_t)time) ? -ENOMEM : 1;
 out:
 	json_decref(root);
@@ -164,6 +201,33 @@ static int cmp_start(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Each exit ends the task with its pid announced last before it. */
+static void apply_exits(struct procmap *pm)
+{
+	size_t i, j;
+
+	for (i = 0; i < pm->nr; i++)
+		pm->tasks[i].exited = false;
+	for (j = 0; j < pm->nr_exits; j++) {
+		const struct procmap_exit *e = &pm->exits[j];
+		struct procmap_task *best = NULL;
+
+		for (i = 0; i < pm->nr; i++) {
+			struct procmap_task *t = &pm->tasks[i];
+
+			if (t->pid != e->pid || t->start > e->time)
+				continue;
+			if (!best || t->start >= best->start)
+				best = t;
+		}
+		if (best) {
+			best->exited = true;
+			best->exit_code = e->code;
+			best->exit_time = e->time;
+		}
+	}
+}
+
 /* Sorting is deferred to the first query; a const query sorts a logically unchanged map. */
 static void ensure_sorted(const struct procmap *cpm)
 {
@@ -174,6 +238,7 @@ static void ensure_sorted(const struct procmap *cpm)
 	if (pm->sorted)
 		return;
 	qsort(pm->tasks, pm->nr, sizeof(*pm->tasks), cmp_cr3_start);
+	apply_exits(pm);
 	free(pm->by_time);
 	pm->by_time = NULL;
 	bt = malloc((pm->nr ? pm->nr : 1) * sizeof(*bt));
@@ -232,6 +297,21 @@ const struct procmap_task *procmap__find(const struct procmap *pm, const char *k
 	return NULL;
 }
 
+const struct procmap_task *procmap__crashed(const struct procmap *pm)
+{
+	const struct procmap_task *best = NULL;
+	size_t i;
+
+	ensure_sorted(pm);
+	for (i = 0; i < pm->nr; i++) {
+		const struct procmap_task *t = &pm->tasks[i];
+
+		if (t->exited && t->exit_code >= 128 && (!best || t->exit_time >= best->exit_time))
+			best = t;
+	}
+	return best;
+}
+
 size_t procmap__nr_tasks(const struct procmap *pm)
 {
 	return pm->nr;
@@ -259,6 +339,7 @@ void procmap__free(struct procmap *pm)
 	for (i = 0; i < pm->nr; i++)
 		free((char *)pm->tasks[i].name);
 	free(pm->tasks);
+	free(pm->exits);
 	free(pm->by_time);
 	free(pm);
 }

@@ -3,7 +3,7 @@
  * procmap.h - the process map of a trace: CR3 (+ time) -> guest task, from events.jsonl.
  *
  * events.jsonl holds one JSON object per line, written by the VMM from what the guest (or
- * introspection) reported, e.g.
+ * introspection) reported; "task" and "exit" events are used, e.g.
  *   {"time":123,"vcpu":0,"event":"task","pid":1,"name":"ping","cr3":"0x203000"}
  *   {"time":456,"vcpu":0,"event":"exit","pid":1,"code":0}
  * Times are ns since the trace started, as in escape records. The guest controls the content:
@@ -24,12 +24,19 @@ struct procmap;
  * @name:  command name (owned by the procmap)
  * @cr3:   page-table root (masked with VBTS_CR3_MASK)
  * @start: time of the announcement, ns since trace start
+ * @exited: an exit event was seen for it
+ * @exit_code: the code of that event (128 + signal number for a task killed by a fault,
+ *            by the shell's convention: 139 for SIGSEGV)
+ * @exit_time: time of that event
  */
 struct procmap_task {
 	int64_t pid;
 	const char *name;
 	uint64_t cr3;
 	uint64_t start;
+	bool exited;
+	int64_t exit_code;
+	uint64_t exit_time;
 };
 
 /**
@@ -86,6 +93,15 @@ const struct procmap_task *procmap__lookup(const struct procmap *pm, uint64_t cr
  * Return: the first matching task, or NULL.
  */
 const struct procmap_task *procmap__find(const struct procmap *pm, const char *key);
+
+/**
+ * procmap__crashed() - the task that crashed last.
+ * @pm: map
+ *
+ * Return: of the tasks with an exit code of 128 or more (killed), the one whose exit came
+ * last; NULL when there is none.
+ */
+const struct procmap_task *procmap__crashed(const struct procmap *pm);
 
 /**
  * procmap__nr_tasks() - number of task announcements loaded.

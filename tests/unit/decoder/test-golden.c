@@ -64,7 +64,8 @@ static const char events[] =
 	"{\"time\":95,\"vcpu\":0,\"event\":\"task\",\"pid\":2,\"name\":\"crash\","
 	"\"cr3\":\"0x204000\"}\n"
 	"garbage line\n"
-	"{\"time\":420,\"vcpu\":0,\"event\":\"exit\",\"pid\":2,\"code\":-11}\n";
+	"{\"time\":420,\"vcpu\":0,\"event\":\"exit\",\"pid\":2,\"code\":139}\n"
+	"{\"time\":430,\"vcpu\":0,\"event\":\"exit\",\"pid\":1,\"code\":0}\n";
 
 static void write_text(const char *path, const char *text)
 {
@@ -208,6 +209,7 @@ static const struct {
 	{ "decode-vcpu1.jsonl",
 	  { "--vcpu", "1", "--format", "jsonl", "--summary", "--last", "1000", NULL } },
 	{ "decode-last1.jsonl", { "--format", "jsonl", "--last", "1", NULL } },
+	{ "decode-crashed-last4-summary.txt", { "--crashed", "--last", "4", "--summary", NULL } },
 };
 
 START_TEST(test_golden)
@@ -245,11 +247,13 @@ static void corrupt(const char *dir, const char *name, off_t off, uint64_t v, si
 	close(fd);
 }
 
-enum bad_setup { BAD_NONE, BAD_NO_VMJSON, BAD_VMJSON, BAD_MAGIC, BAD_TRUNCATED, BAD_NO_RING };
+enum bad_setup {
+	BAD_NONE, BAD_NO_VMJSON, BAD_VMJSON, BAD_MAGIC, BAD_TRUNCATED, BAD_NO_RING, BAD_NO_CRASH,
+};
 
 static const struct {
 	enum bad_setup setup;
-	const char *args[4];
+	const char *args[5];
 	const char *want;       /* substring of the one stderr line; "DIR" is the directory */
 } bad_cases[] = {
 	{ BAD_NONE, { "/nonexistent/trace", NULL }, "/nonexistent/trace: No such file" },
@@ -265,6 +269,8 @@ static const struct {
 	{ BAD_NONE, { "--last", "x", "DIR", NULL }, "bad --last count 'x'" },
 	{ BAD_NONE, { "--task", "nobody", "DIR", NULL }, "DIR: no task 'nobody' in events.jsonl" },
 	{ BAD_NONE, { "--bogus", "DIR", NULL }, "unknown or incomplete option '--bogus'" },
+	{ BAD_NONE, { "--task", "ping", "--crashed", "DIR" }, "exclude each other" },
+	{ BAD_NO_CRASH, { "--crashed", "DIR", NULL }, "DIR: no crashed task in events.jsonl" },
 	{ BAD_NONE, { NULL }, "no trace directory given" },
 	{ BAD_NONE, { "DIR", "DIR", NULL }, "more than one directory" },
 };
@@ -295,6 +301,10 @@ START_TEST(test_bad_input)
 	case BAD_NO_RING:
 		snprintf(path, sizeof(path), "%s/vcpu1.ring", dir);
 		unlink(path);
+		break;
+	case BAD_NO_CRASH:
+		snprintf(path, sizeof(path), "%s/events.jsonl", dir);
+		write_text(path, "{\"event\":\"exit\",\"pid\":2,\"code\":0}\n");
 		break;
 	default:
 		break;

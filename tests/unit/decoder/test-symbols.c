@@ -167,16 +167,22 @@ START_TEST(test_procmap_lines)
 		   "{\"time\":500,\"vcpu\":0,\"event\":\"exit\",\"pid\":1,\"code\":-11}\n"
 		   "{\"time\":600,\"vcpu\":0,\"event\":\"task\",\"pid\":9,\"name\":\"cr\\u0001sh\","
 		   "\"cr3\":\"0x203fff\"}\n"          /* cr3 reused (PCID bits masked) */
+		   "{\"time\":650,\"event\":\"exit\",\"pid\":9,\"code\":139}\n"
+		   "{\"time\":660,\"event\":\"exit\",\"pid\":\"9\"}\n"                /* bad */
 		   "{\"time\":700,\"event\":\"task\",\"pid\":10,\"name\":\"late\",\"cr3\":\"0x9000\"}");
 	pm = procmap__new();
 	ck_assert_ptr_nonnull(pm);
 	ck_assert_int_eq(procmap__load(pm, path), 0);
 	ck_assert_uint_eq(procmap__nr_tasks(pm), 4);
-	ck_assert_uint_eq(procmap__bad_lines(pm, &first), 5);
+	ck_assert_uint_eq(procmap__bad_lines(pm, &first), 6);
 	ck_assert_uint_eq(first, 4);
+	t = procmap__crashed(pm);
+	ck_assert(t && t->pid == 9 && t->exited && t->exit_code == 139 && t->exit_time == 650);
 
 	t = procmap__lookup(pm, 0x203000, 200, true);
 	ck_assert(t && t->pid == 1 && !strcmp(t->name, "ping"));
+	ck_assert(t->exited && t->exit_code == -11 && t->exit_time == 500);
+	ck_assert(!procmap__lookup(pm, 0x204000, 0, false)->exited);
 	t = procmap__lookup(pm, 0x203000, 600, true);
 	ck_assert(t && t->pid == 9 && !strcmp(t->name, "cr\001sh"));
 	t = procmap__lookup(pm, 0x203000, 50, true);    /* before any announcement */
@@ -197,6 +203,7 @@ START_TEST(test_procmap_lines)
 
 	pm = procmap__new();
 	ck_assert_int_eq(procmap__load(pm, "/nonexistent/events.jsonl"), -ENOENT);
+	ck_assert_ptr_null(procmap__crashed(pm));
 	ck_assert_uint_eq(procmap__bad_lines(pm, &first), 0);
 	ck_assert_uint_eq(first, 0);
 	procmap__free(pm);
