@@ -152,9 +152,12 @@ static void classify(const ZydisDecodedInstruction *zi, uint64_t ip, struct insn
 		out->flags |= INSN_F_SYSENTER | INSN_F_CPL_CHANGE;
 		return;
 	case ZYDIS_MNEMONIC_SYSRET:
-	case ZYDIS_MNEMONIC_SYSEXIT:
 		out->kind = VBTS_BR_SYSRET;
 		out->flags |= INSN_F_CPL_CHANGE;
+		return;
+	case ZYDIS_MNEMONIC_SYSEXIT:
+		out->kind = VBTS_BR_SYSRET;
+		out->flags |= INSN_F_CPL_CHANGE | INSN_F_SYSEXIT;
 		return;
 	case ZYDIS_MNEMONIC_RSM:
 	case ZYDIS_MNEMONIC_UIRET:
@@ -174,6 +177,10 @@ static void classify(const ZydisDecodedInstruction *zi, uint64_t ip, struct insn
 		if (zi->opcode_map == ZYDIS_OPCODE_MAP_DEFAULT && zi->opcode == 0x8e &&
 		    zi->raw.modrm.reg == 2)
 			out->flags |= INSN_F_MOV_SS;
+		/* 0F 22 /3: mov r, %cr3 */
+		if (zi->opcode_map == ZYDIS_OPCODE_MAP_0F && zi->opcode == 0x22 &&
+		    zi->raw.modrm.reg == 3)
+			out->flags |= INSN_F_CR3;
 		return;
 	case ZYDIS_MNEMONIC_POP:
 		/* 17: pop %ss (not valid in 64-bit mode) */

@@ -51,6 +51,8 @@ enum insn_mode {
 #define INSN_F_CPL_CHANGE (1U << 8) /* may change the CPL (iret, sysret, far transfers, ...) */
 #define INSN_F_HLT (1U << 9)        /* hlt */
 #define INSN_F_FAR (1U << 10)       /* far jmp/call/ret: new CS */
+#define INSN_F_CR3 (1U << 11)       /* mov to %cr3 */
+#define INSN_F_SYSEXIT (1U << 12)   /* sysexit (else a VBTS_BR_SYSRET is sysret) */
 
 /**
  * struct insn_info - one classified instruction.

@@ -75,9 +75,20 @@ static void emit_branch(struct step_out *out, enum vbts_cpl_filter filter, uint8
 	emit(out, &r);
 }
 
+/*
+ * Transfers after which the step trap may not come: IDT deliveries and SYSCALL clear TF,
+ * SYSRET/SYSEXIT load RFLAGS from the guest's registers (measured nested: no trap after
+ * sysretq, the task ran unseen until the next exit).
+ */
+static bool unseen_after(const struct step_decoded *d)
+{
+	return (d->info.flags & STEP_EVENT_FLAGS) || d->info.kind == VBTS_BR_SYSRET;
+}
+
 static uint64_t gap_reason(const struct step_decoded *d)
 {
-	if (d->info.flags & (INSN_F_SYSCALL | INSN_F_SYSENTER))
+	if ((d->info.flags & (INSN_F_SYSCALL | INSN_F_SYSENTER)) ||
+	    d->info.kind == VBTS_BR_SYSRET)
 		return VBTS_GAP_SYSCALL;
 	if (d->info.flags & INSN_F_VECTOR)
 		return VBTS_GAP_IDT;
@@ -94,7 +105,7 @@ static enum step_verdict resolve(const struct step_decoded *d, uint8_t cpl, uint
 				 bool singlestep, enum vbts_cpl_filter filter,
 				 struct step_out *out)
 {
-	if (d->info.flags & STEP_EVENT_FLAGS) {
+	if (unseen_after(d)) {
 		if (!d->has_target) {
 			emit_escape(out, VBTS_ESC_GAP_BEGIN, d->la, gap_reason(d));
 			return STEP_LOST;
@@ -161,7 +172,7 @@ static bool resolve_landing(const struct step_insn *in, uint64_t now_la,
  */
 static bool always_leaves(const struct step_decoded *d)
 {
-	if (!(d->info.flags & STEP_EVENT_FLAGS))
+	if (!unseen_after(d))
 		return false;
 	return !(d->info.flags & INSN_F_COND) || d->has_target;
 }
@@ -335,6 +346,13 @@ bool step_core__plan(struct step_core *c, const struct step_obs *now, const stru
 	return true;
 }
 
+/* Instructions that may load CR3: mov to CR3 and task switches (far transfers, IDT, iret). */
+static bool may_load_cr3(const struct step_decoded *d)
+{
+	return (d->info.flags & (INSN_F_CR3 | INSN_F_FAR | STEP_EVENT_FLAGS)) ||
+	       d->info.kind == VBTS_BR_IRET;
+}
+
 bool step_core__exit(struct step_core *c, const struct step_obs *now, bool singlestep,
 		     uint64_t ns, struct step_out *out)
 {
@@ -344,7 +362,14 @@ bool step_core__exit(struct step_core *c, const struct step_obs *now, bool singl
 	if (c->armed) {
 		c->armed = false;
 		consumed = singlestep;
-		if (c->insn.valid) {
+		if (c->insn.valid && c->have_cr3 && masked_cr3(now->cr3) != c->cr3 &&
+		    !may_load_cr3(&c->insn.first) &&
+		    !(c->insn.has_second && may_load_cr3(&c->insn.second))) {
+			/* another task ran: whatever the step shows, it is not this instruction's */
+			emit_escape(out, VBTS_ESC_GAP_BEGIN, c->insn.first.la, VBTS_GAP_UNKNOWN);
+			c->gap_open = true;
+			c->gaps++;
+		} else if (c->insn.valid) {
 			enum step_verdict v = step__classify(&c->insn, now->la, singlestep, c->filter,
 							     out);
 

@@ -199,6 +199,35 @@ static void predict_event(const struct tracer_vcpu *tv, const struct step_vcpu *
 	}
 }
 
+/*
+ * Where sysret/sysexit go: RCX/RDX, when the guest state lets them execute (CPL 0, the MSRs
+ * enabled, a canonical target); else nothing is predicted and a gap is written.
+ */
+static void predict_sysret(const struct tracer_vcpu *tv, const struct step_vcpu *sv,
+			   uint8_t cpl, struct step_decoded *d)
+{
+	const struct kvm_sregs *sr = &sv->sregs;
+	uint64_t v, cs;
+
+	if (cpl != 0 || !(sr->cr0 & CR0_PE))
+		return;
+	if (d->info.flags & INSN_F_SYSEXIT) {
+		if (read_msr(tv, MSR_IA32_SYSENTER_CS, &cs) || !(cs & 0xfffc))
+			return;
+		v = sv->regs.rdx;
+	} else {
+		if (!(sr->efer & EFER_SCE))
+			return;
+		v = sv->regs.rcx;
+	}
+	if (d->info.opsize != 8)
+		v &= 0xffffffffULL;
+	else if ((uint64_t)((int64_t)(v << 16) >> 16) != v)
+		return; /* non-canonical: #GP in ring 0 */
+	d->target = v;
+	d->has_target = true;
+}
+
 /* Decode the instruction at linear @la / @ip; false when it cannot be read or decoded. */
 static bool decode_at(const struct tracer_vcpu *tv, struct step_vcpu *sv, enum insn_mode mode,
 		      uint8_t cpl, uint64_t la, uint64_t ip, struct step_decoded *d)
@@ -218,6 +247,8 @@ static bool decode_at(const struct tracer_vcpu *tv, struct step_vcpu *sv, enum i
 		d->has_target = true;
 	} else if (d->info.flags & STEP_EVENT_FLAGS) {
 		predict_event(tv, sv, mode, cpl, d);
+	} else if (d->info.kind == VBTS_BR_SYSRET) {
+		predict_sysret(tv, sv, cpl, d);
 	}
 	return true;
 }

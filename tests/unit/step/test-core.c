@@ -349,6 +349,31 @@ START_TEST(test_classify_iret)
 }
 END_TEST
 
+START_TEST(test_classify_sysret)
+{
+	/* sysretq with RCX known: measured nested, no step trap after it */
+	struct step_insn in = one(with_target(dec(0x10032c, 3, VBTS_BR_SYSRET, INSN_F_CPL_CHANGE),
+					      0x100f66), 0);
+	struct step_out out = { 0 };
+
+	ck_assert_int_eq(step__classify(&in, 0x100f66, true, VBTS_CPL_ALL, &out), STEP_DONE);
+	ck_assert_uint_eq(out.n, 1);
+	assert_branch(&out.rec[0], 0x10032c, 0x100f66, 0, VBTS_BR_SYSRET);
+	/* the step came back elsewhere, much later: the sysret, then a gap from its target */
+	out.n = 0;
+	ck_assert_int_eq(step__classify(&in, 0x100fc7, true, VBTS_CPL_ALL, &out), STEP_LOST);
+	ck_assert_uint_eq(out.n, 2);
+	assert_branch(&out.rec[0], 0x10032c, 0x100f66, 0, VBTS_BR_SYSRET);
+	assert_escape(&out.rec[1], VBTS_ESC_GAP_BEGIN, 0x100f66, VBTS_GAP_SYSCALL);
+	/* unpredicted: never a branch to wherever the step came back */
+	in.first.has_target = false;
+	out.n = 0;
+	ck_assert_int_eq(step__classify(&in, 0x100fc7, true, VBTS_CPL_ALL, &out), STEP_LOST);
+	ck_assert_uint_eq(out.n, 1);
+	assert_escape(&out.rec[0], VBTS_ESC_GAP_BEGIN, 0x10032c, VBTS_GAP_SYSCALL);
+}
+END_TEST
+
 START_TEST(test_classify_filter)
 {
 	struct step_insn in = one(dec(0x1000, 2, VBTS_BR_JMP_IND, 0), 0);
@@ -426,7 +451,7 @@ START_TEST(test_core_steps_and_tasks)
 	struct step_core c = core(true, true, VBTS_CPL_ALL);
 	struct step_insn jmp = one(with_target(dec(0x1000, 2, VBTS_BR_JMP, INSN_F_DIRECT), 0x2000),
 				   0);
-	struct step_insn movcr3 = one(dec(0x2000, 3, 0, 0), 0);
+	struct step_insn movcr3 = one(dec(0x2000, 3, 0, INSN_F_CR3), 0);
 	struct step_out out = { 0 };
 	struct step_obs o = obs(0x1000, 0x10000, 0);
 
@@ -454,6 +479,39 @@ START_TEST(test_core_steps_and_tasks)
 	out.n = 0;
 	ck_assert(!step_core__exit(&c, &o, true, 5, &out));
 	ck_assert_uint_eq(out.n, 0);
+}
+END_TEST
+
+START_TEST(test_core_cr3_sanity)
+{
+	struct step_core c = core(true, true, VBTS_CPL_ALL);
+	struct step_insn ret = one(dec(0x400000, 1, VBTS_BR_RET, 0), 3);
+	struct step_insn movcr3 = one(dec(0x1000, 3, 0, INSN_F_CR3), 0);
+	struct step_out out = { 0 };
+	struct step_obs o = obs(0x400000, 0x10000, 3);
+
+	started(&c, &o);
+	/* a plain ret cannot switch tasks: a step showing a new CR3 is not this ret's */
+	ck_assert(step_core__plan(&c, &o, &ret, 1, &out));
+	o.la = 0x500000;
+	o.cr3 = 0x20000;
+	ck_assert(step_core__exit(&c, &o, true, 2, &out));
+	ck_assert_uint_eq(out.n, 3);
+	assert_escape(&out.rec[0], VBTS_ESC_GAP_BEGIN, 0x400000, VBTS_GAP_UNKNOWN);
+	assert_escape(&out.rec[1], VBTS_ESC_TASK_DEPART, 0x10000, 2);
+	assert_escape(&out.rec[2], VBTS_ESC_TASK_ARRIVE, 0x20000, 2);
+	ck_assert_uint_eq(c.branches, 0);
+	/* mov to CR3 may */
+	out.n = 0;
+	o = obs(0x1000, 0x20000, 0);
+	ck_assert(step_core__plan(&c, &o, &movcr3, 3, &out));
+	ck_assert_uint_eq(out.n, 1); /* GAP_END */
+	o.la = 0x1003;
+	o.cr3 = 0x30000;
+	ck_assert(step_core__exit(&c, &o, true, 4, &out));
+	ck_assert_uint_eq(out.n, 3);
+	assert_escape(&out.rec[1], VBTS_ESC_TASK_DEPART, 0x20000, 4);
+	ck_assert(!c.gap_open);
 }
 END_TEST
 
@@ -760,11 +818,13 @@ Suite *core_suite(void)
 	tcase_add_test(tc, test_classify_ud2_emulated);
 	tcase_add_test(tc, test_classify_syscall);
 	tcase_add_test(tc, test_classify_iret);
+	tcase_add_test(tc, test_classify_sysret);
 	tcase_add_test(tc, test_classify_filter);
 	suite_add_tcase(s, tc);
 
 	tcase_add_test(sm, test_core_start_stop);
 	tcase_add_test(sm, test_core_steps_and_tasks);
+	tcase_add_test(sm, test_core_cr3_sanity);
 	tcase_add_test(sm, test_core_gap_regained);
 	tcase_add_test(sm, test_core_nostep);
 	tcase_add_test(sm, test_core_far_reach);

@@ -19,7 +19,7 @@
 #define CHECKED_FLAGS                                                                      \
 	(INSN_F_REP_STRING | INSN_F_MOV_SS | INSN_F_DIRECT | INSN_F_COND | INSN_F_VECTOR |  \
 	 INSN_F_SOFT_INT | INSN_F_SYSCALL | INSN_F_SYSENTER | INSN_F_CPL_CHANGE | INSN_F_HLT | \
-	 INSN_F_FAR)
+	 INSN_F_FAR | INSN_F_CR3 | INSN_F_SYSEXIT)
 
 struct insn_case {
 	const char *what;
@@ -83,7 +83,8 @@ static const struct insn_case cases[] = {
 	  INSN_F_SYSCALL | INSN_F_CPL_CHANGE, 0, 0 },
 	{ "sysretq", L64, 0x1000, { 0x48, 0x0f, 0x07 }, 3, 3, VBTS_BR_SYSRET, INSN_F_CPL_CHANGE,
 	  0, 0 },
-	{ "sysexit", L64, 0x1000, { 0x0f, 0x35 }, 2, 2, VBTS_BR_SYSRET, INSN_F_CPL_CHANGE, 0, 0 },
+	{ "sysexit", L64, 0x1000, { 0x0f, 0x35 }, 2, 2, VBTS_BR_SYSRET,
+	  INSN_F_CPL_CHANGE | INSN_F_SYSEXIT, 0, 0 },
 	{ "iretq", L64, 0x1000, { 0x48, 0xcf }, 2, 2, VBTS_BR_IRET, INSN_F_CPL_CHANGE, 0, 0 },
 	{ "iretd", L64, 0x1000, { 0xcf }, 1, 1, VBTS_BR_IRET, INSN_F_CPL_CHANGE, 0, 0 },
 	{ "rep movsb", L64, 0x1000, { 0xf3, 0xa4 }, 2, 2, 0, INSN_F_REP_STRING, 0, 0 },
@@ -100,7 +101,9 @@ static const struct insn_case cases[] = {
 	{ "mov $imm64,%rax", L64, 0x1000, { 0x48, 0xb8, 1, 2, 3, 4, 5, 6, 7, 8 }, 10, 10, 0, 0, 0,
 	  0 },
 	{ "rsm", L64, 0x1000, { 0x0f, 0xaa }, 2, 2, VBTS_BR_OTHER, INSN_F_CPL_CHANGE, 0, 0 },
-	{ "mov %rax,%cr3", L64, 0x1000, { 0x0f, 0x22, 0xd8 }, 3, 3, 0, 0, 0, 0 },
+	{ "mov %rax,%cr3", L64, 0x1000, { 0x0f, 0x22, 0xd8 }, 3, 3, 0, INSN_F_CR3, 0, 0 },
+	{ "mov %rax,%cr0", L64, 0x1000, { 0x0f, 0x22, 0xc0 }, 3, 3, 0, 0, 0, 0 },
+	{ "mov %eax,%cr3 (32)", P32, 0x1000, { 0x0f, 0x22, 0xd8 }, 3, 3, 0, INSN_F_CR3, 0, 0 },
 	{ "wrmsr", L64, 0x1000, { 0x0f, 0x30 }, 2, 2, 0, 0, 0, 0 },
 
 	/* 32-bit protected mode */
