@@ -346,10 +346,13 @@ bool step_core__plan(struct step_core *c, const struct step_obs *now, const stru
 	return true;
 }
 
-/* Instructions that may load CR3: mov to CR3 and task switches (far transfers, IDT, iret). */
+/*
+ * Instructions after which a new CR3 is no surprise: mov to CR3, task switches (far
+ * transfers, IDT, iret), and those after which the guest runs unseen anyway (sysret).
+ */
 static bool may_load_cr3(const struct step_decoded *d)
 {
-	return (d->info.flags & (INSN_F_CR3 | INSN_F_FAR | STEP_EVENT_FLAGS)) ||
+	return (d->info.flags & (INSN_F_CR3 | INSN_F_FAR)) || unseen_after(d) ||
 	       d->info.kind == VBTS_BR_IRET;
 }
 
