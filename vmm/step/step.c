@@ -399,7 +399,12 @@ static int step_before_run(struct tracer_vcpu *tv)
 		return ret;
 	if (tv->caps.sync_regs)
 		tv->run->kvm_valid_regs = KVM_SYNC_X86_REGS | KVM_SYNC_X86_SREGS;
-	/* The VMM may change registers while it handles the exit: read them again next time. */
+	/*
+	 * The run changes the state: after_exit() reads it again. Between that and the next
+	 * before_run() the VMM only dispatches the exit, which leaves the registers alone (I/O
+	 * and MMIO results reach the guest through the next KVM_RUN), so that reading stays the
+	 * state the next run starts from.
+	 */
 	sv->fresh = false;
 	return 0;
 }
