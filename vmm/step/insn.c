@@ -29,7 +29,9 @@ static const struct {
 int insn_decoder__init(struct insn_decoder *d)
 {
 	for (unsigned int m = 0; m < INSN_MODE_MAX; m++) {
-		if (!ZYAN_SUCCESS(ZydisDecoderInit(&d->zd[m], zydis_modes[m].mm, zydis_modes[m].sw)))
+		ZyanStatus st = ZydisDecoderInit(&d->zd[m], zydis_modes[m].mm, zydis_modes[m].sw);
+
+		if (!ZYAN_SUCCESS(st))
 			return -EINVAL;
 	}
 	return 0;

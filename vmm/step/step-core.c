@@ -356,6 +356,33 @@ static bool may_load_cr3(const struct step_decoded *d)
 	       d->info.kind == VBTS_BR_IRET;
 }
 
+/* Whether a new CR3 is explained by the armed instruction(s). */
+static bool cr3_explained(const struct step_core *c, const struct step_obs *now)
+{
+	const struct step_insn *in = &c->insn;
+
+	if (!c->have_cr3 || masked_cr3(now->cr3) == c->cr3)
+		return true;
+	return may_load_cr3(&in->first) || (in->has_second && may_load_cr3(&in->second));
+}
+
+/* What the armed instruction did; false when control was lost. */
+static bool account(struct step_core *c, const struct step_obs *now, bool singlestep,
+		    struct step_out *out)
+{
+	const struct step_insn *in = &c->insn;
+	enum step_verdict v;
+
+	if (!cr3_explained(c, now)) {
+		/* another task ran: whatever the step shows, it is not this instruction's */
+		emit_escape(out, VBTS_ESC_GAP_BEGIN, in->first.la, VBTS_GAP_UNKNOWN);
+		return false;
+	}
+	v = step__classify(in, now->la, singlestep, c->filter, out);
+	c->steps += out->retired;
+	return v != STEP_LOST;
+}
+
 bool step_core__exit(struct step_core *c, const struct step_obs *now, bool singlestep,
 		     uint64_t ns, struct step_out *out)
 {
@@ -365,22 +392,9 @@ bool step_core__exit(struct step_core *c, const struct step_obs *now, bool singl
 	if (c->armed) {
 		c->armed = false;
 		consumed = singlestep;
-		if (c->insn.valid && c->have_cr3 && masked_cr3(now->cr3) != c->cr3 &&
-		    !may_load_cr3(&c->insn.first) &&
-		    !(c->insn.has_second && may_load_cr3(&c->insn.second))) {
-			/* another task ran: whatever the step shows, it is not this instruction's */
-			emit_escape(out, VBTS_ESC_GAP_BEGIN, c->insn.first.la, VBTS_GAP_UNKNOWN);
+		if (c->insn.valid && !account(c, now, singlestep, out)) {
 			c->gap_open = true;
 			c->gaps++;
-		} else if (c->insn.valid) {
-			enum step_verdict v = step__classify(&c->insn, now->la, singlestep, c->filter,
-							     out);
-
-			c->steps += out->retired;
-			if (v == STEP_LOST) {
-				c->gap_open = true;
-				c->gaps++;
-			}
 		}
 	}
 	if (!c->have_cr3 || masked_cr3(now->cr3) != c->cr3) {

@@ -122,7 +122,7 @@ END_TEST
 
 static void build_4level(uint64_t root)
 {
-	/* low half: la 0x1000-0x1fff → 0x7000, la 0x2000 → 0x3000, 0x200000 (2 MiB) → 0x600000 */
+	/* low half: la 0x1000 → 0x7000, la 0x2000 → 0x3000, la 0x200000 (2 MiB) → 0x600000 */
 	fake_put64(&ram, root + 0 * 8, 0x11000 | P);
 	fake_put64(&ram, 0x11000 + 0 * 8, 0x12000 | P);
 	fake_put64(&ram, 0x11000 + 1 * 8, 0x40000000 | P | PS); /* 1 GiB page */
