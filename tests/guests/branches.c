@@ -198,14 +198,21 @@ __asm__(
 	L(BR("k", "iretq_user_to"))
 	"	xor %ebx, %ebx\n"
 	COMMON_BRANCHES("u", "0x23")
+	/*
+	 * After each return from a handler comes a plain instruction first: a single-stepping
+	 * tracer regains control only after the first instruction behind an IRETQ, and each
+	 * labelled kind should be observable on its own.
+	 */
 	L(BR("u", "int_from"))
 	"	int $0x80\n"
+	"	add $1, %ebx\n"
 	L(BR("u", "int3_from"))
 	"	int3\n"
 	"	mov $0, %eax\n" /* SYS_NOP */
 	L(BR("u", "syscall_from"))
 	"	syscall\n"
 	L(BR("k", "sysretq_to"))
+	"	add $1, %ebx\n"
 	L(BR("u", "ud2_from"))
 	"	ud2\n"
 	L("u_ud2_resume")
