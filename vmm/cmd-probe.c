@@ -10,11 +10,12 @@
 #include <string.h>
 
 #include "commands.h"
+#include "harness.h"
 #include "log.h"
 #include "probe.h"
 
 static const char usage[] =
-	"usage: vbts probe [--json] [--verbose]\n"
+	"usage: vbts probe [--json] [--verbose] [--harness]\n"
 	"\n"
 	"Run tiny probe guests to find out what this host's KVM can do, and print one line per\n"
 	"capability: `NAME: yes` or `NAME: no`.\n"
@@ -27,6 +28,7 @@ static const char usage[] =
 	"\n"
 	"  --json      one JSON object instead of the lines\n"
 	"  --verbose   say what each probe guest did\n"
+	"  --harness   probe the KVM inside the QEMU harness (tests/harness/run) instead\n"
 	"\n"
 	"Exit status: 0, or 2 when /dev/kvm is missing or unusable.\n";
 
@@ -41,6 +43,8 @@ static int probe(int argc, char **argv)
 	bool json = false, verbose = false;
 	int opt, ret;
 
+	if (harness__strip(&argc, argv))
+		return harness__run(argv);
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "+", longopts, NULL)) != -1) {
 		switch (opt) {

@@ -20,6 +20,7 @@
 #include "agent.h"
 #include "commands.h"
 #include "debug-exit.h"
+#include "harness.h"
 #include "kvm.h"
 #include "loader.h"
 #include "log.h"
@@ -59,20 +60,25 @@ struct run_ctx {
 
 static const char usage[] =
 	"usage: vbts run [--trace DIR] [--cpl all|user|kernel] [--ring RECORDS] [--vcpus N]\n"
-	"                [--memory MIB] [--console FILE] [--stats] [--timeout SECONDS] IMAGE\n"
+	"                [--memory MIB] [--console FILE] [--stats] [--timeout SECONDS]\n"
+	"                [--harness] IMAGE\n"
 	"\n"
 	"Boot IMAGE (multiboot v1 ELF32, as QEMU's -kernel boots it) in a KVM virtual machine\n"
 	"and run it until it writes to the debug-exit port 0xf4.\n"
 	"\n"
 	"  --trace DIR        record taken branches into DIR (new or empty): vm.json, one\n"
 	"                     vcpuN.ring per vCPU, events.jsonl from the agent channel\n"
-	"  --cpl FILTER       record branches at CPL all (default), user (CPL > 0) or kernel (CPL 0)\n"
+	"  --cpl FILTER       record branches at CPL all (default), user (CPL > 0) or\n"
+	"                     kernel (CPL 0)\n"
 	"  --ring RECORDS     records per ring file (default 65536; wrap mode keeps the newest)\n"
 	"  --vcpus N          vCPUs (default 1; the boot protocol starts vCPU 0)\n"
 	"  --memory MIB       guest RAM in MiB (default 256, at most 3072)\n"
 	"  --console FILE     write the guest's serial output to FILE instead of stdout\n"
 	"  --stats            print exits by reason, records, instructions stepped, wall time\n"
 	"  --timeout SECONDS  stop the guest after SECONDS (exit status 1)\n"
+	"  --harness          run inside the QEMU harness (tests/harness/run: QEMU TCG with\n"
+	"                     nested SVM and Debian's KVM), for hosts whose KVM cannot step\n"
+	"                     ring 3; DIR must then lie inside the source tree\n"
 	"\n"
 	"Exit status: the guest's debug-exit status ((value << 1) | 1), 1 when the guest or the\n"
 	"VMM fails, 2 on bad input.\n";
@@ -538,6 +544,7 @@ static int run(int argc, char **argv)
 {
 	struct run_ctx *c;
 	unsigned int done = 0;
+	bool harness;
 	int status;
 
 	c = calloc(1, sizeof(*c));
@@ -545,9 +552,20 @@ static int run(int argc, char **argv)
 		pr_err("out of memory");
 		return 1;
 	}
+	harness = harness__strip(&argc, argv);
 	if (parse_opts(argc, argv, &c->opts) < 0) {
 		free(c);
 		return 2;
+	}
+	if (harness) {
+		if (c->opts.trace_dir && !harness__path_inside(c->opts.trace_dir)) {
+			pr_err("--harness: trace directory %s is outside the source tree %s and "
+			       "would not come back", c->opts.trace_dir, VBTS_SOURCE_ROOT);
+			free(c);
+			return 2;
+		}
+		free(c);
+		return harness__run(argv);
 	}
 	/* Refuse a bad ring size before touching anything. */
 	if (c->opts.trace_dir) {

@@ -68,8 +68,9 @@ int loader__load_file(const char *path, struct guest_memory *mem, struct loaded_
 	}
 	if ((uint64_t)st.st_size > LOADER_MAX_FILE) {
 		ret = -E2BIG;
-		snprintf(out->error, sizeof(out->error), "image of %lld bytes is larger than %llu MiB",
-			 (long long)st.st_size, LOADER_MAX_FILE >> 20);
+		snprintf(out->error, sizeof(out->error),
+			 "image of %lld bytes is larger than %llu MiB", (long long)st.st_size,
+			 LOADER_MAX_FILE >> 20);
 		goto err_close;
 	}
 	img = malloc(st.st_size ? st.st_size : 1);

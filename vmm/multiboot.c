@@ -49,6 +49,8 @@
 #define LOW_RAM_END 0x9fc00ULL
 #define HIGH_RAM_START 0x100000ULL
 
+#define NOT_ELF "not an ELF file (vbts boots multiboot v1 ELF32 images)"
+
 #define GDT_CS 0x10
 #define GDT_DS 0x18
 
@@ -152,7 +154,7 @@ static int elf_segments(const uint8_t *img, size_t len, struct segment *segs,
 	bool entry_fixed = false;
 
 	if (len < EI_NIDENT || memcmp(img, ELFMAG, SELFMAG))
-		return fail(out, -ENOEXEC, "not an ELF file (vbts boots multiboot v1 ELF32 images)");
+		return fail(out, -ENOEXEC, NOT_ELF);
 	if (img[EI_CLASS] == ELFCLASS64)
 		return fail(out, -ENOEXEC,
 			    "ELF64 image: multiboot v1 needs an ELF32 (i386) image");
@@ -185,7 +187,8 @@ static int elf_segments(const uint8_t *img, size_t len, struct segment *segs,
 				    *nr, ph.p_filesz, ph.p_memsz);
 		if ((uint64_t)ph.p_offset + ph.p_filesz > len)
 			return fail(out, -ENOEXEC,
-				    "truncated file: segment %u needs bytes up to %#llx, the file has %#zx",
+				    "truncated file: segment %u needs bytes up to %#llx, "
+				    "the file has %#zx",
 				    *nr, (unsigned long long)ph.p_offset + ph.p_filesz, len);
 		s = &segs[*nr];
 		s->gpa = ph.p_paddr;
@@ -228,8 +231,9 @@ static int kludge_segments(const uint8_t *img, size_t len, size_t hdr, struct se
 			return fail(out, -ENOEXEC, "multiboot load_end_addr below load_addr");
 		load_size = load_end - load_addr;
 		if (text_offset + load_size > len)
-			return fail(out, -ENOEXEC, "truncated file: %zu bytes, load_end_addr needs %llu",
-				    len, (unsigned long long)(text_offset + load_size));
+			return fail(out, -ENOEXEC,
+				    "truncated file: %zu bytes, load_end_addr needs %llu", len,
+				    (unsigned long long)(text_offset + load_size));
 	} else {
 		load_size = len - text_offset;
 	}
@@ -317,7 +321,7 @@ static int multiboot_load(const uint8_t *img, size_t len, const char *cmdline,
 	int ret;
 
 	if (len < SELFMAG || memcmp(img, ELFMAG, SELFMAG))
-		return fail(out, -ENOEXEC, "not an ELF file (vbts boots multiboot v1 ELF32 images)");
+		return fail(out, -ENOEXEC, NOT_ELF);
 	hdr = find_header(img, len, &bad_at);
 	if (hdr < 0)
 		return fail(out, -ENOEXEC, "multiboot header at offset %#lx has a bad checksum",

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * probe.c - capability probes: each runs a probe guest (the .S files of vmm/probe, embedded) in a fresh
- * VM and watches what KVM reports. Every run has a budget of exits and of wall time (a
+ * probe.c - capability probes: each runs a probe guest (the .S files of vmm/probe, embedded)
+ * in a fresh VM and watches what KVM reports. Every run has a budget of exits and of wall time (a
  * per-thread timer kicks KVM_RUN), so a KVM that misbehaves yields "no", never a hang.
  *
  * The ring-3 probes run ring 3 the way real guests do (long mode, paging). On a KVM that cannot
@@ -224,7 +224,8 @@ static uint32_t io_value(const struct kvm_run *run)
 {
 	uint32_t v = 0;
 
-	memcpy(&v, (const uint8_t *)run + run->io.data_offset, run->io.size <= 4 ? run->io.size : 4);
+	memcpy(&v, (const uint8_t *)run + run->io.data_offset,
+	       run->io.size <= 4 ? run->io.size : 4);
 	return v;
 }
 
@@ -357,7 +358,8 @@ static void probe_user_msr(struct probe_report *rep)
 	enum probe_event ev;
 
 	if (probe_vm_create(&p, probe_blob_msr, probe_blob_msr_end, 0, setup_msr_filter) < 0) {
-		say(rep, PROBE_USER_MSR, "KVM refused KVM_CAP_X86_USER_SPACE_MSR or the MSR filter");
+		say(rep, PROBE_USER_MSR,
+		    "KVM refused KVM_CAP_X86_USER_SPACE_MSR or the MSR filter");
 		return;
 	}
 	while ((ev = probe_run(&p, NULL)) == PROBE_EV_EXIT) {

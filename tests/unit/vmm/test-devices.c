@@ -234,7 +234,9 @@ START_TEST(test_agent_hostile_lines)
 		"{\"pid\":1}\n",
 		"{\"event\":\"a\",\"event\":\"b\"}\n",
 		"{\"event\":\"\xff\xfe\"}\n",
-		"{\"event\":\"" "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa" "\"}\n",
+		/* a string of 65 bytes */
+		"{\"event\":\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+		"aaaaaaaa\"}\n",
 		"{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{\n",
 		"{\"event\":\"x\"\n",
 	};

@@ -84,7 +84,8 @@ static size_t build_image(const struct img_spec *s, uint8_t *img)
 		};
 
 		memcpy(img + sizeof(eh) + i * sizeof(ph), &ph, sizeof(ph));
-		memset(img + SEG_OFF + i * 0x1000, 0xa0 + i, s->filesz[i] < 0x1000 ? s->filesz[i] : 0x1000);
+		memset(img + SEG_OFF + i * 0x1000, 0xa0 + i,
+		       s->filesz[i] < 0x1000 ? s->filesz[i] : 0x1000);
 	}
 	if (s->build_id) {
 		Elf32_Phdr ph = { .p_type = PT_NOTE, .p_offset = NOTE_OFF, .p_filesz = 36 };

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * harness.h - `vbts run --harness` / `vbts probe --harness`: the same command inside the QEMU
+ * harness (tests/harness/run: QEMU TCG, nested SVM, Debian's KVM), for hosts whose KVM cannot
+ * do what is asked (e.g. single-step ring 3).
+ */
+#ifndef VBTS_VMM_HARNESS_H
+#define VBTS_VMM_HARNESS_H
+
+#include <stdbool.h>
+
+/**
+ * harness__strip() - remove every "--harness" from @argv (before a lone "--").
+ * @argc: argument count
+ * @argv: arguments, changed in place (stays NULL-terminated)
+ *
+ * Return: true when it was there; *@argc is updated.
+ */
+bool harness__strip(int *argc, char **argv);
+
+/**
+ * harness__path_inside() - whether @path (existing or not) lies inside the shared work tree.
+ * @path: a path, relative to the current directory or absolute
+ *
+ * Return: true when files written there come back to the host.
+ */
+bool harness__path_inside(const char *path);
+
+/**
+ * harness__run() - run this vbts binary with @argv inside the harness and wait for it.
+ * @argv: the subcommand and its arguments (argv[0] is the subcommand), NULL-terminated
+ *
+ * Return: the inner command's exit status; 2 when the harness cannot run here (no QEMU, no
+ * kernel package: reported in one line), 1 when the harness failed or timed out.
+ */
+int harness__run(char **argv);
+
+#endif /* VBTS_VMM_HARNESS_H */
