@@ -181,6 +181,7 @@ START_TEST(test_valid_boot_state)
 	ck_assert_uint_eq(get32(mbi + 8), (RAM - (1 << 20)) >> 10);
 	ck_assert_str_eq((const char *)guest_memory__ptr(mem, get32(mbi + 16), 11), "kernel --x");
 	ck_assert_str_eq((const char *)guest_memory__ptr(mem, get32(mbi + 64), 5), "vbts");
+	guest_memory__destroy(mem);
 }
 END_TEST
 
@@ -211,6 +212,7 @@ START_TEST(test_memory_map)
 	ck_assert_uint_eq(total, 0x9fc00 + RAM - 0x100000);
 	memcpy(&base, e + 3 * 24 + 4, 8);
 	ck_assert_uint_eq(base, 0x100000);
+	guest_memory__destroy(mem);
 }
 END_TEST
 
@@ -230,6 +232,7 @@ START_TEST(test_two_segments_and_build_id)
 	p = guest_memory__ptr(mem, 0x200000, 0x10);
 	ck_assert_uint_eq(p[0], 0xa1);
 	ck_assert_str_eq(li.build_id, "101112131415161718191a1b1c1d1e1f20212223");
+	guest_memory__destroy(mem);
 }
 END_TEST
 
@@ -244,6 +247,7 @@ START_TEST(test_entry_moves_with_segment)
 	s.entry = 0xc0100020;
 	ck_assert_int_eq(load_spec(&s, mem, &li), 0);
 	ck_assert_uint_eq(li.entry, 0x100020);
+	guest_memory__destroy(mem);
 }
 END_TEST
 
@@ -268,6 +272,7 @@ START_TEST(test_aout_kludge)
 	ck_assert_mem_eq(p, ELFMAG, SELFMAG);
 	ck_assert_uint_eq(get32(p + 0x180), MB_MAGIC);
 	ck_assert_uint_eq(p[0x1fff], 0);
+	guest_memory__destroy(mem);
 }
 END_TEST
 
@@ -400,6 +405,7 @@ START_TEST(test_not_elf)
 	ck_assert_int_eq(loader__load(text, sizeof(text), "", mem, &li), -ENOEXEC);
 	ck_assert_ptr_nonnull(strstr(li.error, "not an ELF file"));
 	ck_assert_int_eq(loader__load(text, 0, "", mem, &li), -ENOEXEC);
+	guest_memory__destroy(mem);
 }
 END_TEST
 
@@ -413,6 +419,7 @@ START_TEST(test_hello_guest_file)
 	ck_assert_uint_eq(strlen(li.build_id), 40);
 	ck_assert_int_eq(loader__load_file("/nonexistent/image", mem, &li), -ENOENT);
 	ck_assert_int_eq(loader__load_file("/", mem, &li), -EINVAL);
+	guest_memory__destroy(mem);
 }
 END_TEST
 
