@@ -281,6 +281,9 @@ static int collector_init(struct run_ctx *c)
 	}
 	if (!c->vm.caps.step_cpl0)
 		pr_warn("this host's KVM cannot single-step CPL 0 either: expect gaps only");
+	else if (!c->vm.caps.step_cpl3 && c->opts.cpl == VBTS_CPL_USER)
+		pr_warn("this host's KVM cannot single-step CPL 3: user-mode code shows as gaps "
+			"(--harness runs it where it can)");
 	c->vm.cpl = c->opts.cpl;
 	/* Escape-record and event times count from here, next to the ring headers' start. */
 	c->vm.start_ns = vm__now_ns();

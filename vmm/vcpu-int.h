@@ -48,6 +48,23 @@ struct vcpu {
 	bool frozen;
 };
 
+/*
+ * The exit handlers vcpu__dispatch() calls, one per exit reason; each takes the vCPU and its
+ * kvm_run and returns VCPU_CONTINUE, VCPU_HALT or VCPU_STOP (after reporting the failure in
+ * one line and requesting the stop with status 1). None returns an -errno.
+ *
+ * vcpu__exit_io():            port I/O (also string I/O) to the PIO bus
+ * vcpu__exit_mmio():          MMIO to the MMIO bus
+ * vcpu__exit_hlt():           halt: this vCPU stops running guest code
+ * vcpu__exit_shutdown():      triple fault: FREEZE record, stop
+ * vcpu__exit_internal_error(): KVM could not go on (suberror reported): FREEZE record, stop
+ * vcpu__exit_fail_entry():    VM entry failed: FREEZE record, stop
+ * vcpu__exit_intr():          a kick: continue (the loop reads the request)
+ * vcpu__exit_debug():         a debug exit no tracer consumed: stop
+ * vcpu__exit_msr():           an MSR access sent to userspace: refused with #GP, continue
+ * vcpu__exit_system_event():  shutdown, reset or crash event: stop
+ * vcpu__exit_unknown():       any other exit: stop
+ */
 int vcpu__exit_io(struct vcpu *v, struct kvm_run *run);
 int vcpu__exit_mmio(struct vcpu *v, struct kvm_run *run);
 int vcpu__exit_hlt(struct vcpu *v, struct kvm_run *run);
