@@ -29,6 +29,8 @@ static const char decode_usage[] =
 	"                       losses, start, stop and freeze records are always shown\n"
 	"  --crashed            like --task, for the task that crashed last (exit code of\n"
 	"                       128 or more in events.jsonl, e.g. 139 for a fatal fault)\n"
+	"  --cpl all|user|kernel  only branch records from CPL > 0 (user) or CPL 0 (kernel);\n"
+	"                       other records are kept (default all)\n"
 	"  --summary            then print a summary: records, branches, gaps, losses, tasks\n"
 	"  --lines              text: add the source file and line of each address when\n"
 	"                       the image has DWARF line information\n"
@@ -43,6 +45,7 @@ struct decode_opts {
 	const char *image;
 	const char *task;
 	bool crashed;
+	int cpl;        /* -1 all, 0 kernel, 3 user */
 	enum export_format format;
 	int vcpu;
 	bool last_set;
@@ -122,7 +125,7 @@ static int parse_u64(const char *s, uint64_t *v)
 static int parse_args(int argc, char **argv, struct decode_opts *o)
 {
 	enum { OPT_FORMAT = 256, OPT_VCPU, OPT_LAST, OPT_TASK, OPT_SUMMARY, OPT_IMAGE, OPT_LINES,
-	       OPT_CRASHED };
+	       OPT_CRASHED, OPT_CPL };
 	static const struct option longopts[] = {
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "vcpu", required_argument, NULL, OPT_VCPU },
@@ -132,6 +135,7 @@ static int parse_args(int argc, char **argv, struct decode_opts *o)
 		{ "image", required_argument, NULL, OPT_IMAGE },
 		{ "lines", no_argument, NULL, OPT_LINES },
 		{ "crashed", no_argument, NULL, OPT_CRASHED },
+		{ "cpl", required_argument, NULL, OPT_CPL },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -140,6 +144,7 @@ static int parse_args(int argc, char **argv, struct decode_opts *o)
 
 	memset(o, 0, sizeof(*o));
 	o->vcpu = -1;
+	o->cpl = -1;
 	optind = 0; /* full re-initialisation: the command may run more than once */
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -184,6 +189,19 @@ static int parse_args(int argc, char **argv, struct decode_opts *o)
 		case OPT_CRASHED:
 			o->crashed = true;
 			break;
+		case OPT_CPL:
+			if (!strcmp(optarg, "all")) {
+				o->cpl = -1;
+			} else if (!strcmp(optarg, "user")) {
+				o->cpl = 3;
+			} else if (!strcmp(optarg, "kernel")) {
+				o->cpl = 0;
+			} else {
+				fprintf(stderr, "vbts decode: unknown CPL filter '%s' "
+						"(all, user or kernel)\n", optarg);
+				return -EINVAL;
+			}
+			break;
 		case 'h':
 			fputs(decode_usage, stdout);
 			return 1;
@@ -204,6 +222,16 @@ static int parse_args(int argc, char **argv, struct decode_opts *o)
 	}
 	o->dir = argv[optind];
 	return 0;
+}
+
+/* Does the record pass the --cpl filter? Branches of unknown CPL do not. */
+static bool cpl_matches(const struct decoded_record *r, int cpl)
+{
+	if (cpl < 0 || r->type != DECODED_BRANCH)
+		return true;
+	if (!r->cpl_valid)
+		return false;
+	return cpl == 0 ? r->cpl == 0 : r->cpl > 0;
 }
 
 /* Does the record pass the --task filter? */
@@ -286,6 +314,8 @@ static int decode(int argc, char **argv)
 		if (trace_summary__add(&sum, &r))
 			goto out_nomem;
 		if (want && !task_matches(&e, &r, want))
+			continue;
+		if (!cpl_matches(&r, o.cpl))
 			continue;
 		if (o.last_set) {
 			if (o.last && fifo_push(&fifo, &r, o.last))

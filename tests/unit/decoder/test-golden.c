@@ -210,6 +210,8 @@ static const struct {
 	  { "--vcpu", "1", "--format", "jsonl", "--summary", "--last", "1000", NULL } },
 	{ "decode-last1.jsonl", { "--format", "jsonl", "--last", "1", NULL } },
 	{ "decode-crashed-last4-summary.txt", { "--crashed", "--last", "4", "--summary", NULL } },
+	{ "decode-cpl-user.jsonl", { "--cpl", "user", "--format", "jsonl", NULL } },
+	{ "decode-cpl-kernel-last2.txt", { "--cpl", "kernel", "--last", "2", NULL } },
 };
 
 START_TEST(test_golden)
@@ -269,6 +271,7 @@ static const struct {
 	{ BAD_NONE, { "--last", "x", "DIR", NULL }, "bad --last count 'x'" },
 	{ BAD_NONE, { "--task", "nobody", "DIR", NULL }, "DIR: no task 'nobody' in events.jsonl" },
 	{ BAD_NONE, { "--bogus", "DIR", NULL }, "unknown or incomplete option '--bogus'" },
+	{ BAD_NONE, { "--cpl", "2", "DIR", NULL }, "unknown CPL filter '2'" },
 	{ BAD_NONE, { "--task", "ping", "--crashed", "DIR" }, "exclude each other" },
 	{ BAD_NO_CRASH, { "--crashed", "DIR", NULL }, "DIR: no crashed task in events.jsonl" },
 	{ BAD_NONE, { NULL }, "no trace directory given" },
