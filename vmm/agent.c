@@ -134,8 +134,10 @@ static void take_line(struct agent *a, unsigned int vcpu, const char *buf, size_
 	json_object_set_new(out, "time", json_integer((json_int_t)(vm__now_ns() - a->start_ns)));
 	json_object_set_new(out, "vcpu", json_integer(vcpu));
 	if (a->events) {
+		/* Each event reaches the file when it is stored: it survives a kill of the VMM. */
 		json_dumpf(out, a->events, JSON_COMPACT | JSON_PRESERVE_ORDER);
 		fputc('\n', a->events);
+		fflush(a->events);
 	}
 	a->stats.stored++;
 	json_decref(out);
