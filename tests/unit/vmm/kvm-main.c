@@ -19,6 +19,10 @@
 #include <vbts/ring-format.h>
 
 #include "check-main.h"
+#include "kvm.h"
+#include "memory.h"
+#include "vcpu-int.h"
+#include "vm.h"
 
 static char tmp[PATH_MAX];
 
@@ -224,6 +228,103 @@ START_TEST(test_probe)
 }
 END_TEST
 
+/* Wait (bounded) until the vCPU reaches @want; false if it never does. */
+static bool reaches(struct vcpu *v, enum vcpu_state want)
+{
+	for (int i = 0; i < 5000; i++) {
+		if (vcpu__state(v) == want)
+			return true;
+		usleep(1000);
+	}
+	return false;
+}
+
+START_TEST(test_vcpu_states)
+{
+	static const uint8_t spin[] = { 0xeb, 0xfe }; /* jmp . */
+	struct vcpu_boot boot = { .rip = 0x100000, .cs = 0x10, .ds = 0x18, .gdt_limit = 0 };
+	struct vm vm;
+	struct vcpu *v;
+	uint64_t intr;
+
+	vm__init(&vm);
+	ck_assert_int_eq(kvm__open(&vm.kvm), 0);
+	ck_assert_int_eq(vcpu__install_kick_signal(), 0);
+	vm.mem = guest_memory__create(4 << 20);
+	ck_assert_ptr_nonnull(vm.mem);
+	ck_assert_int_eq(guest_memory__register(vm.mem, vm.kvm.vm_fd), 0);
+	memcpy(guest_memory__ptr(vm.mem, 0x100000, sizeof(spin)), spin, sizeof(spin));
+	v = vcpu__create(&vm, 0);
+	ck_assert_ptr_nonnull(v);
+	vm.vcpus = &v;
+	vm.nr_vcpus = 1;
+	vm.nr_live = 1;
+	ck_assert_int_eq(vcpu__set_boot(v, &boot), 0);
+	ck_assert_int_eq(vcpu__start(v, true), 0);
+	ck_assert(reaches(v, VCPU_RUNNING));
+
+	/* Pause kicks it out of KVM_RUN (signal + immediate_exit) and parks it. */
+	vcpu__request(v, VCPU_PAUSED);
+	ck_assert(reaches(v, VCPU_PAUSED));
+	intr = v->exits[KVM_EXIT_INTR];
+	ck_assert_uint_ge(intr, 1);
+	vcpu__request(v, VCPU_RUNNING);
+	ck_assert(reaches(v, VCPU_RUNNING));
+
+	/* A stop request ends the thread; the first status wins. */
+	vm__request_stop(&vm, 5);
+	vm__request_stop(&vm, 9);
+	vcpu__join(v);
+	ck_assert_int_eq(vcpu__state(v), VCPU_STOPPED);
+	ck_assert_int_eq(vm__wait(&vm, 0), 5);
+	vcpu__request(v, VCPU_RUNNING);
+	ck_assert_int_eq(v->request, VCPU_STOPPED);
+	vcpu__destroy(v);
+	kvm__close(&vm.kvm);
+	guest_memory__destroy(vm.mem);
+	vm__fini(&vm);
+}
+END_TEST
+
+START_TEST(test_parked_ap_and_halt)
+{
+	static const uint8_t halt[] = { 0xf4 }; /* hlt */
+	struct vcpu_boot boot = { .rip = 0x100000, .cs = 0x10, .ds = 0x18 };
+	struct vcpu *vcpus[2];
+	struct vm vm;
+
+	vm__init(&vm);
+	ck_assert_int_eq(kvm__open(&vm.kvm), 0);
+	ck_assert_int_eq(vcpu__install_kick_signal(), 0);
+	vm.mem = guest_memory__create(4 << 20);
+	ck_assert_int_eq(guest_memory__register(vm.mem, vm.kvm.vm_fd), 0);
+	memcpy(guest_memory__ptr(vm.mem, 0x100000, 1), halt, 1);
+	for (int i = 0; i < 2; i++) {
+		vcpus[i] = vcpu__create(&vm, i);
+		ck_assert_ptr_nonnull(vcpus[i]);
+	}
+	vm.vcpus = vcpus;
+	vm.nr_vcpus = 2;
+	vm.nr_live = 1;
+	ck_assert_int_eq(vcpu__set_boot(vcpus[0], &boot), 0);
+	ck_assert_int_eq(vcpu__start(vcpus[1], false), 0);
+	ck_assert(reaches(vcpus[1], VCPU_PAUSED));
+	ck_assert_int_eq(vcpu__start(vcpus[0], true), 0);
+	/* The BSP halts: the last live vCPU is done, the run ends with 0, the AP is stopped. */
+	while (vm__wait(&vm, 1000000000ULL) == -ETIMEDOUT)
+		;
+	ck_assert_int_eq(vm.exit_status, 0);
+	for (int i = 0; i < 2; i++) {
+		vcpu__join(vcpus[i]);
+		ck_assert_int_eq(vcpu__state(vcpus[i]), VCPU_STOPPED);
+		vcpu__destroy(vcpus[i]);
+	}
+	kvm__close(&vm.kvm);
+	guest_memory__destroy(vm.mem);
+	vm__fini(&vm);
+}
+END_TEST
+
 static Suite *kvm_suite(void)
 {
 	Suite *s = suite_create("vmm-kvm");
@@ -234,6 +335,8 @@ static Suite *kvm_suite(void)
 	tcase_add_test(tc, test_run_trace);
 	tcase_add_test(tc, test_bad_input);
 	tcase_add_test(tc, test_probe);
+	tcase_add_test(tc, test_vcpu_states);
+	tcase_add_test(tc, test_parked_ap_and_halt);
 	suite_add_tcase(s, tc);
 	return s;
 }
