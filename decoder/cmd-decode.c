@@ -155,7 +155,8 @@ static int parse_args(int argc, char **argv, struct decode_opts *o)
 			} else if (!strcmp(optarg, "jsonl")) {
 				o->format = EXPORT_JSONL;
 			} else {
-				fprintf(stderr, "vbts decode: unknown format '%s' (text or jsonl)\n",
+				fprintf(stderr,
+					"vbts decode: unknown format '%s' (text or jsonl)\n",
 					optarg);
 				return -EINVAL;
 			}

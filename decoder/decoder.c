@@ -58,10 +58,9 @@ void record__parse(const struct vbts_record *rec, struct parsed_record *out)
 		out->to = rec->to;
 		out->cpl_valid = !!(rec->flags & VBTS_REC_CPL_VALID);
 		out->cpl = (unsigned int)((rec->flags & VBTS_REC_CPL_MASK) >> VBTS_REC_CPL_SHIFT);
-		out->kind = (unsigned int)((rec->flags & VBTS_REC_KIND_MASK) >> VBTS_REC_KIND_SHIFT);
+		out->kind = (unsigned int)(rec->flags >> VBTS_REC_KIND_SHIFT) & 0xff;
 		out->vector_valid = !!(rec->flags & VBTS_REC_VECTOR_VALID);
-		out->vector =
-			(unsigned int)((rec->flags & VBTS_REC_VECTOR_MASK) >> VBTS_REC_VECTOR_SHIFT);
+		out->vector = (unsigned int)(rec->flags >> VBTS_REC_VECTOR_SHIFT) & 0xff;
 		if (!out->cpl_valid)
 			out->cpl = 0;
 		if (!out->vector_valid)

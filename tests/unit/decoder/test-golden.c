@@ -313,9 +313,11 @@ START_TEST(test_bad_input)
 		break;
 	}
 	argv[argc++] = "decode";
-	for (int i = 0; bad_cases[_i].args[i]; i++)
-		argv[argc++] = strcmp(bad_cases[_i].args[i], "DIR") ? (char *)bad_cases[_i].args[i] :
-								      dir;
+	for (int i = 0; bad_cases[_i].args[i]; i++) {
+		const char *a = bad_cases[_i].args[i];
+
+		argv[argc++] = strcmp(a, "DIR") ? (char *)a : dir;
+	}
 	argv[argc] = NULL;
 	status = run_decode(&out, &err, argv);
 	ck_assert_int_eq(status, 2);

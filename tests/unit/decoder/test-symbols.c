@@ -160,7 +160,7 @@ START_TEST(test_procmap_lines)
 		   "\"cr3\":\"0x204000\"}\n"
 		   "\n"
 		   "not json at all\n"                                              /* bad: 4 */
-		   "{\"event\":\"task\",\"pid\":\"3\",\"name\":\"x\",\"cr3\":\"0x1000\"}\n" /* bad */
+		   "{\"event\":\"task\",\"pid\":\"3\",\"name\":\"x\",\"cr3\":\"0x10\"}\n" /* bad */
 		   "{\"event\":\"task\",\"pid\":3,\"name\":\"x\",\"cr3\":\"zz\"}\n"    /* bad */
 		   "{\"event\":\"task\",\"pid\":3,\"cr3\":\"0x1000\"}\n"              /* bad */
 		   "[1,2,3]\n"                                                      /* bad */
@@ -169,7 +169,8 @@ START_TEST(test_procmap_lines)
 		   "\"cr3\":\"0x203fff\"}\n"          /* cr3 reused (PCID bits masked) */
 		   "{\"time\":650,\"event\":\"exit\",\"pid\":9,\"code\":139}\n"
 		   "{\"time\":660,\"event\":\"exit\",\"pid\":\"9\"}\n"                /* bad */
-		   "{\"time\":700,\"event\":\"task\",\"pid\":10,\"name\":\"late\",\"cr3\":\"0x9000\"}");
+		   "{\"time\":700,\"event\":\"task\",\"pid\":10,\"name\":\"late\","
+		   "\"cr3\":\"0x9000\"}");
 	pm = procmap__new();
 	ck_assert_ptr_nonnull(pm);
 	ck_assert_int_eq(procmap__load(pm, path), 0);
