@@ -184,3 +184,20 @@ out_free_oracle:
 	free(o.r);
 	return err;
 }
+
+int oracle__compare_exact(const struct branch_list *oracle, const struct branch_list *vbts,
+			  enum cpl_filter f, struct compare_result *res, FILE *report)
+{
+	int err = oracle__compare(oracle, vbts, f, res, report);
+	size_t i;
+
+	if (err || !res->ok || !res->gaps)
+		return err;
+	res->ok = 0;
+	for (i = 0; i < vbts->n && !vbts->recs[i].gap; i++)
+		;
+	if (report)
+		fprintf(report, "not exact: gap 0x%" PRIx64 " .. 0x%" PRIx64 " (line %zu)\n",
+			vbts->recs[i].from, vbts->recs[i].to, vbts->recs[i].line);
+	return 0;
+}

@@ -7,7 +7,8 @@
  * order (sound: every vbts branch is in the oracle, order kept; complete: no oracle branch
  * between two vbts records that have no gap between them). The trace starts at the image's
  * entry point and ends at its exit, so the first segment must start the oracle list and the
- * last must end it, unless a gap comes first or last.
+ * last must end it, unless a gap comes first or last. Exact mode (a backend that never loses
+ * control) also refuses gaps: the lists must be equal.
  */
 #ifndef VBTS_ORACLE_COMPARE_H
 #define VBTS_ORACLE_COMPARE_H
@@ -39,5 +40,12 @@ struct compare_result {
  */
 int oracle__compare(const struct branch_list *oracle, const struct branch_list *vbts,
 		    enum cpl_filter f, struct compare_result *res, FILE *report);
+
+/**
+ * oracle__compare_exact() - oracle__compare(), and any gap record is a divergence too.
+ * Returns 0 (see @res->ok) or -ENOMEM.
+ */
+int oracle__compare_exact(const struct branch_list *oracle, const struct branch_list *vbts,
+			  enum cpl_filter f, struct compare_result *res, FILE *report);
 
 #endif /* VBTS_ORACLE_COMPARE_H */

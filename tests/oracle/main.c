@@ -4,8 +4,9 @@
  *
  *   vbts-oracle gen [--cache DIR] [--qemu PATH] [--no-dfilter] [--keep-log]
  *                   [--timeout S] [-o FILE] IMAGE
+ *   vbts-oracle key IMAGE          (the image's cache key: the list is <cache>/<key>.jsonl)
  *   vbts-oracle parse --entry ADDR LOG
- *   vbts-oracle compare ORACLE.jsonl VBTS.jsonl [--cpl all|user|kernel]
+ *   vbts-oracle compare ORACLE.jsonl VBTS.jsonl [--cpl all|user|kernel] [--exact]
  *   vbts-oracle labels IMAGE LIST.jsonl [--cpl all|user|kernel]
  *
  * Exit status: 0 success / agreement, 1 divergence, 2 bad input, 77 QEMU not installed.
@@ -26,8 +27,9 @@
 static const char usage[] =
 	"usage: vbts-oracle gen [--cache DIR] [--qemu PATH] [--no-dfilter] [--keep-log]\n"
 	"                       [--timeout S] [-o FILE] IMAGE\n"
+	"       vbts-oracle key IMAGE\n"
 	"       vbts-oracle parse --entry ADDR LOG\n"
-	"       vbts-oracle compare ORACLE.jsonl VBTS.jsonl [--cpl all|user|kernel]\n"
+	"       vbts-oracle compare ORACLE.jsonl VBTS.jsonl [--cpl all|user|kernel] [--exact]\n"
 	"       vbts-oracle labels IMAGE LIST.jsonl [--cpl all|user|kernel]\n";
 
 static int copy_file(const char *from, const char *to)
@@ -106,6 +108,24 @@ static int cmd_gen(int argc, char **argv)
 	return 0;
 }
 
+static int cmd_key(int argc, char **argv)
+{
+	char key[64];
+	int ret;
+
+	if (argc != 2) {
+		fputs(usage, stderr);
+		return 2;
+	}
+	ret = oracle__cache_key(argv[1], key, sizeof(key));
+	if (ret) {
+		fprintf(stderr, "vbts-oracle key: %s: %s\n", argv[1], strerror(-ret));
+		return 2;
+	}
+	printf("%s\n", key);
+	return 0;
+}
+
 static int print_branch(void *ctx, const struct oracle_branch *b)
 {
 	printf("{\"from\":\"0x%" PRIx64 "\",\"to\":\"0x%" PRIx64 "\",\"cpl\":%d}\n",
@@ -160,14 +180,20 @@ static int cmd_parse(int argc, char **argv)
 	return 0;
 }
 
-/* Parses "--cpl MODE" anywhere in argv, leaving the positional arguments in pos[]. */
-static int split_args(int argc, char **argv, const char **pos, int npos, enum cpl_filter *f)
+/*
+ * Parses "--cpl MODE" (and "--exact" when @exact is not NULL) anywhere in argv, leaving the
+ * positional arguments in pos[].
+ */
+static int split_args(int argc, char **argv, const char **pos, int npos, enum cpl_filter *f,
+		      int *exact)
 {
 	int i, n = 0;
 
 	*f = CPL_FILTER_ALL;
 	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--cpl") && i + 1 < argc) {
+		if (exact && !strcmp(argv[i], "--exact")) {
+			*exact = 1;
+		} else if (!strcmp(argv[i], "--cpl") && i + 1 < argc) {
 			if (branch_list__parse_cpl(argv[++i], f))
 				return -EINVAL;
 		} else if (!strncmp(argv[i], "--cpl=", 6)) {
@@ -189,9 +215,9 @@ static int cmd_compare(int argc, char **argv)
 	const char *pos[2];
 	enum cpl_filter f;
 	char err[512];
-	int ret = 2;
+	int ret = 2, exact = 0;
 
-	if (split_args(argc, argv, pos, 2, &f)) {
+	if (split_args(argc, argv, pos, 2, &f, &exact)) {
 		fputs(usage, stderr);
 		return 2;
 	}
@@ -200,7 +226,7 @@ static int cmd_compare(int argc, char **argv)
 		fprintf(stderr, "vbts-oracle compare: %s\n", err);
 		goto out;
 	}
-	if (oracle__compare(&oracle, &vbts, f, &res, stdout)) {
+	if ((exact ? oracle__compare_exact : oracle__compare)(&oracle, &vbts, f, &res, stdout)) {
 		fprintf(stderr, "vbts-oracle compare: out of memory\n");
 		goto out;
 	}
@@ -222,7 +248,7 @@ static int cmd_labels(int argc, char **argv)
 	enum cpl_filter f;
 	char err[512];
 
-	if (split_args(argc, argv, pos, 2, &f)) {
+	if (split_args(argc, argv, pos, 2, &f, NULL)) {
 		fputs(usage, stderr);
 		return 2;
 	}
@@ -255,6 +281,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "gen"))
 		return cmd_gen(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "key"))
+		return cmd_key(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "parse"))
 		return cmd_parse(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "compare"))

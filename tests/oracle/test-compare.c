@@ -40,7 +40,7 @@ static void build(struct branch_list *l, const char *spec)
 	}
 }
 
-static int compare(const char *oracle, const char *vbts, enum cpl_filter f)
+static int compare_mode(const char *oracle, const char *vbts, enum cpl_filter f, int exact)
 {
 	struct branch_list o, v;
 	struct compare_result res;
@@ -48,11 +48,19 @@ static int compare(const char *oracle, const char *vbts, enum cpl_filter f)
 
 	build(&o, oracle);
 	build(&v, vbts);
-	ck_assert_int_eq(oracle__compare(&o, &v, f, &res, devnull), 0);
+	if (exact)
+		ck_assert_int_eq(oracle__compare_exact(&o, &v, f, &res, devnull), 0);
+	else
+		ck_assert_int_eq(oracle__compare(&o, &v, f, &res, devnull), 0);
 	fclose(devnull);
 	branch_list__free(&o);
 	branch_list__free(&v);
 	return res.ok;
+}
+
+static int compare(const char *oracle, const char *vbts, enum cpl_filter f)
+{
+	return compare_mode(oracle, vbts, f, 0);
 }
 
 #define ORACLE "10>20:0 21>30:0 31>40:3 41>50:3 51>60:0 61>70:0"
@@ -118,6 +126,16 @@ START_TEST(test_repeated_segment)
 	ck_assert_int_eq(compare(oracle, "gap 1>2:0 5>6:0 7>8:0", CPL_FILTER_ALL), 1);
 	ck_assert_int_eq(compare(oracle, "gap 1>2:0 gap 1>2:0 5>6:0 7>8:0", CPL_FILTER_ALL), 1);
 	ck_assert_int_eq(compare(oracle, "gap 1>2:0 5>6:0 gap 1>2:0 7>8:0", CPL_FILTER_ALL), 0);
+}
+END_TEST
+
+START_TEST(test_exact)
+{
+	ck_assert_int_eq(compare_mode(ORACLE, ORACLE, CPL_FILTER_ALL, 1), 1);
+	ck_assert_int_eq(compare_mode(ORACLE, "10>20:0 21>30:0 31>40:3 41>50:3 gap 61>70:0",
+				      CPL_FILTER_ALL, 1), 0);
+	ck_assert_int_eq(compare_mode(ORACLE, ORACLE " gap", CPL_FILTER_ALL, 1), 0);
+	ck_assert_int_eq(compare_mode(ORACLE, "10>20:0 31>40:3", CPL_FILTER_ALL, 1), 0);
 }
 END_TEST
 
@@ -187,6 +205,7 @@ Suite *compare_suite(void)
 	tcase_add_test(tc, test_unsound);
 	tcase_add_test(tc, test_cpl_filter);
 	tcase_add_test(tc, test_repeated_segment);
+	tcase_add_test(tc, test_exact);
 	tcase_add_test(tc, test_read_vbts_jsonl);
 	tcase_add_test(tc, test_read_bad_lines);
 	suite_add_tcase(s, tc);
