@@ -24,7 +24,9 @@
 #include "vcpu-int.h"
 #include "vm.h"
 
+/* Per-test state (Check forks each test): its scratch directory and the last file read. */
 static char tmp[PATH_MAX];
+static char slurped[1 << 16];
 
 static void make_tmp(void)
 {
@@ -72,7 +74,6 @@ static int vbts(const char *const *args)
 
 static char *slurp(const char *name)
 {
-	static char buf[1 << 16];
 	char path[PATH_MAX + 16];
 	size_t n = 0;
 	FILE *f;
@@ -81,10 +82,10 @@ static char *slurp(const char *name)
 	f = fopen(path, "r");
 	if (!f)
 		return NULL;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	buf[n] = '\0';
+	n = fread(slurped, 1, sizeof(slurped) - 1, f);
+	slurped[n] = '\0';
 	fclose(f);
-	return buf;
+	return slurped;
 }
 
 static int lines(const char *s)

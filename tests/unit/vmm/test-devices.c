@@ -149,8 +149,7 @@ static void feed_str(struct agent *a, unsigned int vcpu, const char *s)
 /* Parse line @n (0-based) of events.jsonl. */
 static json_t *event_line(FILE *f, int n)
 {
-	static char buf[1 << 16];
-	char *line, *save = NULL;
+	char buf[1 << 14], *line, *save = NULL;
 
 	slurp(f, buf, sizeof(buf));
 	line = strtok_r(buf, "\n", &save);
@@ -161,7 +160,7 @@ static json_t *event_line(FILE *f, int n)
 
 static int count_lines(FILE *f)
 {
-	char buf[1 << 16];
+	char buf[1 << 14];
 	int n = 0;
 
 	slurp(f, buf, sizeof(buf));

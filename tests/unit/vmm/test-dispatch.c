@@ -25,6 +25,7 @@ struct fixture {
 	struct kvm_run *run;
 	FILE *out;
 	struct uart *uart;
+	char text[256]; /* what the UART wrote, see output() */
 };
 
 static void notify_stop(void *opaque, int status)
@@ -78,14 +79,13 @@ static void fab_io(struct kvm_run *run, uint16_t port, bool out, unsigned int si
 
 static const char *output(struct fixture *f)
 {
-	static char buf[256];
 	size_t n;
 
 	fflush(f->out);
 	rewind(f->out);
-	n = fread(buf, 1, sizeof(buf) - 1, f->out);
-	buf[n] = '\0';
-	return buf;
+	n = fread(f->text, 1, sizeof(f->text) - 1, f->out);
+	f->text[n] = '\0';
+	return f->text;
 }
 
 START_TEST(test_io_uart)
