@@ -163,6 +163,7 @@ static bool resolve_landing(const struct step_insn *in, uint64_t now_la,
 	emit_branch(out, filter, in->cpl, i, i->target);
 	if (taken)
 		emit_branch(out, filter, in->landing_cpl, l, now_la);
+	out->hlt_retired = l->info.flags & INSN_F_HLT;
 	return true;
 }
 
@@ -175,6 +176,16 @@ static bool always_leaves(const struct step_decoded *d)
 	if (!unseen_after(d))
 		return false;
 	return !(d->info.flags & INSN_F_COND) || d->has_target;
+}
+
+/*
+ * An unconditional transfer that shows up at its own fall-through address went there: a taken
+ * branch, as hardware BTS records it (`call 1f; 1:`). A conditional one cannot be told apart
+ * from not taken, and is left out.
+ */
+static bool taken_to_next(const struct step_decoded *d)
+{
+	return d->info.kind != VBTS_BR_UNKNOWN && !(d->info.flags & INSN_F_COND);
 }
 
 static enum step_verdict classify_pair(const struct step_insn *in, uint64_t now_la,
@@ -191,7 +202,7 @@ static enum step_verdict classify_pair(const struct step_insn *in, uint64_t now_
 		out->retired = 1; /* the mov ss retired, the second did not yet */
 		return STEP_DONE;
 	}
-	if (always_leaves(b))
+	if (always_leaves(b) || (now_la == next_la(b) && taken_to_next(b)))
 		return resolve(b, in->cpl, now_la, singlestep, filter, out);
 	if (now_la == b->la || now_la == next_la(b)) {
 		out->hlt_retired = singlestep && ((a->info.flags | b->info.flags) & INSN_F_HLT);
@@ -218,7 +229,7 @@ enum step_verdict step__classify(const struct step_insn *in, uint64_t now_la, bo
 		out->retired = 0;
 		return STEP_PENDING;
 	}
-	if (always_leaves(a))
+	if (always_leaves(a) || (now_la == next_la(a) && taken_to_next(a)))
 		return resolve(a, in->cpl, now_la, singlestep, filter, out);
 	if (now_la == next_la(a)) {
 		out->hlt_retired = singlestep && (a->info.flags & INSN_F_HLT);

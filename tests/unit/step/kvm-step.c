@@ -11,8 +11,8 @@
  *   0x1010  mov %ss, %eax; mov %eax, %ss; jmp 0x1018   JMP covered by the mov-ss step
  *   0x1018  ud2                        EXCEPTION 6 -> 0x1100, then a gap (TF cleared)
  *   0x101a  mov $0x80, %dx; out %al, %dx                 an I/O exit
- *   0x101f  build an iretq frame; iretq -> 0x1030       IRET
- *   0x1030  hlt                        the loop ends at the halt
+ *   0x101f  build an iretq frame; iretq -> 0x1030       IRET to its own fall-through
+ *   0x1030  hlt                        the loop ends at the halt (a ud2 follows)
  *   0x1100  #UD handler: nop; addq $2, (%rsp); iretq
  * Exit status: 0 all passed, 1 a failure, 77 no usable /dev/kvm.
  */
@@ -60,7 +60,7 @@ static const uint8_t guest_code[] = {
 	0x48, 0xcf,                         /* 102e iretq */
 };
 
-static const uint8_t guest_tail[] = { 0xf4, 0xf4 };                /* 1030 hlt */
+static const uint8_t guest_tail[] = { 0xf4, 0x0f, 0x0b };          /* 1030 hlt; ud2 */
 static const uint8_t guest_leaf[] = { 0xc3 };                      /* 1040 ret */
 static const uint8_t guest_ud[] = {
 	0x90,                               /* 1100 nop */
@@ -209,6 +209,7 @@ static void env_create(struct kvm_env *e, enum vbts_cpl_filter cpl, struct trace
 static void env_run(struct kvm_env *e)
 {
 	const struct tracer_ops *ops = &step_tracer_ops;
+	struct kvm_regs regs;
 	int ret;
 
 	ck_assert_int_eq(ops->vcpu_init(&e->tv), 0);
@@ -230,6 +231,8 @@ static void env_run(struct kvm_env *e)
 		break;
 	}
 	ck_assert_uint_eq(e->halts, 1);
+	ck_assert_int_eq(ioctl(e->vcpu, KVM_GET_REGS, &regs), 0);
+	ck_assert_uint_eq(regs.rip, 0x1031); /* right after the hlt */
 	ops->vcpu_fini(&e->tv);
 }
 
