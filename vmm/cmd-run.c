@@ -262,7 +262,7 @@ static int collector_init(struct run_ctx *c)
 		.cpl = c->opts.cpl,
 		.ring_records = c->opts.ring_records,
 	};
-	char err[256];
+	char err[256], *image;
 	int ret;
 
 	if (!c->opts.trace_dir)
@@ -287,7 +287,12 @@ static int collector_init(struct run_ctx *c)
 	c->vm.cpl = c->opts.cpl;
 	/* Escape-record and event times count from here, next to the ring headers' start. */
 	c->vm.start_ns = vm__now_ns();
+	/* vm.json names the image absolutely: the decoder may run from anywhere. */
+	image = realpath(c->opts.image, NULL);
+	if (image)
+		cfg.image = image;
 	c->trace = trace__create(&cfg, err, sizeof(err));
+	free(image);
 	if (!c->trace) {
 		ret = -errno;
 		pr_err("%s", err);
