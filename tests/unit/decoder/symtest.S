@@ -49,4 +49,10 @@ isr_common:
 counter:
 	.quad	0
 	.size	counter, 8
+	/* A GNU build ID note: deadbeef01020304 */
+	.section .note.gnu.build-id, "a", @note
+	.balign	4
+	.long	4, 8, 3
+	.asciz	"GNU"
+	.byte	0xde, 0xad, 0xbe, 0xef, 0x01, 0x02, 0x03, 0x04
 	.section .note.GNU-stack, "", @progbits

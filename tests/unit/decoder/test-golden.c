@@ -9,7 +9,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <dirent.h>
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,40 +93,40 @@ static void write_ring(const char *dir, uint32_t vcpu, uint64_t capacity,
 	ck_assert_int_eq(ring_writer__close(w), 0);
 }
 
-static void make_trace(char *dir)
+static void write_vm_json(const char *dir, const char *image, const char *build_id)
 {
 	char path[256], vm[512];
 
-	snprintf(dir, 64, "/tmp/vbts-trace-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
 	snprintf(vm, sizeof(vm),
-		 "{\"version\":1,\"vm_id\":\"ab\",\"image\":\"%s\",\"vcpus\":2,"
-		 "\"memory_mib\":16,\"backend\":\"step\",\"cpl\":\"all\",\"ring_records\":64,"
-		 "\"start_time_ns\":1700000000000000000}\n",
-		 SYMTEST64);
+		 "{\"version\":1,\"vm_id\":\"00000000000000ab\",\"image\":\"%s\","
+		 "\"build_id\":%s%s%s,\"vcpus\":2,\"memory_mib\":16,\"backend\":\"step\","
+		 "\"cpl\":\"all\",\"ring_records\":64,\"start_time_ns\":1700000000000000000}\n",
+		 image, build_id ? "\"" : "", build_id ? build_id : "null", build_id ? "\"" : "");
 	snprintf(path, sizeof(path), "%s/vm.json", dir);
 	write_text(path, vm);
+}
+
+static void make_trace(char *dir)
+{
+	char path[256];
+
+	snprintf(dir, 64, "/tmp/vbts-trace-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	write_vm_json(dir, SYMTEST64, NULL);
 	snprintf(path, sizeof(path), "%s/events.jsonl", dir);
 	write_text(path, events);
 	write_ring(dir, 0, 64, vcpu0, sizeof(vcpu0) / sizeof(vcpu0[0]));
 	write_ring(dir, 1, 4, vcpu1, sizeof(vcpu1) / sizeof(vcpu1[0]));
 }
 
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	return remove(path);
+}
+
 static void remove_trace(const char *dir)
 {
-	struct dirent *de;
-	char path[512];
-	DIR *d = opendir(dir);
-
-	if (!d)
-		return;
-	while ((de = readdir(d)))
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
-			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-			unlink(path);
-		}
-	closedir(d);
-	rmdir(dir);
+	nftw(dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
 }
 
 static char *slurp(const char *path)
@@ -231,6 +231,80 @@ START_TEST(test_golden)
 	ck_assert_msg(strstr(err, "events.jsonl: 1 unusable line ignored (the first is line 3)"),
 		      "stderr: %s", err);
 	compare_golden(golden_cases[_i].golden, out);
+	free(out);
+	free(err);
+	remove_trace(dir);
+}
+END_TEST
+
+/* Where the symbols come from: vm.json's image, the build-ID cache, --image. */
+static const struct {
+	const char *image;      /* "SYM": the symtest object */
+	const char *build_id;
+	bool cache;             /* copy the object to DIR/symbols/<build_id>/executable */
+	bool image_opt;         /* pass --image SYM */
+	const char *golden;
+	const char *warning;    /* in stderr, or NULL */
+} sym_cases[] = {
+	{ "SYM", "deadbeef01020304", false, false, "decode.txt", NULL },
+	{ "SYM", "DEADBEEF01020304", false, false, "decode.txt", NULL },
+	{ "/moved/away.elf", "deadbeef01020304", true, false, "decode.txt", NULL },
+	{ "SYM", "0123456789abcdef", false, false, "decode-nosyms.txt",
+	  "build ID deadbeef01020304 differs from the traced image's 0123456789abcdef" },
+	{ "SYM", "0123456789abcdef", false, true, "decode.txt", NULL },
+	{ "/moved/away.elf", NULL, false, false, "decode-nosyms.txt",
+	  "/moved/away.elf: No such file or directory, no symbols" },
+	{ "/moved/away.elf", NULL, false, true, "decode.txt", NULL },
+};
+
+START_TEST(test_symbol_sources)
+{
+	char dir[64], path[512], *out, *err, *argv[6];
+	int argc = 0, status;
+
+	make_trace(dir);
+	write_vm_json(dir, strcmp(sym_cases[_i].image, "SYM") ? sym_cases[_i].image : SYMTEST64,
+		      sym_cases[_i].build_id);
+	if (sym_cases[_i].cache) {
+		char *obj = NULL;
+		FILE *f;
+		long len;
+
+		snprintf(path, sizeof(path), "%s/symbols", dir);
+		ck_assert_int_eq(mkdir(path, 0755), 0);
+		snprintf(path, sizeof(path), "%s/symbols/%s", dir, sym_cases[_i].build_id);
+		ck_assert_int_eq(mkdir(path, 0755), 0);
+		f = fopen(SYMTEST64, "r");
+		ck_assert_ptr_nonnull(f);
+		fseek(f, 0, SEEK_END);
+		len = ftell(f);
+		fseek(f, 0, SEEK_SET);
+		obj = malloc((size_t)len);
+		ck_assert_ptr_nonnull(obj);
+		ck_assert_uint_eq(fread(obj, 1, (size_t)len, f), (size_t)len);
+		fclose(f);
+		snprintf(path, sizeof(path), "%s/symbols/%s/executable", dir,
+			 sym_cases[_i].build_id);
+		f = fopen(path, "w");
+		ck_assert_ptr_nonnull(f);
+		ck_assert_uint_eq(fwrite(obj, 1, (size_t)len, f), (size_t)len);
+		fclose(f);
+		free(obj);
+	}
+	argv[argc++] = "decode";
+	if (sym_cases[_i].image_opt) {
+		argv[argc++] = "--image";
+		argv[argc++] = SYMTEST64;
+	}
+	argv[argc++] = dir;
+	argv[argc] = NULL;
+	status = run_decode(&out, &err, argv);
+	ck_assert_msg(status == 0, "exit %d: %s", status, err);
+	if (sym_cases[_i].warning)
+		ck_assert_msg(strstr(err, sym_cases[_i].warning), "stderr: %s", err);
+	else
+		ck_assert_msg(!strstr(err, "symbols"), "stderr: %s", err);
+	compare_golden(sym_cases[_i].golden, out);
 	free(out);
 	free(err);
 	remove_trace(dir);
@@ -362,6 +436,8 @@ Suite *golden_suite(void)
 	tcase_add_loop_test(tc, test_bad_input, 0,
 			    (int)(sizeof(bad_cases) / sizeof(bad_cases[0])));
 	tcase_add_test(tc, test_help);
+	tcase_add_loop_test(tc, test_symbol_sources, 0,
+			    (int)(sizeof(sym_cases) / sizeof(sym_cases[0])));
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -43,6 +43,7 @@ static void check_lookups(const char *path)
 
 	ck_assert_msg(s, "%s: %s", path, strerror(errno));
 	ck_assert_uint_eq(symbols__count(s), 5); /* counter is data */
+	ck_assert_str_eq(symbols__build_id(s), "deadbeef01020304");
 	for (size_t i = 0; i < sizeof(lookups) / sizeof(lookups[0]); i++) {
 		int ret = symbols__lookup(s, lookups[i].addr, &hit);
 
