@@ -26,6 +26,7 @@
 #include "log.h"
 #include "memory.h"
 #include "probe.h"
+#include "pvpanic.h"
 #include "ring-writer.h"
 #include "trace.h"
 #include "uart.h"
@@ -194,6 +195,18 @@ static void debug_exit_notify(void *opaque, int status)
 	vm__request_stop(opaque, status);
 }
 
+/* pvpanic: a panic freezes the panicking vCPU's ring and ends the run with status 1. */
+static void pvpanic_notify(void *opaque, unsigned int vcpu, unsigned int events)
+{
+	struct vm *vm = opaque;
+
+	if (!(events & PVPANIC_PANICKED) || vcpu >= vm->nr_vcpus || vm__stop_requested(vm))
+		return;
+	pr_err("vcpu %u: the guest panicked (pvpanic)", vcpu);
+	vcpu__note_crash(vm->vcpus[vcpu], VBTS_FREEZE_PANIC);
+	vm__request_stop(vm, 1);
+}
+
 static void devices_fini(struct run_ctx *c);
 
 static int devices_init(struct run_ctx *c)
@@ -213,6 +226,8 @@ static int devices_init(struct run_ctx *c)
 	c->vm.uart = uart__create(c->console, CONSOLE_LIMIT);
 	c->vm.dexit.notify = debug_exit_notify;
 	c->vm.dexit.opaque = &c->vm;
+	c->vm.pvpanic.notify = pvpanic_notify;
+	c->vm.pvpanic.opaque = &c->vm;
 	c->vm.agent = agent__create(c->opts.vcpus, NULL, c->vm.start_ns, VBTS_AGENT_EVENTS_MAX);
 	if (!c->vm.uart || !c->vm.agent) {
 		ret = -ENOMEM;
@@ -226,6 +241,9 @@ static int devices_init(struct run_ctx *c)
 	if (!ret)
 		ret = io_bus__register(&c->vm.pio, VBTS_AGENT_PORT, 1, agent__io, c->vm.agent,
 				       "agent");
+	if (!ret)
+		ret = io_bus__register(&c->vm.pio, PVPANIC_PORT, 1, pvpanic__io, &c->vm.pvpanic,
+				       "pvpanic");
 	if (ret < 0) {
 		pr_err("device set-up: %s", strerror(-ret));
 		goto err_fini;

@@ -297,9 +297,7 @@ int vcpu__exit_hlt(struct vcpu *v, struct kvm_run *run)
 	return VCPU_HALT;
 }
 
-/* The guest died on this vCPU: say why in its ring; the ring is frozen when the thread ends,
- * so the path into the crash is kept. */
-static void note_crash(struct vcpu *v, enum vbts_freeze_reason reason)
+void vcpu__note_crash(struct vcpu *v, unsigned int reason)
 {
 	if (!v->tv.ring || v->frozen)
 		return;
@@ -309,7 +307,7 @@ static void note_crash(struct vcpu *v, enum vbts_freeze_reason reason)
 
 int vcpu__exit_shutdown(struct vcpu *v, struct kvm_run *run)
 {
-	note_crash(v, VBTS_FREEZE_TRIPLE_FAULT);
+	vcpu__note_crash(v, VBTS_FREEZE_TRIPLE_FAULT);
 	return vcpu_fail(v, "triple fault: the guest shut down (rip %#llx)",
 			 (unsigned long long)guest_rip(v));
 }
@@ -334,7 +332,7 @@ int vcpu__exit_internal_error(struct vcpu *v, struct kvm_run *run)
 {
 	uint32_t n = run->internal.ndata;
 
-	note_crash(v, VBTS_FREEZE_VMM_ERROR);
+	vcpu__note_crash(v, VBTS_FREEZE_VMM_ERROR);
 	return vcpu_fail(v, "KVM internal error, suberror %u (%s), rip %#llx, data[%u] %#llx %#llx",
 			 run->internal.suberror, internal_error_name(run->internal.suberror),
 			 (unsigned long long)guest_rip(v), n,
@@ -344,7 +342,7 @@ int vcpu__exit_internal_error(struct vcpu *v, struct kvm_run *run)
 
 int vcpu__exit_fail_entry(struct vcpu *v, struct kvm_run *run)
 {
-	note_crash(v, VBTS_FREEZE_VMM_ERROR);
+	vcpu__note_crash(v, VBTS_FREEZE_VMM_ERROR);
 	return vcpu_fail(v, "VM entry failed, hardware reason %#llx",
 			 (unsigned long long)run->fail_entry.hardware_entry_failure_reason);
 }

@@ -120,6 +120,15 @@ enum vcpu_state vcpu__state(struct vcpu *v);
 void vcpu__join(struct vcpu *v);
 
 /**
+ * vcpu__note_crash() - the guest died on this vCPU: write a FREEZE escape record (@reason) to
+ * its ring now and freeze the ring when the thread ends, so the path into the crash is kept.
+ * Only the first call counts. Call it from the vCPU's own thread.
+ * @v:      vCPU
+ * @reason: enum vbts_freeze_reason
+ */
+void vcpu__note_crash(struct vcpu *v, unsigned int reason);
+
+/**
  * vcpu__dispatch() - handle one exit: the one switch on exit_reason, dispatch only.
  * @v:   vCPU
  * @run: its kvm_run, exit_reason set

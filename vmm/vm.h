@@ -17,6 +17,7 @@
 #include "debug-exit.h"
 #include "iobus.h"
 #include "kvm.h"
+#include "pvpanic.h"
 #include "tracer.h"
 
 struct agent;
@@ -33,6 +34,7 @@ struct vcpu;
  * @pio, @mmio:     the buses
  * @uart:           the console
  * @dexit:          the debug-exit port
+ * @pvpanic:        the pvpanic port
  * @agent:          the agent channel, NULL when absent
  * @tracer:         tracer backend, NULL when not tracing
  * @caps:           host capabilities handed to the tracer
@@ -52,6 +54,7 @@ struct vm {
 	struct io_bus mmio;
 	struct uart *uart;
 	struct debug_exit dexit;
+	struct pvpanic pvpanic;
 	struct agent *agent;
 	const struct tracer_ops *tracer;
 	struct tracer_caps caps;

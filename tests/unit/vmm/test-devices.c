@@ -14,6 +14,7 @@
 #include "agent.h"
 #include "debug-exit.h"
 #include "iobus.h"
+#include "pvpanic.h"
 #include "tests.h"
 #include "uart.h"
 
@@ -132,6 +133,36 @@ START_TEST(test_debug_exit)
 	debug_exit__io(&d, &a);
 	ck_assert_int_eq(status, -1);
 	ck_assert_uint_eq(w, 0);
+}
+END_TEST
+
+static void note_panic(void *opaque, unsigned int vcpu, unsigned int events)
+{
+	unsigned int *p = opaque;
+
+	p[0] = vcpu;
+	p[1] = events;
+	p[2]++;
+}
+
+START_TEST(test_pvpanic)
+{
+	unsigned int seen[3] = { 0 };
+	struct pvpanic p = { .notify = note_panic, .opaque = seen };
+	uint8_t b = 0;
+	struct io_access a = { .vcpu = 3, .data = &b, .size = 1, .write = false };
+
+	pvpanic__io(&p, &a);
+	ck_assert_uint_eq(b, PVPANIC_PANICKED | PVPANIC_CRASH_LOADED);
+	a.write = true;
+	b = 0xfc; /* no supported bit: ignored */
+	pvpanic__io(&p, &a);
+	ck_assert_uint_eq(seen[2], 0);
+	b = 0xff;
+	pvpanic__io(&p, &a);
+	ck_assert_uint_eq(seen[2], 1);
+	ck_assert_uint_eq(seen[0], 3);
+	ck_assert_uint_eq(seen[1], PVPANIC_PANICKED | PVPANIC_CRASH_LOADED);
 }
 END_TEST
 
@@ -355,6 +386,7 @@ Suite *devices_suite(void)
 	tcase_add_test(tc, test_uart_polling_driver);
 	tcase_add_test(tc, test_uart_limit_and_loopback);
 	tcase_add_test(tc, test_debug_exit);
+	tcase_add_test(tc, test_pvpanic);
 	tcase_add_test(tc, test_agent_good_line);
 	tcase_add_test(tc, test_agent_over_long_line);
 	tcase_add_test(tc, test_agent_hostile_lines);
