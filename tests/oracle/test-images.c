@@ -4,8 +4,8 @@
  *
  * A direct branch to the very next instruction is invisible in QEMU's log (the next PC is the
  * fall-through either way), so no guest may contain one: every jmp/jcc/call/loop/jrcxz with a
- * relative target is decoded (Zydis, linear sweep over .text: _start to start64 in 32-bit mode,
- * the rest in 64-bit mode) and checked. Images: VBTS_GUEST_IMAGES, colon-separated.
+ * relative target and every far jmp/call with a pointer operand is decoded (Zydis, linear sweep
+ * over .text: _start to start64 in 32-bit mode, the rest in 64-bit mode) and checked. Images: VBTS_GUEST_IMAGES, colon-separated.
  */
 #include <Zydis/Zydis.h>
 #include <fcntl.h>
@@ -93,10 +93,16 @@ static int sweep(const char *path, const struct text *t, uint64_t from, uint64_t
 			continue;
 		}
 		(*decoded)++;
+		target = 0;
 		if (insn.meta.branch_type != ZYDIS_BRANCH_TYPE_NONE && insn.operand_count_visible &&
 		    ops[0].type == ZYDIS_OPERAND_TYPE_IMMEDIATE && ops[0].imm.is_relative &&
-		    ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(&insn, &ops[0], pc, &target)) &&
-		    target == pc + insn.length) {
+		    !ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(&insn, &ops[0], pc, &target)))
+			target = 0;
+		/* far jmp/call ptr16:32 (flat segments: the offset is the address) */
+		if (insn.meta.branch_type == ZYDIS_BRANCH_TYPE_FAR && insn.operand_count_visible &&
+		    ops[0].type == ZYDIS_OPERAND_TYPE_POINTER)
+			target = ops[0].ptr.offset;
+		if (target == pc + insn.length) {
 			fprintf(stderr, "%s: branch at 0x%llx goes to the next instruction\n", path,
 				(unsigned long long)pc);
 			bad++;

@@ -88,6 +88,7 @@ __asm__(
 	"	or $0x80010001, %eax\n"                /* PG, WP, PE */
 	"	mov %eax, %cr0\n"
 	"	ljmp $0x08, $start64\n"
+	"	ud2\n" /* a jump to the next instruction would be invisible in QEMU's log */
 	".code64\n"
 	"start64:\n"
 	"	mov $0x10, %eax\n"
