@@ -168,6 +168,10 @@ static bool resolve_landing(const struct step_insn *in, uint64_t now_la,
 }
 
 /*
+ * A transfer to its own fall-through address (`call 1f; 1:`, `ljmp $cs, $1f; 1:`) reads as
+ * sequential flow and is not recorded, although hardware BTS would record it: QEMU's
+ * execution log, the oracle the traces are checked against, cannot show it either.
+ *
  * int n, int3, ud2, syscall, and into with OF set never fall through: when control shows up at
  * the next instruction or at the instruction itself, a handler ran and returned unseen.
  */
@@ -176,16 +180,6 @@ static bool always_leaves(const struct step_decoded *d)
 	if (!unseen_after(d))
 		return false;
 	return !(d->info.flags & INSN_F_COND) || d->has_target;
-}
-
-/*
- * An unconditional transfer that shows up at its own fall-through address went there: a taken
- * branch, as hardware BTS records it (`call 1f; 1:`). A conditional one cannot be told apart
- * from not taken, and is left out.
- */
-static bool taken_to_next(const struct step_decoded *d)
-{
-	return d->info.kind != VBTS_BR_UNKNOWN && !(d->info.flags & INSN_F_COND);
 }
 
 static enum step_verdict classify_pair(const struct step_insn *in, uint64_t now_la,
@@ -202,7 +196,7 @@ static enum step_verdict classify_pair(const struct step_insn *in, uint64_t now_
 		out->retired = 1; /* the mov ss retired, the second did not yet */
 		return STEP_DONE;
 	}
-	if (always_leaves(b) || (now_la == next_la(b) && taken_to_next(b)))
+	if (always_leaves(b))
 		return resolve(b, in->cpl, now_la, singlestep, filter, out);
 	if (now_la == b->la || now_la == next_la(b)) {
 		out->hlt_retired = singlestep && ((a->info.flags | b->info.flags) & INSN_F_HLT);
@@ -229,7 +223,7 @@ enum step_verdict step__classify(const struct step_insn *in, uint64_t now_la, bo
 		out->retired = 0;
 		return STEP_PENDING;
 	}
-	if (always_leaves(a) || (now_la == next_la(a) && taken_to_next(a)))
+	if (always_leaves(a))
 		return resolve(a, in->cpl, now_la, singlestep, filter, out);
 	if (now_la == next_la(a)) {
 		out->hlt_retired = singlestep && (a->info.flags & INSN_F_HLT);

@@ -11,8 +11,8 @@
  *   0x1010  mov %ss, %eax; mov %eax, %ss; jmp 0x1018   JMP covered by the mov-ss step
  *   0x1018  ud2                        EXCEPTION 6 -> 0x1100, then a gap (TF cleared)
  *   0x101a  mov $0x80, %dx; out %al, %dx                 an I/O exit
- *   0x101f  build an iretq frame; iretq -> 0x1030       IRET to its own fall-through
- *   0x1030  hlt                        the loop ends at the halt (a ud2 follows)
+ *   0x101f  build an iretq frame; iretq -> 0x1032       IRET
+ *   0x1032  hlt                        the loop ends at the halt (a ud2 follows)
  *   0x1100  #UD handler: nop; addq $2, (%rsp); iretq
  * Exit status: 0 all passed, 1 a failure, 77 no usable /dev/kvm.
  */
@@ -56,11 +56,12 @@ static const uint8_t guest_code[] = {
 	0x50,                               /* 1024 push %rax (rsp) */
 	0x6a, 0x02,                         /* 1025 push $2 (rflags) */
 	0x6a, 0x08,                         /* 1027 push $8 (cs) */
-	0x68, 0x30, 0x10, 0x00, 0x00,       /* 1029 push $0x1030 (rip) */
+	0x68, 0x32, 0x10, 0x00, 0x00,       /* 1029 push $0x1032 (rip) */
 	0x48, 0xcf,                         /* 102e iretq */
+	0x0f, 0x0b,                         /* 1030 ud2 (skipped) */
 };
 
-static const uint8_t guest_tail[] = { 0xf4, 0x0f, 0x0b };          /* 1030 hlt; ud2 */
+static const uint8_t guest_tail[] = { 0xf4, 0x0f, 0x0b };          /* 1032 hlt; ud2 */
 static const uint8_t guest_leaf[] = { 0xc3 };                      /* 1040 ret */
 static const uint8_t guest_ud[] = {
 	0x90,                               /* 1100 nop */
@@ -85,7 +86,7 @@ static const struct expect_branch expected[] = {
 	{ 0x1040, 0x1010, VBTS_BR_RET },
 	{ 0x1014, 0x1018, VBTS_BR_JMP },
 	{ 0x1018, 0x1100, VBTS_BR_EXCEPTION },
-	{ 0x102e, 0x1030, VBTS_BR_IRET },
+	{ 0x102e, 0x1032, VBTS_BR_IRET },
 };
 
 /**
@@ -137,7 +138,7 @@ static void setup_guest(struct kvm_env *e)
 	struct kvm_sregs sregs;
 
 	put(e, 0x1000, guest_code, sizeof(guest_code));
-	put(e, 0x1030, guest_tail, sizeof(guest_tail));
+	put(e, 0x1032, guest_tail, sizeof(guest_tail));
 	put(e, 0x1040, guest_leaf, sizeof(guest_leaf));
 	put(e, 0x1100, guest_ud, sizeof(guest_ud));
 	/* IDT: vector 6, 64-bit interrupt gate to 0x1100 */
@@ -232,7 +233,7 @@ static void env_run(struct kvm_env *e)
 	}
 	ck_assert_uint_eq(e->halts, 1);
 	ck_assert_int_eq(ioctl(e->vcpu, KVM_GET_REGS, &regs), 0);
-	ck_assert_uint_eq(regs.rip, 0x1031); /* right after the hlt */
+	ck_assert_uint_eq(regs.rip, 0x1033); /* right after the hlt */
 	ops->vcpu_fini(&e->tv);
 }
 
