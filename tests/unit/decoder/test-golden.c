@@ -9,6 +9,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +21,7 @@
 #include "commands.h"
 #include "decoder-test.h"
 #include "ring-writer.h"
+#include "trace-dir.h"
 
 #define CR3_PING 0x203000
 #define CR3_CRASH 0x204000
@@ -104,6 +107,26 @@ static void write_vm_json(const char *dir, const char *image, const char *build_
 		 image, build_id ? "\"" : "", build_id ? build_id : "null", build_id ? "\"" : "");
 	snprintf(path, sizeof(path), "%s/vm.json", dir);
 	write_text(path, vm);
+}
+
+static char *slurp(const char *path);
+
+/* Rewrites vm.json for a single vCPU. */
+static int vm_json_set_vcpus_1(const char *dir)
+{
+	char path[256];
+	char *text, *p;
+
+	snprintf(path, sizeof(path), "%s/vm.json", dir);
+	text = slurp(path);
+	if (!text)
+		return -1;
+	p = strstr(text, "\"vcpus\":2");
+	if (p)
+		p[8] = '1';
+	write_text(path, text);
+	free(text);
+	return p ? 0 : -1;
 }
 
 static void make_trace(char *dir)
@@ -311,6 +334,75 @@ START_TEST(test_symbol_sources)
 }
 END_TEST
 
+/*
+ * The decoder over a ring that a writer process keeps wrapping: every branch it returns is
+ * intact (its content encodes its seq) and lost items account for every seq it skips.
+ */
+START_TEST(test_live_trace)
+{
+	struct ring_writer_config cfg = { .capacity = 64, .mode = VBTS_RING_WRAP, .vm_id = 0xab };
+	char dir[64], path[256], c;
+	struct trace_dir *t;
+	int fds[2], status;
+	uint64_t passes_with_branches = 0;
+	pid_t pid;
+
+	snprintf(dir, sizeof(dir), "/tmp/vbts-live-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	write_vm_json(dir, SYMTEST64, NULL);
+	ck_assert_int_eq(vm_json_set_vcpus_1(dir), 0);
+	snprintf(path, sizeof(path), "%s/vcpu0.ring", dir);
+	ck_assert_int_eq(pipe(fds), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct ring_writer *w = ring_writer__create(path, &cfg);
+
+		if (!w || write(fds[1], "x", 1) != 1)
+			_exit(1);
+		for (uint64_t s = 0;; s++) {
+			struct vbts_record r = { 0x100000 + s, s ^ 0x5555, 0 };
+
+			ring_writer__append(w, &r);
+		}
+	}
+	close(fds[1]);
+	ck_assert_int_eq(read(fds[0], &c, 1), 1);
+	t = trace_dir__open(dir, NULL, path, sizeof(path));
+	ck_assert_msg(t, "%s", path);
+	for (int pass = 0; pass < 300; pass++) {
+		struct decoder *d = trace_dir__decoder(t, -1);
+		struct decoded_record r;
+		uint64_t expected = 0, branches = 0;
+		int ret;
+
+		ck_assert_ptr_nonnull(d);
+		while ((ret = decoder__next(d, &r)) > 0) {
+			ck_assert_uint_eq(r.seq, expected);
+			if (r.type == DECODED_LOST) {
+				expected += r.count;
+				continue;
+			}
+			ck_assert_int_eq(r.type, DECODED_BRANCH);
+			ck_assert_uint_eq(r.from, 0x100000 + r.seq);
+			ck_assert_uint_eq(r.to, r.seq ^ 0x5555);
+			expected++;
+			branches++;
+		}
+		ck_assert_int_eq(ret, 0);
+		if (branches)
+			passes_with_branches++;
+		decoder__free(d);
+	}
+	trace_dir__close(t);
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	close(fds[0]);
+	ck_assert_uint_gt(passes_with_branches, 0);
+	remove_trace(dir);
+}
+END_TEST
+
 static void corrupt(const char *dir, const char *name, off_t off, uint64_t v, size_t len)
 {
 	char path[256];
@@ -436,6 +528,7 @@ Suite *golden_suite(void)
 	tcase_add_loop_test(tc, test_bad_input, 0,
 			    (int)(sizeof(bad_cases) / sizeof(bad_cases[0])));
 	tcase_add_test(tc, test_help);
+	tcase_add_test(tc, test_live_trace);
 	tcase_add_loop_test(tc, test_symbol_sources, 0,
 			    (int)(sizeof(sym_cases) / sizeof(sym_cases[0])));
 	suite_add_tcase(s, tc);
