@@ -73,7 +73,8 @@ static const char usage[] =
 	"                     kernel (CPL 0)\n"
 	"  --ring RECORDS     records per ring file (default 65536; wrap mode keeps the newest)\n"
 	"  --vcpus N          vCPUs (default 1; the boot protocol starts vCPU 0)\n"
-	"  --memory MIB       guest RAM in MiB (default 256, at most 3072)\n"
+	"  --memory MIB       guest RAM in MiB (default 256, at most 65536; RAM beyond 3 GiB\n"
+	"                     continues at 4 GiB, as on a PC)\n"
 	"  --console FILE     write the guest's serial output to FILE instead of stdout\n"
 	"  --stats            print exits by reason, records, instructions stepped, wall time\n"
 	"  --timeout SECONDS  stop the guest after SECONDS (exit status 1)\n"
@@ -81,8 +82,11 @@ static const char usage[] =
 	"                     nested SVM and Debian's KVM), for hosts whose KVM cannot step\n"
 	"                     ring 3; DIR must then lie inside the source tree\n"
 	"\n"
+	"Devices: 8250 UART at 0x3f8, debug-exit at 0xf4, agent channel at 0x700 (JSON lines to\n"
+	"events.jsonl), pvpanic at 0x505.\n"
+	"\n"
 	"Exit status: the guest's debug-exit status ((value << 1) | 1), 1 when the guest or the\n"
-	"VMM fails, 2 on bad input.\n";
+	"VMM fails (triple fault, pvpanic, KVM error, timeout), 2 on bad input.\n";
 
 /* ---- stages ----------------------------------------------------------------------------- */
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * memory.c - guest physical memory: one anonymous mapping at GPA 0, one KVM slot,
- * bounds-checked host access.
+ * memory.c - guest physical memory: one anonymous mapping, one KVM slot below the 32-bit MMIO
+ * hole and one above 4 GiB for the rest, bounds-checked host access.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -11,8 +11,9 @@
 #include "memory.h"
 
 struct guest_memory {
-	void *host;    /* mapping of GPA [0, size) */
-	uint64_t size; /* bytes */
+	void *host;    /* low RAM, then high RAM, back to back */
+	uint64_t size; /* bytes in all */
+	uint64_t low;  /* bytes at GPA 0 */
 };
 
 struct guest_memory *guest_memory__create(uint64_t size)
@@ -34,6 +35,7 @@ struct guest_memory *guest_memory__create(uint64_t size)
 		return NULL;
 	}
 	mem->size = size;
+	mem->low = size < GUEST_MEMORY_LOW_MAX ? size : GUEST_MEMORY_LOW_MAX;
 	return mem;
 }
 
@@ -42,11 +44,18 @@ int guest_memory__register(struct guest_memory *mem, int vm_fd)
 	struct kvm_userspace_memory_region region = {
 		.slot = 0,
 		.guest_phys_addr = 0,
-		.memory_size = mem->size,
+		.memory_size = mem->low,
 		.userspace_addr = (uint64_t)(uintptr_t)mem->host,
 	};
 	int ret = kvm__ioctl(vm_fd, KVM_SET_USER_MEMORY_REGION, &region);
 
+	if (ret < 0 || mem->size == mem->low)
+		return ret < 0 ? ret : 0;
+	region.slot = 1;
+	region.guest_phys_addr = GUEST_MEMORY_HIGH_START;
+	region.memory_size = mem->size - mem->low;
+	region.userspace_addr = (uint64_t)(uintptr_t)mem->host + mem->low;
+	ret = kvm__ioctl(vm_fd, KVM_SET_USER_MEMORY_REGION, &region);
 	return ret < 0 ? ret : 0;
 }
 
@@ -60,12 +69,26 @@ void guest_memory__destroy(struct guest_memory *mem)
 
 void *guest_memory__ptr(const struct guest_memory *mem, uint64_t gpa, uint64_t len)
 {
-	if (!len || gpa >= mem->size || len > mem->size - gpa)
+	uint64_t high = mem->size - mem->low;
+
+	if (!len)
 		return NULL;
-	return (char *)mem->host + gpa;
+	if (gpa < mem->low)
+		return len <= mem->low - gpa ? (char *)mem->host + gpa : NULL;
+	if (gpa < GUEST_MEMORY_HIGH_START)
+		return NULL;
+	gpa -= GUEST_MEMORY_HIGH_START;
+	if (gpa >= high || len > high - gpa)
+		return NULL;
+	return (char *)mem->host + mem->low + gpa;
 }
 
 uint64_t guest_memory__size(const struct guest_memory *mem)
 {
 	return mem->size;
+}
+
+uint64_t guest_memory__low_size(const struct guest_memory *mem)
+{
+	return mem->low;
 }

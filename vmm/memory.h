@@ -10,9 +10,14 @@
 
 struct guest_memory;
 
-/* Guest RAM is one slot at GPA 0, below the 32-bit MMIO hole. */
+/*
+ * Guest RAM as on a PC: up to GUEST_MEMORY_LOW_MAX at GPA 0 (below the 32-bit MMIO hole), the
+ * rest from GUEST_MEMORY_HIGH_START (4 GiB) on; one KVM slot each.
+ */
 #define GUEST_MEMORY_MIN (2ULL << 20)
-#define GUEST_MEMORY_MAX (3ULL << 30)
+#define GUEST_MEMORY_MAX (64ULL << 30)
+#define GUEST_MEMORY_LOW_MAX (3ULL << 30)
+#define GUEST_MEMORY_HIGH_START (4ULL << 30)
 
 /**
  * guest_memory__create() - allocate guest RAM (anonymous, zeroed, not yet given to KVM).
@@ -23,7 +28,8 @@ struct guest_memory;
 struct guest_memory *guest_memory__create(uint64_t size);
 
 /**
- * guest_memory__register() - KVM_SET_USER_MEMORY_REGION for all of guest RAM.
+ * guest_memory__register() - KVM_SET_USER_MEMORY_REGION for all of guest RAM (one or two
+ * slots).
  * @mem:   guest memory
  * @vm_fd: the VM
  *
@@ -52,8 +58,16 @@ void *guest_memory__ptr(const struct guest_memory *mem, uint64_t gpa, uint64_t l
  * guest_memory__size() - bytes of guest RAM.
  * @mem: guest memory
  *
- * Return: the RAM size in bytes.
+ * Return: the RAM size in bytes (below and above the hole together).
  */
 uint64_t guest_memory__size(const struct guest_memory *mem);
+
+/**
+ * guest_memory__low_size() - bytes of guest RAM at GPA 0, below the 32-bit MMIO hole.
+ * @mem: guest memory
+ *
+ * Return: min(size, GUEST_MEMORY_LOW_MAX); the rest starts at GUEST_MEMORY_HIGH_START.
+ */
+uint64_t guest_memory__low_size(const struct guest_memory *mem);
 
 #endif /* VBTS_VMM_MEMORY_H */

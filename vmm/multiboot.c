@@ -263,7 +263,8 @@ static int write_boot_info(struct guest_memory *mem, const char *cmdline,
 		0x00cf9a000000ffffULL, /* 0x10: code, base 0, limit 4 GiB, 32-bit */
 		0x00cf92000000ffffULL, /* 0x18: data, base 0, limit 4 GiB */
 	};
-	uint64_t ram = guest_memory__size(mem);
+	uint64_t ram = guest_memory__low_size(mem);
+	uint64_t above = guest_memory__size(mem) - ram;
 	const struct {
 		uint64_t base, len;
 		uint32_t type;
@@ -272,7 +273,9 @@ static int write_boot_info(struct guest_memory *mem, const char *cmdline,
 		{ LOW_RAM_END, 0xa0000 - LOW_RAM_END, 2 },
 		{ 0xf0000, 0x10000, 2 },
 		{ HIGH_RAM_START, ram - HIGH_RAM_START, 1 },
+		{ GUEST_MEMORY_HIGH_START, above, 1 }, /* only when there is RAM above 4 GiB */
 	};
+	size_t nmap = sizeof(map) / sizeof(map[0]) - (above ? 0 : 1);
 	uint8_t *area = guest_memory__ptr(mem, BOOT_AREA_START, BOOT_AREA_END - BOOT_AREA_START);
 	uint8_t *mbi, *e;
 	size_t n;
@@ -286,14 +289,14 @@ static int write_boot_info(struct guest_memory *mem, const char *cmdline,
 	put32(mbi + MBI_MEM_LOWER, LOW_RAM_END >> 10);
 	put32(mbi + MBI_MEM_UPPER, (uint32_t)((ram - HIGH_RAM_START) >> 10));
 	e = area + (MMAP_GPA - BOOT_AREA_START);
-	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++, e += 24) {
+	for (size_t i = 0; i < nmap; i++, e += 24) {
 		put32(e, 20); /* size of the entry after this field */
 		put64(e + 4, map[i].base);
 		put64(e + 12, map[i].len);
 		put32(e + 20, map[i].type);
 	}
 	put32(mbi + MBI_MMAP_ADDR, MMAP_GPA);
-	put32(mbi + MBI_MMAP_LENGTH, sizeof(map) / sizeof(map[0]) * 24);
+	put32(mbi + MBI_MMAP_LENGTH, nmap * 24);
 	memcpy(area + (LOADER_NAME_GPA - BOOT_AREA_START), loader_name, sizeof(loader_name));
 	put32(mbi + MBI_BOOT_LOADER_NAME, LOADER_NAME_GPA);
 	n = strnlen(cmdline, CMDLINE_MAX - 1);
@@ -314,7 +317,7 @@ static int multiboot_load(const uint8_t *img, size_t len, const char *cmdline,
 			  struct guest_memory *mem, struct loaded_image *out)
 {
 	struct segment segs[MAX_SEGMENTS];
-	uint64_t ram = guest_memory__size(mem), entry = 0;
+	uint64_t ram = guest_memory__low_size(mem), entry = 0;
 	unsigned int nr = 0;
 	long hdr, bad_at;
 	uint32_t flags;

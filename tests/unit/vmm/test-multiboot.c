@@ -216,6 +216,43 @@ START_TEST(test_memory_map)
 }
 END_TEST
 
+START_TEST(test_memory_above_4g)
+{
+	const uint64_t g = 1ULL << 30;
+	struct guest_memory *mem = guest_memory__create(5 * g);
+	struct img_spec s = valid_spec();
+	struct loaded_image li;
+	const uint8_t *mbi, *e;
+	uint64_t base, len;
+
+	ck_assert_ptr_nonnull(mem);
+	ck_assert_uint_eq(guest_memory__size(mem), 5 * g);
+	ck_assert_uint_eq(guest_memory__low_size(mem), 3 * g);
+	ck_assert_ptr_nonnull(guest_memory__ptr(mem, 3 * g - 1, 1));
+	ck_assert_ptr_null(guest_memory__ptr(mem, 3 * g - 1, 2));
+	ck_assert_ptr_null(guest_memory__ptr(mem, 3 * g, 1));
+	ck_assert_ptr_null(guest_memory__ptr(mem, 4 * g - 1, 2));
+	ck_assert_ptr_nonnull(guest_memory__ptr(mem, 4 * g, 2 * g));
+	ck_assert_ptr_null(guest_memory__ptr(mem, 4 * g, 2 * g + 1));
+	ck_assert_ptr_null(guest_memory__ptr(mem, 6 * g, 1));
+	ck_assert_ptr_null(guest_memory__ptr(mem, ~0ULL, 2));
+	ck_assert_ptr_null(guest_memory__ptr(mem, 0, 0));
+	/* Distinct host bytes on both sides of the hole. */
+	ck_assert_ptr_ne(guest_memory__ptr(mem, 4 * g, 1), guest_memory__ptr(mem, 0, 1));
+
+	ck_assert_int_eq(load_spec(&s, mem, &li), 0);
+	mbi = guest_memory__ptr(mem, BOOT_INFO_GPA, 88);
+	ck_assert_uint_eq(get32(mbi + 8), (3 * g - (1 << 20)) >> 10);
+	ck_assert_uint_eq(get32(mbi + 44), 5 * 24);
+	e = guest_memory__ptr(mem, get32(mbi + 48), 5 * 24);
+	memcpy(&base, e + 4 * 24 + 4, 8);
+	memcpy(&len, e + 4 * 24 + 12, 8);
+	ck_assert_uint_eq(base, 4 * g);
+	ck_assert_uint_eq(len, 2 * g);
+	guest_memory__destroy(mem);
+}
+END_TEST
+
 START_TEST(test_two_segments_and_build_id)
 {
 	struct guest_memory *mem = new_mem();
@@ -430,6 +467,7 @@ Suite *multiboot_suite(void)
 
 	tcase_add_test(tc, test_valid_boot_state);
 	tcase_add_test(tc, test_memory_map);
+	tcase_add_test(tc, test_memory_above_4g);
 	tcase_add_test(tc, test_two_segments_and_build_id);
 	tcase_add_test(tc, test_entry_moves_with_segment);
 	tcase_add_test(tc, test_aout_kludge);
