@@ -109,7 +109,8 @@ int label_table__load(struct label_table *t, const char *path, char *err, size_t
 				continue;
 			ret = add_symbol(t, name, sym.st_value);
 			if (ret) {
-				snprintf(err, errlen, "%s: label %s: %s", path, name, strerror(-ret));
+				snprintf(err, errlen, "%s: label %s: %s", path, name,
+					 strerror(-ret));
 				goto err_end;
 			}
 		}
@@ -176,8 +177,8 @@ size_t label_table__check(const struct label_table *t, const struct branch_list 
 				fprintf(report, "label %s: a branch starts at 0x%" PRIx64
 					", which is not a branch\n", l->name, l->from);
 			else if (report)
-				fprintf(report, "label %s: no branch 0x%" PRIx64 " -> 0x%" PRIx64 "\n",
-					l->name, l->from, l->to);
+				fprintf(report, "label %s: no branch 0x%" PRIx64 " -> 0x%" PRIx64
+					"\n", l->name, l->from, l->to);
 		}
 	}
 	return checked;

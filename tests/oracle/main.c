@@ -79,13 +79,27 @@ static int cmd_gen(int argc, char **argv)
 
 	while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
 		switch (c) {
-		case 'c': o.cache_dir = optarg; break;
-		case 'q': o.qemu = optarg; break;
-		case 'n': o.dfilter = 0; break;
-		case 'k': o.keep_log = 1; break;
-		case 't': o.timeout_s = (unsigned int)strtoul(optarg, NULL, 0); break;
-		case 'o': output = optarg; break;
-		default: fputs(usage, stderr); return 2;
+		case 'c':
+			o.cache_dir = optarg;
+			break;
+		case 'q':
+			o.qemu = optarg;
+			break;
+		case 'n':
+			o.dfilter = 0;
+			break;
+		case 'k':
+			o.keep_log = 1;
+			break;
+		case 't':
+			o.timeout_s = (unsigned int)strtoul(optarg, NULL, 0);
+			break;
+		case 'o':
+			output = optarg;
+			break;
+		default:
+			fputs(usage, stderr);
+			return 2;
 		}
 	}
 	if (optind + 1 != argc) {

@@ -129,8 +129,15 @@ static int is_rep_string(const uint8_t *b, size_t len)
 		case 0xf3:
 			rep = 1;
 			continue;
-		case 0x66: case 0x67: case 0x2e: case 0x36: case 0x3e: case 0x26:
-		case 0x64: case 0x65: case 0xf0:
+		case 0x66: /* operand size */
+		case 0x67: /* address size */
+		case 0x26: /* segment overrides */
+		case 0x2e:
+		case 0x36:
+		case 0x3e:
+		case 0x64:
+		case 0x65:
+		case 0xf0: /* lock */
 			continue;
 		}
 		if (b[i] >= 0x40 && b[i] <= 0x4f && i + 1 < len) /* REX */

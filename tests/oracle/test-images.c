@@ -5,7 +5,8 @@
  * A direct branch to the very next instruction is invisible in QEMU's log (the next PC is the
  * fall-through either way), so no guest may contain one: every jmp/jcc/call/loop/jrcxz with a
  * relative target and every far jmp/call with a pointer operand is decoded (Zydis, linear sweep
- * over .text: _start to start64 in 32-bit mode, the rest in 64-bit mode) and checked. Images: VBTS_GUEST_IMAGES, colon-separated.
+ * over .text: _start to start64 in 32-bit mode, the rest in 64-bit mode) and checked.
+ * Images: VBTS_GUEST_IMAGES, colon-separated.
  */
 #include <Zydis/Zydis.h>
 #include <fcntl.h>
