@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -246,6 +247,30 @@ START_TEST(test_bad_config)
 }
 END_TEST
 
+/* Space that cannot be had shows up at creation, and nothing is left behind. */
+START_TEST(test_no_space)
+{
+	struct ring_writer_config cfg = { .capacity = 1000, .mode = VBTS_RING_WRAP };
+	struct rlimit old, small = { .rlim_cur = 8192, .rlim_max = RLIM_INFINITY };
+	char dir[64], path[256];
+	struct stat st;
+	void (*old_handler)(int);
+
+	ring_test_tmpdir(dir);
+	snprintf(path, sizeof(path), "%s/vcpu0.ring", dir);
+	ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &old), 0);
+	small.rlim_max = old.rlim_max;
+	old_handler = signal(SIGXFSZ, SIG_IGN);
+	ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &small), 0);
+	ck_assert_ptr_null(ring_writer__create(path, &cfg));
+	ck_assert_int_eq(errno, EFBIG);
+	ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &old), 0);
+	signal(SIGXFSZ, old_handler);
+	ck_assert_int_ne(stat(path, &st), 0);
+	ring_test_rmdir(dir);
+}
+END_TEST
+
 /*
  * The writer child appends records forever and tells the parent, through a pipe, when it has
  * appended @announce of them; the parent then SIGKILLs it and reads the file.
@@ -356,6 +381,7 @@ Suite *ring_writer_suite(void)
 	tcase_add_test(tc, test_wrap_and_loss);
 	tcase_add_test(tc, test_freeze);
 	tcase_add_test(tc, test_bad_config);
+	tcase_add_test(tc, test_no_space);
 	tcase_add_test(tc, test_survives_kill9);
 	tcase_add_test(tc, test_live_reader);
 	tcase_set_timeout(tc, 60);
