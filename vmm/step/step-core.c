@@ -142,9 +142,10 @@ static enum step_verdict resolve(const struct step_decoded *d, uint8_t cpl, uint
 }
 
 /*
- * The step after an iret stopped one instruction past the return address (this host's KVM
- * emulates iret and traps only after the next instruction): the iret went to its popped
- * address and the instruction there either fell through or took its direct branch.
+ * The step after an iret or an event stopped one instruction past the return address or the
+ * handler's entry (this host's KVM emulates them and traps only after the next instruction):
+ * control went to the predicted address and the instruction there either fell through or
+ * took its direct branch.
  */
 static bool resolve_landing(const struct step_insn *in, uint64_t now_la,
 			    enum vbts_cpl_filter filter, struct step_out *out)
@@ -154,7 +155,7 @@ static bool resolve_landing(const struct step_insn *in, uint64_t now_la,
 
 	if (!in->has_landing || !i->has_target || l->la != i->target)
 		return false;
-	if (l->info.flags & (STEP_EVENT_FLAGS | INSN_F_MOV_SS))
+	if (unseen_after(l) || (l->info.flags & INSN_F_MOV_SS))
 		return false;
 	taken = (l->info.flags & INSN_F_DIRECT) && now_la == l->target;
 	if (!taken && now_la != next_la(l) &&
@@ -223,8 +224,14 @@ enum step_verdict step__classify(const struct step_insn *in, uint64_t now_la, bo
 		out->retired = 0;
 		return STEP_PENDING;
 	}
-	if (always_leaves(a))
+	if (always_leaves(a)) {
+		if (singlestep && a->has_target && now_la != a->target &&
+		    resolve_landing(in, now_la, filter, out)) {
+			out->retired = 2;
+			return STEP_DONE;
+		}
 		return resolve(a, in->cpl, now_la, singlestep, filter, out);
+	}
 	if (now_la == next_la(a)) {
 		out->hlt_retired = singlestep && (a->info.flags & INSN_F_HLT);
 		return STEP_DONE;

@@ -58,14 +58,14 @@ struct step_decoded {
  * @lmode:      long mode: no hardware task switches, far jmp/call only keep or lower the CPL
  * @first:      the instruction at RIP
  * @second:     the instruction after it, when @has_second
- * @has_landing: @first is an iret whose return address (@first.target) could be decoded:
- *              @landing is the instruction there, at CPL @landing_cpl. The step after an
- *              iret may stop only after it (measured on this host's KVM).
+ * @has_landing: @first is an iret, or an event-raising instruction with a verified handler,
+ *              and @landing is the instruction at @first.target, at CPL @landing_cpl: this
+ *              host's KVM may stop the step only after it (measured for iretq and ud2).
  * @landing_cpl: CPL @landing runs at
  * @ret_cpl_known: @first is an iret or far ret and @ret_cpl is the CPL it returns to (the
  *              RPL of the CS on the stack; a fault on the way goes to CPL 0)
  * @ret_cpl:    that CPL
- * @landing:    the instruction at the iret's return address
+ * @landing:    the instruction at the iret's return address or the handler
  */
 struct step_insn {
 	bool valid;

@@ -296,6 +296,21 @@ static void predict_return(const struct tracer_vcpu *tv, struct step_vcpu *sv,
 					    &in->landing);
 }
 
+/*
+ * The first instruction of the handler an event-raising instruction enters (64-bit code in
+ * long mode, else a flat 32-bit segment is assumed): where the step may stop after it when
+ * the host steps into the handler (measured here for ud2).
+ */
+static void decode_handler(const struct tracer_vcpu *tv, struct step_vcpu *sv,
+			   struct step_insn *in)
+{
+	enum insn_mode hmode = in->lmode ? INSN_MODE_LONG64 : INSN_MODE_PROT32;
+
+	in->landing_cpl = 0;
+	in->has_landing = decode_at(tv, sv, hmode, 0, in->first.target, in->first.target,
+				    &in->landing);
+}
+
 static void decode_next(const struct tracer_vcpu *tv, struct step_vcpu *sv,
 			const struct step_obs *o, struct step_insn *in)
 {
@@ -311,6 +326,8 @@ static void decode_next(const struct tracer_vcpu *tv, struct step_vcpu *sv,
 		return;
 	if (in->first.info.kind == VBTS_BR_IRET || in->first.info.kind == VBTS_BR_FAR_RET)
 		predict_return(tv, sv, mode, in);
+	else if ((in->first.info.flags & STEP_EVENT_FLAGS) && in->first.has_target && !in->real)
+		decode_handler(tv, sv, in);
 	if (!(in->first.info.flags & INSN_F_MOV_SS))
 		return;
 	ip2 = sv->regs.rip + in->first.info.len;

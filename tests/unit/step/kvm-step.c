@@ -9,7 +9,8 @@
  *   0x1009  loop 0x1009                LOOP, twice
  *   0x100b  call 0x1040                CALL; 0x1040 ret -> 0x1010  RET
  *   0x1010  mov %ss, %eax; mov %eax, %ss; jmp 0x1018   JMP covered by the mov-ss step
- *   0x1018  ud2                        EXCEPTION 6 -> 0x1100, then a gap (TF cleared)
+ *   0x1018  ud2                        EXCEPTION 6 -> 0x1100, then a gap if the host does
+ *                                      not step into the handler (TF cleared)
  *   0x101a  mov $0x80, %dx; out %al, %dx                 an I/O exit
  *   0x101f  build an iretq frame; iretq -> 0x1032       IRET
  *   0x1032  hlt                        the loop ends at the halt (a ud2 follows)
@@ -330,11 +331,12 @@ static void check_full_trace(struct kvm_env *e)
 		nb++;
 	}
 	ck_assert_uint_eq(nb, sizeof(expected) / sizeof(expected[0]));
-	ck_assert_uint_eq(gap_begin, 1);
-	ck_assert_uint_eq(gap_end, 1);
+	/* nested kvm-amd: the handler runs unseen (one gap); this host steps into it (none) */
+	ck_assert_uint_le(gap_begin, 1);
+	ck_assert_uint_eq(gap_end, gap_begin);
 	ck_assert_uint_eq(e->io_exits, 1);
 	ck_assert_uint_ge(e->tv.stat_steps, 20);
-	ck_assert_uint_eq(e->tv.stat_gaps, 1);
+	ck_assert_uint_eq(e->tv.stat_gaps, gap_begin);
 	ck_assert_uint_eq(e->tv.stat_records, e->nrec);
 }
 

@@ -287,6 +287,21 @@ START_TEST(test_classify_ud2_emulated)
 	ck_assert_uint_eq(out.n, 2);
 	assert_branch(&out.rec[0], 0x100b, 0x1110, 0, VBTS_BR_EXCEPTION);
 	assert_escape(&out.rec[1], VBTS_ESC_GAP_BEGIN, 0x1110, VBTS_GAP_IDT);
+
+	/* with the handler's first instruction (a nop) decoded, no gap is needed */
+	in.has_landing = true;
+	in.landing = dec(0x1110, 1, 0, 0);
+	out.n = 0;
+	ck_assert_int_eq(step__classify(&in, 0x1111, true, VBTS_CPL_ALL, &out), STEP_DONE);
+	ck_assert_uint_eq(out.n, 1);
+	assert_branch(&out.rec[0], 0x100b, 0x1110, 0, VBTS_BR_EXCEPTION);
+	ck_assert(out.rec[0].flags & VBTS_REC_VECTOR_VALID);
+	ck_assert_uint_eq(out.retired, 2);
+	/* a handler that ran unseen and returned elsewhere still is a gap */
+	out.n = 0;
+	ck_assert_int_eq(step__classify(&in, 0x100e, true, VBTS_CPL_ALL, &out), STEP_LOST);
+	ck_assert_uint_eq(out.n, 2);
+	assert_escape(&out.rec[1], VBTS_ESC_GAP_BEGIN, 0x1110, VBTS_GAP_IDT);
 }
 END_TEST
 
