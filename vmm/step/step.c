@@ -340,10 +340,12 @@ static void decode_next(const struct tracer_vcpu *tv, struct step_vcpu *sv,
 
 static void write_out(struct tracer_vcpu *tv, const struct step_core *c, const struct step_out *o)
 {
-	for (unsigned int i = 0; i < o->n; i++)
-		ring_writer__append(tv->ring, &o->rec[i]); /* a frozen ring counts its own losses */
+	for (unsigned int i = 0; i < o->n; i++) {
+		/* a frozen ring refuses the record and counts it as lost itself */
+		if (ring_writer__append(tv->ring, &o->rec[i]) == 0)
+			tv->stat_records++;
+	}
 	tv->stat_steps = c->steps;
-	tv->stat_records = c->records;
 	tv->stat_gaps = c->gaps;
 }
 
