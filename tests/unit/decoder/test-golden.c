@@ -50,7 +50,7 @@ static const struct vbts_record vcpu0[] = {
 	ESC(VBTS_ESC_STOP, 410, 0),
 };
 
-/* Written into a 4-slot ring: the first 3 are overwritten. */
+/* Written into a 4-slot ring: the first 3 are overwritten; then frozen, 2 appends refused. */
 static const struct vbts_record vcpu1[] = {
 	ESC(VBTS_ESC_START, 0, VBTS_START_CPL_KERNEL),
 	ESC(VBTS_ESC_TIME, 50, 0),
@@ -79,8 +79,9 @@ static void write_text(const char *path, const char *text)
 	ck_assert_int_eq(fclose(f), 0);
 }
 
+/* Writes a ring; @refused > 0 freezes it and then has that many appends refused. */
 static void write_ring(const char *dir, uint32_t vcpu, uint64_t capacity,
-		       const struct vbts_record *recs, size_t n)
+		       const struct vbts_record *recs, size_t n, unsigned int refused)
 {
 	struct ring_writer_config cfg = {
 		.capacity = capacity, .mode = VBTS_RING_WRAP, .vcpu_id = vcpu, .vm_id = 0xab,
@@ -93,6 +94,10 @@ static void write_ring(const char *dir, uint32_t vcpu, uint64_t capacity,
 	ck_assert_ptr_nonnull(w);
 	for (size_t i = 0; i < n; i++)
 		ck_assert_int_eq(ring_writer__append(w, &recs[i]), 0);
+	if (refused)
+		ring_writer__freeze(w);
+	for (unsigned int i = 0; i < refused; i++)
+		ck_assert_int_eq(ring_writer__append(w, &recs[0]), -EROFS);
 	ck_assert_int_eq(ring_writer__close(w), 0);
 }
 
@@ -138,8 +143,8 @@ static void make_trace(char *dir)
 	write_vm_json(dir, SYMTEST64, NULL);
 	snprintf(path, sizeof(path), "%s/events.jsonl", dir);
 	write_text(path, events);
-	write_ring(dir, 0, 64, vcpu0, sizeof(vcpu0) / sizeof(vcpu0[0]));
-	write_ring(dir, 1, 4, vcpu1, sizeof(vcpu1) / sizeof(vcpu1[0]));
+	write_ring(dir, 0, 64, vcpu0, sizeof(vcpu0) / sizeof(vcpu0[0]), 0);
+	write_ring(dir, 1, 4, vcpu1, sizeof(vcpu1) / sizeof(vcpu1[0]), 2);
 }
 
 static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -334,17 +339,48 @@ START_TEST(test_symbol_sources)
 }
 END_TEST
 
+/* One decoder pass; checks every item, returns the number of branches and lost records. */
+static uint64_t live_pass(struct trace_dir *t, uint64_t *lost)
+{
+	struct decoder *d = trace_dir__decoder(t, -1);
+	struct decoded_record r;
+	uint64_t expected = 0, branches = 0;
+	int ret;
+
+	ck_assert_ptr_nonnull(d);
+	*lost = 0;
+	while ((ret = decoder__next(d, &r)) > 0) {
+		ck_assert_uint_eq(r.seq, expected);
+		if (r.type == DECODED_LOST) {
+			expected += r.count;
+			*lost += r.count;
+			continue;
+		}
+		ck_assert_int_eq(r.type, DECODED_BRANCH);
+		ck_assert_uint_eq(r.from, 0x100000 + r.seq);
+		ck_assert_uint_eq(r.to, r.seq ^ 0x5555);
+		expected++;
+		branches++;
+	}
+	ck_assert_int_eq(ret, 0);
+	decoder__free(d);
+	return branches;
+}
+
+#define LIVE_RECORDS 3000000ULL
+
 /*
  * The decoder over a ring that a writer process keeps wrapping: every branch it returns is
- * intact (its content encodes its seq) and lost items account for every seq it skips.
+ * intact (its content encodes its seq) and lost items account for every seq it skips. Once the
+ * writer is gone (killed: the ring is not closed), the ring yields capacity - 1 records.
  */
 START_TEST(test_live_trace)
 {
 	struct ring_writer_config cfg = { .capacity = 64, .mode = VBTS_RING_WRAP, .vm_id = 0xab };
 	char dir[64], path[256], c;
 	struct trace_dir *t;
+	uint64_t lost;
 	int fds[2], status;
-	uint64_t passes_with_branches = 0;
 	pid_t pid;
 
 	snprintf(dir, sizeof(dir), "/tmp/vbts-live-XXXXXX");
@@ -360,45 +396,25 @@ START_TEST(test_live_trace)
 
 		if (!w || write(fds[1], "x", 1) != 1)
 			_exit(1);
-		for (uint64_t s = 0;; s++) {
+		for (uint64_t s = 0; s < LIVE_RECORDS; s++) {
 			struct vbts_record r = { 0x100000 + s, s ^ 0x5555, 0 };
 
 			ring_writer__append(w, &r);
 		}
+		_exit(0); /* like a kill: the ring is never closed */
 	}
 	close(fds[1]);
 	ck_assert_int_eq(read(fds[0], &c, 1), 1);
+	close(fds[0]);
 	t = trace_dir__open(dir, NULL, path, sizeof(path));
 	ck_assert_msg(t, "%s", path);
-	for (int pass = 0; pass < 300; pass++) {
-		struct decoder *d = trace_dir__decoder(t, -1);
-		struct decoded_record r;
-		uint64_t expected = 0, branches = 0;
-		int ret;
-
-		ck_assert_ptr_nonnull(d);
-		while ((ret = decoder__next(d, &r)) > 0) {
-			ck_assert_uint_eq(r.seq, expected);
-			if (r.type == DECODED_LOST) {
-				expected += r.count;
-				continue;
-			}
-			ck_assert_int_eq(r.type, DECODED_BRANCH);
-			ck_assert_uint_eq(r.from, 0x100000 + r.seq);
-			ck_assert_uint_eq(r.to, r.seq ^ 0x5555);
-			expected++;
-			branches++;
-		}
-		ck_assert_int_eq(ret, 0);
-		if (branches)
-			passes_with_branches++;
-		decoder__free(d);
-	}
+	do
+		live_pass(t, &lost);
+	while (waitpid(pid, &status, WNOHANG) == 0);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	ck_assert_uint_eq(live_pass(t, &lost), 63);
+	ck_assert_uint_eq(lost, LIVE_RECORDS - 63);
 	trace_dir__close(t);
-	kill(pid, SIGKILL);
-	waitpid(pid, &status, 0);
-	close(fds[0]);
-	ck_assert_uint_gt(passes_with_branches, 0);
 	remove_trace(dir);
 }
 END_TEST
