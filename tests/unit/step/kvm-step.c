@@ -125,7 +125,7 @@ static void put(struct kvm_env *e, uint64_t gpa, const void *src, size_t len)
 	memcpy(p, src, len);
 }
 
-static void setup_guest(struct kvm_env *e)
+static void setup_guest(struct kvm_env *e, uint64_t rip)
 {
 	struct kvm_segment code = {
 		.base = 0, .limit = 0xffffffff, .selector = 8, .type = 11, .present = 1,
@@ -135,7 +135,7 @@ static void setup_guest(struct kvm_env *e)
 		.base = 0, .limit = 0xffffffff, .selector = 0x10, .type = 3, .present = 1,
 		.dpl = 0, .db = 1, .s = 1, .g = 1,
 	};
-	struct kvm_regs regs = { .rip = 0x1000, .rsp = 0x8000, .rflags = 2 };
+	struct kvm_regs regs = { .rip = rip, .rsp = 0x8000, .rflags = 2 };
 	struct kvm_sregs sregs;
 
 	put(e, 0x1000, guest_code, sizeof(guest_code));
@@ -176,7 +176,8 @@ static uint64_t monotonic_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-static void env_create(struct kvm_env *e, enum vbts_cpl_filter cpl, struct tracer_caps caps)
+static void env_create(struct kvm_env *e, enum vbts_cpl_filter cpl, struct tracer_caps caps,
+		       uint64_t rip)
 {
 	struct ring_writer_config cfg = { .capacity = MAX_RECORDS, .mode = VBTS_RING_WRAP };
 
@@ -191,7 +192,7 @@ static void env_create(struct kvm_env *e, enum vbts_cpl_filter cpl, struct trace
 	e->run_size = e->k.run_size;
 	e->run = mmap(NULL, e->run_size, PROT_READ | PROT_WRITE, MAP_SHARED, e->vcpu, 0);
 	ck_assert(e->run != MAP_FAILED);
-	setup_guest(e);
+	setup_guest(e, rip);
 
 	snprintf(e->dir, sizeof(e->dir), "/tmp/check-step-kvm.XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(e->dir));
@@ -352,7 +353,7 @@ START_TEST(test_kvm_trace)
 	struct kvm_env *e = calloc(1, sizeof(*e));
 
 	ck_assert_ptr_nonnull(e);
-	env_create(e, VBTS_CPL_ALL, host_caps(_i == 1));
+	env_create(e, VBTS_CPL_ALL, host_caps(_i == 1), 0x1000);
 	if (_i == 1 && !kvm__check_extension(&e->k, KVM_CAP_SYNC_REGS)) {
 		env_destroy(e);
 		free(e);
@@ -371,7 +372,7 @@ START_TEST(test_kvm_filter_user)
 	struct kvm_env *e = calloc(1, sizeof(*e));
 
 	ck_assert_ptr_nonnull(e);
-	env_create(e, VBTS_CPL_USER, host_caps(false));
+	env_create(e, VBTS_CPL_USER, host_caps(false), 0x1000);
 	env_run(e);
 	env_records(e);
 	ck_assert_uint_eq(vbts_record__escape_aux(&e->rec[0]), VBTS_START_CPL_USER);
@@ -390,7 +391,7 @@ START_TEST(test_kvm_nostep)
 	struct tracer_caps none = { 0 };
 
 	ck_assert_ptr_nonnull(e);
-	env_create(e, VBTS_CPL_ALL, none);
+	env_create(e, VBTS_CPL_ALL, none, 0x1000);
 	env_run(e);
 	env_records(e);
 	ck_assert_uint_eq(e->nrec, 5);
@@ -405,6 +406,22 @@ START_TEST(test_kvm_nostep)
 }
 END_TEST
 
+START_TEST(test_kvm_hlt)
+{
+	/* a hlt stepped on its own is still a halt (this host reports a step past it instead) */
+	struct kvm_env *e = calloc(1, sizeof(*e));
+
+	ck_assert_ptr_nonnull(e);
+	env_create(e, VBTS_CPL_ALL, host_caps(false), 0x1032);
+	env_run(e);
+	env_records(e);
+	ck_assert_uint_eq(e->nrec, 3); /* START, TASK_ARRIVE, STOP */
+	ck_assert_uint_eq(e->tv.stat_steps, 1);
+	env_destroy(e);
+	free(e);
+}
+END_TEST
+
 static Suite *kvm_step_suite(void)
 {
 	Suite *s = suite_create("step-kvm");
@@ -414,6 +431,7 @@ static Suite *kvm_step_suite(void)
 	tcase_add_loop_test(tc, test_kvm_trace, 0, 2);
 	tcase_add_test(tc, test_kvm_filter_user);
 	tcase_add_test(tc, test_kvm_nostep);
+	tcase_add_test(tc, test_kvm_hlt);
 	suite_add_tcase(s, tc);
 	return s;
 }
