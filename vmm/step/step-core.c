@@ -14,8 +14,9 @@
  *   before, OUT and MMIO writes after. Nested: IN, OUT, MMIO reads and REP iterations exit
  *   before, MMIO writes after. Same RIP means "not yet", the fall-through means "retired".
  * - HLT: nested, KVM_EXIT_HLT with RIP past the hlt. Here the step wins: a KVM_EXIT_DEBUG
- *   past the hlt and no halt at all (the guest runs on); the glue turns that step back into
- *   a halt exit (@hlt_retired).
+ *   past the hlt, and then either the next KVM_RUN reports the halt (a 64-bit guest) or the
+ *   guest runs on as if it never halted (a 32-bit one); the glue turns that step back into a
+ *   halt exit (@hlt_retired).
  * - Delivery through the guest's IDT clears TF. Nested, the handler runs unseen and the step
  *   trap comes after the first instruction its iret returns to (int $0x20 at X, handler
  *   `nop; iret`: next stop at X + 2 + 1). Here ud2 stopped after the handler's first
