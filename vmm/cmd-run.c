@@ -33,8 +33,6 @@
 #include "vcpu.h"
 #include "vm.h"
 
-
-
 #define DEFAULT_MEMORY_MIB 256
 #define CONSOLE_LIMIT (64ULL << 20) /* guest console bytes written at most */
 

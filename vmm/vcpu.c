@@ -167,7 +167,8 @@ void vcpu__destroy(struct vcpu *v)
 	free(v);
 }
 
-static void set_segment(struct kvm_segment *s, uint16_t sel, uint8_t type, bool code)
+/* A flat 4 GiB ring-0 segment, 32-bit, as the boot GDT describes it. */
+static void set_segment(struct kvm_segment *s, uint16_t sel, uint8_t type)
 {
 	memset(s, 0, sizeof(*s));
 	s->base = 0;
@@ -180,7 +181,6 @@ static void set_segment(struct kvm_segment *s, uint16_t sel, uint8_t type, bool 
 	s->s = 1;
 	s->l = 0;
 	s->g = 1;
-	(void)code;
 }
 
 int vcpu__set_boot(struct vcpu *v, const struct vcpu_boot *b)
@@ -192,8 +192,8 @@ int vcpu__set_boot(struct vcpu *v, const struct vcpu_boot *b)
 	ret = kvm__ioctl(v->fd, KVM_GET_SREGS, &sregs);
 	if (ret < 0)
 		return ret;
-	set_segment(&sregs.cs, b->cs, 0xb, true);  /* execute/read, accessed */
-	set_segment(&sregs.ds, b->ds, 0x3, false); /* read/write, accessed */
+	set_segment(&sregs.cs, b->cs, 0xb); /* execute/read, accessed */
+	set_segment(&sregs.ds, b->ds, 0x3); /* read/write, accessed */
 	sregs.es = sregs.ds;
 	sregs.ss = sregs.ds;
 	sregs.fs = sregs.ds;
