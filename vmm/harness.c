@@ -64,7 +64,7 @@ bool harness__path_inside(const char *path)
 
 int harness__run(char **argv)
 {
-	char self[PATH_MAX], build[PATH_MAX], *args[HARNESS_MAX_ARGS];
+	char self[PATH_MAX], copy[PATH_MAX], build[PATH_MAX], *args[HARNESS_MAX_ARGS];
 	ssize_t len;
 	int n = 0, status, ret;
 	pid_t pid;
@@ -80,8 +80,8 @@ int harness__run(char **argv)
 	}
 	self[len] = '\0';
 	/* The binary is BUILD/cli/vbts: the harness caches its kernel and initramfs in BUILD. */
-	snprintf(build, sizeof(build), "%s", self);
-	snprintf(build, sizeof(build), "%s", dirname(dirname(build)));
+	snprintf(copy, sizeof(copy), "%s", self);
+	snprintf(build, sizeof(build), "%s", dirname(dirname(copy)));
 	args[n++] = (char *)HARNESS_RUN;
 	args[n++] = (char *)"--build";
 	args[n++] = build;
