@@ -110,8 +110,9 @@ struct decoded_record {
  * @read:    copy up to @max records oldest first into @buf, *first_seq = seq of buf[0];
  *           a first_seq beyond the previous end means records in between were lost.
  *           Returns the count, 0 at the end, or -errno.
- * @dropped: optional; records dropped after the last one (e.g. appends to a frozen ring),
- *           asked once at the end of the stream
+ * @dropped: optional; records lost after the last one returned (e.g. the end of a live ring
+ *           overwritten while it was read, appends refused by a frozen ring), asked once at
+ *           the end of the stream with the seq that would have come next
  */
 struct decoder_source_ops {
 	ssize_t (*read)(void *ctx, struct vbts_record *buf, size_t max, uint64_t *first_seq);

@@ -73,20 +73,23 @@ static ssize_t ring_source_read(void *ctx, struct vbts_record *buf, size_t max,
 }
 
 /*
- * Records the writer dropped after the window: only a frozen ring has a final committed
- * value, so only there is lost - overwritten exactly the appends refused after the freeze.
+ * Records lost after the last one returned: the end of the window when the writer overwrote
+ * it while it was being read (live ring), and for a frozen ring the appends it refused - only
+ * a frozen ring has a final committed value, so only there is lost - overwritten exactly that.
  */
 static uint64_t ring_source_dropped(void *ctx, uint64_t end_seq)
 {
 	struct ring_source *s = ctx;
 	const struct vbts_ring_header *h = ring_reader__header(s->ring);
-	uint64_t first, end, lost;
+	uint64_t first, end, lost, dropped;
 
-	if (!(h->flags & VBTS_RING_F_FROZEN))
-		return 0;
 	ring_reader__window(s->ring, &first, &end);
-	lost = ring_reader__lost(s->ring);
-	return lost > first ? lost - first : 0;
+	dropped = end > end_seq ? end - end_seq : 0;
+	if (h->flags & VBTS_RING_F_FROZEN) {
+		lost = ring_reader__lost(s->ring);
+		dropped += lost > first ? lost - first : 0;
+	}
+	return dropped;
 }
 
 static const struct decoder_source_ops ring_source_ops = {

@@ -34,9 +34,13 @@ static ssize_t mem_read(void *ctx, struct vbts_record *buf, size_t max, uint64_t
 	return (ssize_t)n;
 }
 
+/* Records never handed out at the end (skipped there), plus the configured drops. */
 static uint64_t mem_dropped(void *ctx, uint64_t end_seq)
 {
-	return ((struct mem_source *)ctx)->dropped;
+	struct mem_source *m = ctx;
+	uint64_t end = m->first_seq + m->nr;
+
+	return m->dropped + (end > end_seq ? end - end_seq : 0);
 }
 
 const struct decoder_source_ops mem_source_ops = {
@@ -413,6 +417,67 @@ START_TEST(test_merge_many)
 }
 END_TEST
 
+/*
+ * Random streams (random flags, escape kinds, payloads, times, chunking, skipped ranges):
+ * the decoder terminates, every branch comes out once, and lost counts add up.
+ */
+#define RND_VCPUS 3
+#define RND_RECORDS 2000
+
+START_TEST(test_random_streams)
+{
+	static struct vbts_record recs[RND_VCPUS][RND_RECORDS];
+	static struct decoded_record out[RND_VCPUS * RND_RECORDS * 2 + 16];
+	struct mem_source m[RND_VCPUS];
+	struct decoder_source src[RND_VCPUS];
+	unsigned int seed = 1234 + (unsigned int)_i;
+	uint64_t want_branches = 0, want_lost = 0, branches = 0, lost = 0;
+	size_t n;
+
+	for (unsigned int v = 0; v < RND_VCPUS; v++) {
+		m[v] = (struct mem_source){
+			.recs = recs[v], .nr = RND_RECORDS, .chunk = 1 + rand_r(&seed) % 50,
+			.skip_at = (size_t)(rand_r(&seed) % RND_RECORDS),
+			.skip_n = (size_t)(rand_r(&seed) % 100), .dropped = rand_r(&seed) % 3,
+			.first_seq = rand_r(&seed) % 5,
+		};
+		if (m[v].skip_at + m[v].skip_n > RND_RECORDS)
+			m[v].skip_n = RND_RECORDS - m[v].skip_at;
+		want_lost += m[v].first_seq + m[v].skip_n + m[v].dropped;
+		for (size_t i = 0; i < RND_RECORDS; i++) {
+			struct vbts_record *r = &recs[v][i];
+			bool skipped = i >= m[v].skip_at && i < m[v].skip_at + m[v].skip_n;
+
+			if (rand_r(&seed) % 2) {
+				r->from = (uint64_t)rand_r(&seed) << 20 | (uint64_t)rand_r(&seed);
+				r->to = (uint64_t)rand_r(&seed);
+				r->flags = (uint64_t)rand_r(&seed) << 32 | (uint64_t)rand_r(&seed);
+				if (r->from == VBTS_ESCAPE)
+					r->from = 0;
+				if (!skipped)
+					want_branches++;
+				continue;
+			}
+			*r = esc((unsigned int)rand_r(&seed) % 12, (uint64_t)rand_r(&seed) % 1000,
+				 (uint64_t)rand_r(&seed) % 1000);
+			if (vbts_record__escape_kind(r) == VBTS_ESC_LOST && !skipped)
+				want_lost += r->to;
+		}
+		src[v] = one_source(&m[v], v);
+	}
+	n = decode_all(src, RND_VCPUS, out, sizeof(out) / sizeof(out[0]));
+	for (size_t i = 0; i < n; i++) {
+		ck_assert_uint_lt(out[i].vcpu, RND_VCPUS);
+		if (out[i].type == DECODED_BRANCH)
+			branches++;
+		else if (out[i].type == DECODED_LOST)
+			lost += out[i].count;
+	}
+	ck_assert_uint_eq(branches, want_branches);
+	ck_assert_uint_eq(lost, want_lost);
+}
+END_TEST
+
 START_TEST(test_bad_args)
 {
 	struct decoder_source src = { .vcpu = 0 };
@@ -456,6 +521,7 @@ Suite *decoder_suite(void)
 	tcase_add_test(tc, test_unknown_escape);
 	tcase_add_test(tc, test_merge);
 	tcase_add_test(tc, test_merge_many);
+	tcase_add_loop_test(tc, test_random_streams, 0, 20);
 	tcase_add_test(tc, test_bad_args);
 	tcase_add_test(tc, test_source_error);
 	suite_add_tcase(s, tc);

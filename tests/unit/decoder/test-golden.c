@@ -344,7 +344,7 @@ static uint64_t live_pass(struct trace_dir *t, uint64_t *lost)
 {
 	struct decoder *d = trace_dir__decoder(t, -1);
 	struct decoded_record r;
-	uint64_t expected = 0, branches = 0;
+	uint64_t expected = 0, branches = 0, first, end;
 	int ret;
 
 	ck_assert_ptr_nonnull(d);
@@ -363,6 +363,9 @@ static uint64_t live_pass(struct trace_dir *t, uint64_t *lost)
 		branches++;
 	}
 	ck_assert_int_eq(ret, 0);
+	/* Every seq of the window is accounted for, as a branch or as lost. */
+	ring_reader__window(trace_dir__ring(t, 0), &first, &end);
+	ck_assert_uint_eq(expected, end);
 	decoder__free(d);
 	return branches;
 }
