@@ -842,6 +842,34 @@ START_TEST(test_gate_real)
 }
 END_TEST
 
+START_TEST(test_gate_random)
+{
+	/* descriptor tables of random bytes: an answer or an error, never a read outside RAM */
+	uint64_t x = 0xb7e151628aed2a6bULL, la;
+
+	for (uint64_t i = 0; i < RAM_SIZE / 8; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		fake_put64(&gram, i * 8, x);
+	}
+	for (unsigned int i = 0; i < 100000; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		gt.idt_base = (i & 1) ? (x & (RAM_SIZE - 1)) : x;
+		gt.idt_limit = (uint16_t)(x >> 16);
+		gt.gdt_base = (x >> 20) & (RAM_SIZE - 1);
+		gt.gdt_limit = (uint16_t)(x >> 40);
+		gt.ldt_base = x >> 8;
+		gt.ldt_limit = (uint32_t)(x >> 24);
+		gt.ldt_usable = i & 4;
+		(void)step__gate_target(&gspace, &gt, (i & 8) != 0, (i & 16) != 0, (uint8_t)x,
+					(i & 32) != 0, (uint8_t)(i & 3), &la);
+	}
+}
+END_TEST
+
 Suite *core_suite(void)
 {
 	Suite *s = suite_create("step");
@@ -881,6 +909,7 @@ Suite *core_suite(void)
 	tcase_add_test(gates, test_gate_32);
 	tcase_add_test(gates, test_gate_long);
 	tcase_add_test(gates, test_gate_real);
+	tcase_add_test(gates, test_gate_random);
 	suite_add_tcase(s, gates);
 	return s;
 }

@@ -198,6 +198,53 @@ START_TEST(test_paging_hostile)
 }
 END_TEST
 
+static uint64_t xorshift(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+START_TEST(test_paging_random)
+{
+	/* page tables of random bytes, every mode: walks end, reads stay inside RAM */
+	static const uint64_t modes[][3] = {
+		{ CR0_PE | CR0_PG, 0, 0 },
+		{ CR0_PE | CR0_PG, CR4_PSE, 0 },
+		{ CR0_PE | CR0_PG, CR4_PAE, 0 },
+		{ CR0_PE | CR0_PG, CR4_PAE, EFER_LMA },
+		{ CR0_PE | CR0_PG, CR4_PAE | CR4_LA57, EFER_LMA },
+	};
+	uint64_t x = 0x9e3779b97f4a7c15ULL, gpa;
+	uint8_t buf[64];
+
+	for (uint64_t i = 0; i < RAM_SIZE / 8; i++) {
+		uint64_t v = xorshift(&x);
+
+		/* mostly addresses inside RAM, with random flag and high bits */
+		if (v & 1)
+			v = (v & (RAM_SIZE - 1) & ~0xfffULL) | (v >> 52) | (v & (1ULL << 63));
+		fake_put64(&ram, i * 8, v);
+	}
+	for (unsigned int m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
+		for (unsigned int i = 0; i < 20000; i++) {
+			struct gva_space s = space(modes[m][0], xorshift(&x), modes[m][1],
+						   modes[m][2]);
+			uint64_t la = xorshift(&x);
+			size_t n;
+
+			if (i & 1)
+				la &= 0x7fffffffffffULL; /* canonical, low half */
+			if (gva__translate(&s, la, &gpa) == 0 && (i & 2))
+				(void)gva__read(&s, la, buf, sizeof(buf));
+			n = gva__read_prefix(&s, la, buf, (i % sizeof(buf)) + 1);
+			ck_assert_uint_le(n, (i % sizeof(buf)) + 1);
+		}
+	}
+}
+END_TEST
+
 Suite *gva_suite(void)
 {
 	Suite *s = suite_create("gva");
@@ -210,6 +257,7 @@ Suite *gva_suite(void)
 	tcase_add_test(tc, test_paging_4level);
 	tcase_add_test(tc, test_paging_5level);
 	tcase_add_test(tc, test_paging_hostile);
+	tcase_add_test(tc, test_paging_random);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -235,6 +235,34 @@ START_TEST(test_insn_mode)
 }
 END_TEST
 
+START_TEST(test_insn_random)
+{
+	/* random bytes in every mode: a result within bounds or an error, never a crash */
+	uint64_t x = 0x243f6a8885a308d3ULL;
+	struct insn_decoder d;
+	struct insn_info info;
+	uint8_t bytes[INSN_MAX_LEN];
+
+	ck_assert_int_eq(insn_decoder__init(&d), 0);
+	for (unsigned int i = 0; i < 200000; i++) {
+		enum insn_mode mode = (enum insn_mode)(i % INSN_MODE_MAX);
+		size_t n = 1 + i % INSN_MAX_LEN;
+
+		for (size_t b = 0; b < sizeof(bytes); b++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			bytes[b] = (uint8_t)x;
+		}
+		if (insn__decode(&d, mode, x, bytes, n, &info) == 0) {
+			ck_assert_uint_ge(info.len, 1);
+			ck_assert_uint_le(info.len, n);
+			ck_assert_uint_lt(info.kind, VBTS_BR_MAX);
+		}
+	}
+}
+END_TEST
+
 Suite *insn_suite(void)
 {
 	Suite *s = suite_create("insn");
@@ -243,6 +271,7 @@ Suite *insn_suite(void)
 	tcase_add_loop_test(tc, test_insn_table, 0, sizeof(cases) / sizeof(cases[0]));
 	tcase_add_test(tc, test_insn_errors);
 	tcase_add_test(tc, test_insn_mode);
+	tcase_add_test(tc, test_insn_random);
 	suite_add_tcase(s, tc);
 	return s;
 }
