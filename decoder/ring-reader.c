@@ -250,6 +250,7 @@ ssize_t ring_reader__read(struct ring_reader *r, struct vbts_record *buf, size_t
 {
 	for (;;) {
 		uint64_t want, c2, safe_from, drop, i;
+		bool done;
 
 		if (r->next >= r->end || max == 0)
 			return 0;
@@ -263,16 +264,19 @@ ssize_t ring_reader__read(struct ring_reader *r, struct vbts_record *buf, size_t
 			buf[i].to = __atomic_load_n(&s->to, __ATOMIC_RELAXED);
 			buf[i].flags = __atomic_load_n(&s->flags, __ATOMIC_RELAXED);
 		}
-		c2 = load_committed(r);
-		if (c2 < r->end)
-			return -EIO;
 		/*
 		 * A live writer may be storing record c2 into slot c2 % capacity right now, and a
 		 * writer killed there left it torn: that slot's older record is not trusted. Once
 		 * the writer closed or froze the ring (flags published after its last append), it
-		 * stores no record any more and every slot of the window is intact.
+		 * stores no record any more and every slot of the window is intact. The flags are
+		 * read before committed: seen done, the committed read after them is final, and
+		 * any store made while the slots were copied is older than c2 - capacity.
 		 */
-		if (writer_done(r))
+		done = writer_done(r);
+		c2 = load_committed(r);
+		if (c2 < r->end)
+			return -EIO;
+		if (done)
 			safe_from = c2 >= r->capacity ? c2 - r->capacity : 0;
 		else
 			safe_from = c2 >= r->capacity ? c2 - r->capacity + 1 : 0;
