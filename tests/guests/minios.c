@@ -6,7 +6,8 @@
  * image; page 0 left unmapped so NULL faults) shared, and a private stack page at
  * USER_STACK_VA. System calls write, yield and exit, by SYSCALL or int 0x80. Scheduling is
  * cooperative round-robin with interrupts masked throughout: no timer, every run identical.
- * Task 3 ("crash") dereferences NULL three calls deep; the kernel reports the page fault and
+ * Task 3 ("crash") dereferences NULL three calls deep (main, parse, deref) after at least 16
+ * branches of its own since it last entered ring 3; the kernel reports the page fault and
  * kills it. When every task is gone the guest exits with value 0.
  *
  * Agent channel: {"event":"task","pid":1,"name":"ping","cr3":"0x…"} per task at creation,
@@ -131,8 +132,20 @@ static __attribute__((noipa)) int crash_deref(const int *p)
 	return *p;
 }
 
+/* A checksum of the line, so that the crashed task has a few more branches of its own. */
+static __attribute__((noipa)) unsigned int crash_checksum(const char *s)
+{
+	unsigned int sum = 0;
+
+	while (*s)
+		sum = sum * 31 + (unsigned char)*s++;
+	return sum;
+}
+
 static __attribute__((noipa)) int crash_parse(const char *s)
 {
+	if (crash_checksum(s) == 0)
+		return 0;
 	return crash_deref(crash_lookup(s)) + 1;
 }
 

@@ -201,3 +201,58 @@ int oracle__compare_exact(const struct branch_list *oracle, const struct branch_
 			vbts->recs[i].from, vbts->recs[i].to, vbts->recs[i].line);
 	return 0;
 }
+
+int oracle__check_tail(const struct branch_list *oracle, const struct branch_list *vbts,
+		       uint64_t target, size_t count, struct compare_result *res, FILE *report)
+{
+	size_t e, start, len, p, k, best_k = 0, best_p = 0, i;
+	struct view o, v;
+	int err;
+
+	*res = (struct compare_result){ 0 };
+	err = filter_list(oracle, CPL_FILTER_ALL, &o);
+	if (err)
+		return err;
+	err = filter_list(vbts, CPL_FILTER_ALL, &v);
+	if (err)
+		goto out_free_oracle;
+	for (e = 0; e < o.n && (o.r[e]->gap || o.r[e]->to != target); e++)
+		;
+	if (e == o.n) {
+		err = -ENOENT;
+		goto out;
+	}
+	for (start = e; start > 0 && e + 1 - start < count; start--)
+		if (o.r[start - 1]->gap || o.r[start - 1]->cpl != o.r[e]->cpl)
+			break;
+	len = e + 1 - start;
+	res->oracle_n = len;
+	for (i = 0; i < v.n; i++)
+		res->vbts_n += !v.r[i]->gap;
+	for (p = 0; p < v.n && best_k < len; p++) {
+		for (k = 0; k < len && p + k < v.n && !v.r[p + k]->gap &&
+			    same(v.r[p + k], o.r[start + k]); k++)
+			;
+		if (k > best_k) {
+			best_k = k;
+			best_p = p;
+		}
+	}
+	res->matched = best_k;
+	res->ok = best_k == len;
+	if (!res->ok && report) {
+		fprintf(report, "missing: the %zu branches into 0x%" PRIx64 " are not all recorded"
+			" in a row (longest run %zu)\n", len, target, best_k);
+		fprintf(report, " oracle:\n");
+		for (k = 0; k < len; k++)
+			print_rec(report, k == best_k ? ">" : " ", "oracle", start + k,
+				  o.r[start + k]);
+		if (best_k)
+			print_context(report, &o, start + best_k, &v, best_p + best_k);
+	}
+out:
+	free(v.r);
+out_free_oracle:
+	free(o.r);
+	return err;
+}

@@ -48,4 +48,15 @@ int oracle__compare(const struct branch_list *oracle, const struct branch_list *
 int oracle__compare_exact(const struct branch_list *oracle, const struct branch_list *vbts,
 			  enum cpl_filter f, struct compare_result *res, FILE *report);
 
+/**
+ * oracle__check_tail() - the branches that lead into the first entry of @target in the
+ * oracle (e.g. the page-fault handler: a crashed task's last branches) appear in @vbts as
+ * consecutive branch records, no gap among them. The tail is the run of branches at the CPL
+ * of the one into @target, at most @count long, ending with it. @res->oracle_n gets the tail's
+ * length, @res->matched the longest run found.
+ * Returns 0 (see @res->ok), -ENOENT when the oracle never branches to @target, -ENOMEM.
+ */
+int oracle__check_tail(const struct branch_list *oracle, const struct branch_list *vbts,
+		       uint64_t target, size_t count, struct compare_result *res, FILE *report);
+
 #endif /* VBTS_ORACLE_COMPARE_H */

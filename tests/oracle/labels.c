@@ -183,3 +183,46 @@ size_t label_table__check(const struct label_table *t, const struct branch_list 
 	}
 	return checked;
 }
+
+int image__symbol(const char *path, const char *name, uint64_t *value)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+	GElf_Sym sym;
+	Elf_Data *data;
+	int fd, ret = -ENOEXEC;
+	const char *s;
+	size_t i, n;
+	Elf *elf;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF)
+		goto out;
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_SYMTAB || !shdr.sh_entsize)
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data)
+			continue;
+		ret = -ENOENT;
+		n = shdr.sh_size / shdr.sh_entsize;
+		for (i = 0; i < n; i++) {
+			if (!gelf_getsym(data, (int)i, &sym))
+				continue;
+			s = elf_strptr(elf, shdr.sh_link, sym.st_name);
+			if (s && !strcmp(s, name)) {
+				*value = sym.st_value;
+				ret = 0;
+				goto out;
+			}
+		}
+	}
+out:
+	elf_end(elf);
+	close(fd);
+	return ret;
+}

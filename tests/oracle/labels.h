@@ -50,4 +50,11 @@ void label_table__free(struct label_table *t);
 size_t label_table__check(const struct label_table *t, const struct branch_list *list,
 			  enum cpl_filter f, size_t *failed, FILE *report);
 
+/**
+ * image__symbol() - the value of symbol @name in the ELF image at @path.
+ * Returns 0, -ENOENT when the image has no such symbol, -ENOEXEC when it is not an ELF file
+ * with a symbol table, -errno of open().
+ */
+int image__symbol(const char *path, const char *name, uint64_t *value);
+
 #endif /* VBTS_ORACLE_LABELS_H */

@@ -8,6 +8,7 @@
  *   vbts-oracle parse --entry ADDR LOG
  *   vbts-oracle compare ORACLE.jsonl VBTS.jsonl [--cpl all|user|kernel] [--exact]
  *   vbts-oracle labels IMAGE LIST.jsonl [--cpl all|user|kernel]
+ *   vbts-oracle tail IMAGE SYMBOL ORACLE.jsonl VBTS.jsonl [--count N]
  *
  * Exit status: 0 success / agreement, 1 divergence, 2 bad input, 77 QEMU not installed.
  */
@@ -30,7 +31,8 @@ static const char usage[] =
 	"       vbts-oracle key IMAGE\n"
 	"       vbts-oracle parse --entry ADDR LOG\n"
 	"       vbts-oracle compare ORACLE.jsonl VBTS.jsonl [--cpl all|user|kernel] [--exact]\n"
-	"       vbts-oracle labels IMAGE LIST.jsonl [--cpl all|user|kernel]\n";
+	"       vbts-oracle labels IMAGE LIST.jsonl [--cpl all|user|kernel]\n"
+	"       vbts-oracle tail IMAGE SYMBOL ORACLE.jsonl VBTS.jsonl [--count N]\n";
 
 static int copy_file(const char *from, const char *to)
 {
@@ -195,11 +197,11 @@ static int cmd_parse(int argc, char **argv)
 }
 
 /*
- * Parses "--cpl MODE" (and "--exact" when @exact is not NULL) anywhere in argv, leaving the
- * positional arguments in pos[].
+ * Parses "--cpl MODE" (and "--exact", "--count N" when @exact, @count are not NULL) anywhere
+ * in argv, leaving the positional arguments in pos[].
  */
 static int split_args(int argc, char **argv, const char **pos, int npos, enum cpl_filter *f,
-		      int *exact)
+		      int *exact, size_t *count)
 {
 	int i, n = 0;
 
@@ -207,6 +209,10 @@ static int split_args(int argc, char **argv, const char **pos, int npos, enum cp
 	for (i = 1; i < argc; i++) {
 		if (exact && !strcmp(argv[i], "--exact")) {
 			*exact = 1;
+		} else if (count && !strcmp(argv[i], "--count") && i + 1 < argc) {
+			*count = strtoul(argv[++i], NULL, 0);
+			if (!*count)
+				return -EINVAL;
 		} else if (!strcmp(argv[i], "--cpl") && i + 1 < argc) {
 			if (branch_list__parse_cpl(argv[++i], f))
 				return -EINVAL;
@@ -231,7 +237,7 @@ static int cmd_compare(int argc, char **argv)
 	char err[512];
 	int ret = 2, exact = 0;
 
-	if (split_args(argc, argv, pos, 2, &f, &exact)) {
+	if (split_args(argc, argv, pos, 2, &f, &exact, NULL)) {
 		fputs(usage, stderr);
 		return 2;
 	}
@@ -262,7 +268,7 @@ static int cmd_labels(int argc, char **argv)
 	enum cpl_filter f;
 	char err[512];
 
-	if (split_args(argc, argv, pos, 2, &f, NULL)) {
+	if (split_args(argc, argv, pos, 2, &f, NULL, NULL)) {
 		fputs(usage, stderr);
 		return 2;
 	}
@@ -287,6 +293,53 @@ static int cmd_labels(int argc, char **argv)
 	return failed ? 1 : 0;
 }
 
+static int cmd_tail(int argc, char **argv)
+{
+	struct branch_list oracle = { 0 }, vbts = { 0 };
+	struct compare_result res;
+	const char *pos[4];
+	enum cpl_filter f;
+	size_t count = 16;
+	uint64_t target;
+	char err[512];
+	int ret = 2;
+
+	if (split_args(argc, argv, pos, 4, &f, NULL, &count) || f != CPL_FILTER_ALL) {
+		fputs(usage, stderr);
+		return 2;
+	}
+	ret = image__symbol(pos[0], pos[1], &target);
+	if (ret) {
+		fprintf(stderr, "vbts-oracle tail: %s: symbol %s: %s\n", pos[0], pos[1],
+			strerror(-ret));
+		return 2;
+	}
+	ret = 2;
+	if (branch_list__load(&oracle, pos[2], err, sizeof(err)) ||
+	    branch_list__load(&vbts, pos[3], err, sizeof(err))) {
+		fprintf(stderr, "vbts-oracle tail: %s\n", err);
+		goto out;
+	}
+	switch (oracle__check_tail(&oracle, &vbts, target, count, &res, stdout)) {
+	case 0:
+		break;
+	case -ENOENT:
+		fprintf(stderr, "vbts-oracle tail: the oracle never branches to %s (0x%" PRIx64
+			")\n", pos[1], target);
+		goto out;
+	default:
+		fprintf(stderr, "vbts-oracle tail: out of memory\n");
+		goto out;
+	}
+	printf("%s: %zu of the %zu branches into %s recorded in a row\n",
+	       res.ok ? "complete" : "INCOMPLETE", res.matched, res.oracle_n, pos[1]);
+	ret = res.ok ? 0 : 1;
+out:
+	branch_list__free(&oracle);
+	branch_list__free(&vbts);
+	return ret;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -303,6 +356,8 @@ int main(int argc, char **argv)
 		return cmd_compare(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "labels"))
 		return cmd_labels(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "tail"))
+		return cmd_tail(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
 		fputs(usage, stdout);
 		return 0;

@@ -139,6 +139,37 @@ START_TEST(test_exact)
 }
 END_TEST
 
+static int tail(const char *oracle, const char *vbts, uint64_t target, size_t count)
+{
+	struct branch_list o, v;
+	struct compare_result res;
+	int ret;
+
+	build(&o, oracle);
+	build(&v, vbts);
+	ret = oracle__check_tail(&o, &v, target, count, &res, NULL);
+	branch_list__free(&o);
+	branch_list__free(&v);
+	return ret ? ret : res.ok;
+}
+
+/* The branches into the first entry of 0x90 (a fault at CPL 3 in this list). */
+#define CRASH "1>2:3 3>4:0 5>6:3 7>8:3 9>90:3 91>a0:0 b>90:3"
+
+START_TEST(test_tail)
+{
+	ck_assert_int_eq(tail(CRASH, CRASH, 0x90, 3), 1);
+	ck_assert_int_eq(tail(CRASH, "gap 5>6:3 7>8:3 9>90:3 gap", 0x90, 3), 1);
+	ck_assert_int_eq(tail(CRASH, "gap 5>6:3 gap 7>8:3 9>90:3", 0x90, 3), 0);
+	ck_assert_int_eq(tail(CRASH, "gap 5>6:3 9>90:3", 0x90, 3), 0);
+	ck_assert_int_eq(tail(CRASH, "7>8:3 9>90:3", 0x90, 2), 1);
+	ck_assert_int_eq(tail(CRASH, "7>8:3 9>90:3", 0x90, 3), 0);
+	/* the tail stops at the CPL change: 3>4 at CPL 0 is not part of it */
+	ck_assert_int_eq(tail(CRASH, "gap 5>6:3 7>8:3 9>90:3", 0x90, 50), 1);
+	ck_assert_int_eq(tail(CRASH, CRASH, 0x99, 3), -ENOENT);
+}
+END_TEST
+
 static const char vbts_jsonl[] =
 	"{\"type\":\"start\",\"vcpu\":0,\"seq\":0,\"time\":1}\n"
 	"{\"type\":\"branch\",\"vcpu\":0,\"seq\":1,\"from\":\"0x100077\",\"to\":\"0x10007f\","
@@ -206,6 +237,7 @@ Suite *compare_suite(void)
 	tcase_add_test(tc, test_cpl_filter);
 	tcase_add_test(tc, test_repeated_segment);
 	tcase_add_test(tc, test_exact);
+	tcase_add_test(tc, test_tail);
 	tcase_add_test(tc, test_read_vbts_jsonl);
 	tcase_add_test(tc, test_read_bad_lines);
 	suite_add_tcase(s, tc);
