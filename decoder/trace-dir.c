@@ -291,10 +291,14 @@ struct trace_dir *trace_dir__open(const char *dir, const struct trace_dir_option
 		goto err_close;
 	}
 	vm = json_load_file(vm_path, JSON_REJECT_DUPLICATES, &jerr);
-	if (!vm || !json_is_object(vm)) {
+	if (!vm) {
 		ret = -EINVAL;
-		snprintf(err, errlen, "%s: line %d: %s", vm_path, jerr.line,
-			 vm ? "not a JSON object" : jerr.text);
+		snprintf(err, errlen, "%s: line %d: %s", vm_path, jerr.line, jerr.text);
+		goto err_close;
+	}
+	if (!json_is_object(vm)) {
+		ret = -EINVAL;
+		snprintf(err, errlen, "%s: not a JSON object", vm_path);
 		goto err_close;
 	}
 	ret = open_rings(t, vm, vm_path, err, errlen);

@@ -436,6 +436,7 @@ static void corrupt(const char *dir, const char *name, off_t off, uint64_t v, si
 
 enum bad_setup {
 	BAD_NONE, BAD_NO_VMJSON, BAD_VMJSON, BAD_MAGIC, BAD_TRUNCATED, BAD_NO_RING, BAD_NO_CRASH,
+	BAD_VMJSON_ARRAY, BAD_VMJSON_VCPUS,
 };
 
 static const struct {
@@ -446,6 +447,8 @@ static const struct {
 	{ BAD_NONE, { "/nonexistent/trace", NULL }, "/nonexistent/trace: No such file" },
 	{ BAD_NO_VMJSON, { "DIR", NULL }, "DIR: no vm.json, not a vbts trace directory" },
 	{ BAD_VMJSON, { "DIR", NULL }, "DIR/vm.json: line 1: " },
+	{ BAD_VMJSON_ARRAY, { "DIR", NULL }, "DIR/vm.json: not a JSON object" },
+	{ BAD_VMJSON_VCPUS, { "DIR", NULL }, "DIR/vm.json: \"vcpus\" must be an integer from 1" },
 	{ BAD_MAGIC, { "DIR", NULL }, "DIR/vcpu1.ring: offset 0x0: bad magic" },
 	{ BAD_TRUNCATED, { "DIR", NULL },
 	  "DIR/vcpu0.ring: offset 0x18: capacity 64 does not fit a file of 4120 bytes" },
@@ -478,6 +481,14 @@ START_TEST(test_bad_input)
 	case BAD_VMJSON:
 		snprintf(path, sizeof(path), "%s/vm.json", dir);
 		write_text(path, "{\"vcpus\":");
+		break;
+	case BAD_VMJSON_ARRAY:
+		snprintf(path, sizeof(path), "%s/vm.json", dir);
+		write_text(path, "[1, 2]\n");
+		break;
+	case BAD_VMJSON_VCPUS:
+		snprintf(path, sizeof(path), "%s/vm.json", dir);
+		write_text(path, "{\"vcpus\": 0}\n");
 		break;
 	case BAD_MAGIC:
 		corrupt(dir, "vcpu1.ring", 0, 0, 8);
