@@ -11,5 +11,6 @@ Suite *qemu_log_suite(void);
 Suite *compare_suite(void);
 Suite *labels_suite(void);
 Suite *images_suite(void);
+Suite *gen_suite(void);
 
 #endif /* VBTS_ORACLE_TESTS_H */
