@@ -102,6 +102,7 @@ START_TEST(test_check)
 	label_table__check(&t, &l, CPL_FILTER_ALL, &failed, NULL);
 	ck_assert_uint_eq(failed, 1);
 	/* a branch from a non-branch instruction */
+	branch_list__free(&l);
 	list_from_labels(&t, &l);
 	nb = find(&t, "nb_u_after_mov_ss");
 	ck_assert_ptr_nonnull(nb);
