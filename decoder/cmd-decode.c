@@ -274,6 +274,7 @@ static int decode(int argc, char **argv)
 	if (ret)
 		return ret > 0 ? 0 : 2;
 	topts.image = o.image;
+	topts.no_symbols = o.format != EXPORT_TEXT;
 	t = trace_dir__open(o.dir, &topts, err, sizeof(err));
 	if (!t) {
 		fprintf(stderr, "vbts decode: %s\n", err);

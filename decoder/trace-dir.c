@@ -307,7 +307,8 @@ struct trace_dir *trace_dir__open(const char *dir, const struct trace_dir_option
 	ret = load_events(t);
 	if (ret)
 		goto err_close;
-	load_symbols(t, vm);
+	if (!t->opts.no_symbols)
+		load_symbols(t, vm);
 	json_decref(vm);
 	free(vm_path);
 	return t;

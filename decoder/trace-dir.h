@@ -12,6 +12,7 @@
 #ifndef VBTS_DECODER_TRACE_DIR_H
 #define VBTS_DECODER_TRACE_DIR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,12 +29,14 @@ struct trace_dir;
 /**
  * struct trace_dir_options - how to open a trace directory.
  * @image:    ELF file for symbols instead of the one vm.json names, or NULL
+ * @no_symbols: do not load symbols at all (output that does not show them)
  * @warn:     called with one line per problem that does not stop decoding (missing symbols,
  *            bad events lines, vm_id mismatch), or NULL to drop them
  * @warn_ctx: argument of @warn
  */
 struct trace_dir_options {
 	const char *image;
+	bool no_symbols;
 	void (*warn)(void *warn_ctx, const char *line);
 	void *warn_ctx;
 };
