@@ -7,9 +7,11 @@
  *   vbts-oracle key IMAGE          (the image's cache key: the list is <cache>/<key>.jsonl)
  *   vbts-oracle parse --entry ADDR LOG
  *   vbts-oracle compare ORACLE.jsonl VBTS.jsonl [--cpl all|user|kernel] [--exact]
+ *                       [--image IMAGE]
  *   vbts-oracle labels IMAGE LIST.jsonl [--cpl all|user|kernel]
  *   vbts-oracle tail IMAGE SYMBOL ORACLE.jsonl VBTS.jsonl [--count N]
  *
+ * Reports name addresses by symbol: compare with --image, labels and tail with their IMAGE.
  * Exit status: 0 success / agreement, 1 divergence, 2 bad input, 77 QEMU not installed.
  */
 #include <errno.h>
@@ -24,6 +26,7 @@
 #include "gen.h"
 #include "labels.h"
 #include "qemu-log.h"
+#include "symtab.h"
 
 static const char usage[] =
 	"usage: vbts-oracle gen [--cache DIR] [--qemu PATH] [--no-dfilter] [--keep-log]\n"
@@ -31,8 +34,44 @@ static const char usage[] =
 	"       vbts-oracle key IMAGE\n"
 	"       vbts-oracle parse --entry ADDR LOG\n"
 	"       vbts-oracle compare ORACLE.jsonl VBTS.jsonl [--cpl all|user|kernel] [--exact]\n"
+	"                           [--image IMAGE]\n"
 	"       vbts-oracle labels IMAGE LIST.jsonl [--cpl all|user|kernel]\n"
 	"       vbts-oracle tail IMAGE SYMBOL ORACLE.jsonl VBTS.jsonl [--count N]\n";
+
+/*
+ * Reports are collected in memory and printed with symbols added when an image is known.
+ * struct report - the memory stream and the symbols.
+ */
+struct report {
+	FILE *f;
+	char *buf;
+	size_t len;
+	struct symtab *st;
+};
+
+static int report_open(struct report *r, const char *image)
+{
+	r->buf = NULL;
+	r->len = 0;
+	r->st = image ? symtab__load(image) : NULL;
+	r->f = open_memstream(&r->buf, &r->len);
+	if (!r->f) {
+		symtab__free(r->st);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void report_print(struct report *r)
+{
+	fclose(r->f);
+	if (r->st)
+		symtab__annotate(r->st, r->buf, stdout);
+	else
+		fputs(r->buf, stdout);
+	free(r->buf);
+	symtab__free(r->st);
+}
 
 static int copy_file(const char *from, const char *to)
 {
@@ -197,11 +236,11 @@ static int cmd_parse(int argc, char **argv)
 }
 
 /*
- * Parses "--cpl MODE" (and "--exact", "--count N" when @exact, @count are not NULL) anywhere
- * in argv, leaving the positional arguments in pos[].
+ * Parses "--cpl MODE" (and "--exact", "--count N", "--image IMAGE" when @exact, @count, @image
+ * are not NULL) anywhere in argv, leaving the positional arguments in pos[].
  */
 static int split_args(int argc, char **argv, const char **pos, int npos, enum cpl_filter *f,
-		      int *exact, size_t *count)
+		      int *exact, size_t *count, const char **image)
 {
 	int i, n = 0;
 
@@ -209,6 +248,8 @@ static int split_args(int argc, char **argv, const char **pos, int npos, enum cp
 	for (i = 1; i < argc; i++) {
 		if (exact && !strcmp(argv[i], "--exact")) {
 			*exact = 1;
+		} else if (image && !strcmp(argv[i], "--image") && i + 1 < argc) {
+			*image = argv[++i];
 		} else if (count && !strcmp(argv[i], "--count") && i + 1 < argc) {
 			*count = strtoul(argv[++i], NULL, 0);
 			if (!*count)
@@ -232,12 +273,13 @@ static int cmd_compare(int argc, char **argv)
 {
 	struct branch_list oracle = { 0 }, vbts = { 0 };
 	struct compare_result res;
-	const char *pos[2];
+	const char *pos[2], *image = NULL;
+	struct report rep;
 	enum cpl_filter f;
 	char err[512];
-	int ret = 2, exact = 0;
+	int ret = 2, exact = 0, err_cmp;
 
-	if (split_args(argc, argv, pos, 2, &f, &exact, NULL)) {
+	if (split_args(argc, argv, pos, 2, &f, &exact, NULL, &image)) {
 		fputs(usage, stderr);
 		return 2;
 	}
@@ -246,7 +288,14 @@ static int cmd_compare(int argc, char **argv)
 		fprintf(stderr, "vbts-oracle compare: %s\n", err);
 		goto out;
 	}
-	if ((exact ? oracle__compare_exact : oracle__compare)(&oracle, &vbts, f, &res, stdout)) {
+	if (report_open(&rep, image)) {
+		fprintf(stderr, "vbts-oracle compare: out of memory\n");
+		goto out;
+	}
+	err_cmp = (exact ? oracle__compare_exact : oracle__compare)(&oracle, &vbts, f, &res,
+								     rep.f);
+	report_print(&rep);
+	if (err_cmp) {
 		fprintf(stderr, "vbts-oracle compare: out of memory\n");
 		goto out;
 	}
@@ -263,12 +312,13 @@ static int cmd_labels(int argc, char **argv)
 {
 	struct branch_list list = { 0 };
 	struct label_table t;
+	struct report rep;
 	size_t checked, failed;
 	const char *pos[2];
 	enum cpl_filter f;
 	char err[512];
 
-	if (split_args(argc, argv, pos, 2, &f, NULL, NULL)) {
+	if (split_args(argc, argv, pos, 2, &f, NULL, NULL, NULL)) {
 		fputs(usage, stderr);
 		return 2;
 	}
@@ -281,7 +331,14 @@ static int cmd_labels(int argc, char **argv)
 		label_table__free(&t);
 		return 2;
 	}
-	checked = label_table__check(&t, &list, f, &failed, stdout);
+	if (report_open(&rep, pos[0])) {
+		fprintf(stderr, "vbts-oracle labels: out of memory\n");
+		label_table__free(&t);
+		branch_list__free(&list);
+		return 2;
+	}
+	checked = label_table__check(&t, &list, f, &failed, rep.f);
+	report_print(&rep);
 	printf("%zu labels checked, %zu missing\n", checked, failed);
 	label_table__free(&t);
 	branch_list__free(&list);
@@ -301,10 +358,11 @@ static int cmd_tail(int argc, char **argv)
 	enum cpl_filter f;
 	size_t count = 16;
 	uint64_t target;
+	struct report rep;
 	char err[512];
-	int ret = 2;
+	int ret = 2, err_tail;
 
-	if (split_args(argc, argv, pos, 4, &f, NULL, &count) || f != CPL_FILTER_ALL) {
+	if (split_args(argc, argv, pos, 4, &f, NULL, &count, NULL) || f != CPL_FILTER_ALL) {
 		fputs(usage, stderr);
 		return 2;
 	}
@@ -320,7 +378,13 @@ static int cmd_tail(int argc, char **argv)
 		fprintf(stderr, "vbts-oracle tail: %s\n", err);
 		goto out;
 	}
-	switch (oracle__check_tail(&oracle, &vbts, target, count, &res, stdout)) {
+	if (report_open(&rep, pos[0])) {
+		fprintf(stderr, "vbts-oracle tail: out of memory\n");
+		goto out;
+	}
+	err_tail = oracle__check_tail(&oracle, &vbts, target, count, &res, rep.f);
+	report_print(&rep);
+	switch (err_tail) {
 	case 0:
 		break;
 	case -ENOENT:

@@ -9,6 +9,7 @@
 
 #include "labels.h"
 #include "oracle-tests.h"
+#include "symtab.h"
 
 static void load_branches(struct label_table *t)
 {
@@ -130,6 +131,46 @@ START_TEST(test_not_elf)
 }
 END_TEST
 
+START_TEST(test_symtab)
+{
+	const char *image = getenv("VBTS_BRANCHES_IMAGE");
+	struct label_table t;
+	const struct label *call;
+	struct symtab *st;
+	uint64_t off, entry;
+	const char *name;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	load_branches(&t);
+	call = find(&t, "br_k_call");
+	ck_assert_ptr_nonnull(call);
+	st = symtab__load(image);
+	ck_assert_ptr_nonnull(st);
+	/* the function wins over the label at the same address */
+	name = symtab__lookup(st, call->to, &off);
+	ck_assert_str_eq(name, "k_leaf");
+	ck_assert_uint_eq(off, 0);
+	ck_assert_int_eq(image__symbol(image, "_start", &entry), 0);
+	name = symtab__lookup(st, entry + 3, &off);
+	ck_assert_str_eq(name, "_start");
+	ck_assert_uint_eq(off, 3);
+	ck_assert_ptr_null(symtab__lookup(st, 0x1000, &off));
+	ck_assert_int_eq(image__symbol(image, "no_such_symbol", &entry), -ENOENT);
+
+	f = open_memstream(&text, &len);
+	ck_assert_ptr_nonnull(f);
+	symtab__annotate(st, "from 0x10000f to 0x1000 (0x)", f);
+	fclose(f);
+	ck_assert_str_eq(text, "from 0x10000f <_start+0x3> to 0x1000 (0x)");
+	free(text);
+	symtab__free(st);
+	label_table__free(&t);
+	ck_assert_ptr_null(symtab__load("/dev/null"));
+}
+END_TEST
+
 Suite *labels_suite(void)
 {
 	Suite *s = suite_create("labels");
@@ -138,6 +179,7 @@ Suite *labels_suite(void)
 	tcase_add_test(tc, test_table);
 	tcase_add_test(tc, test_check);
 	tcase_add_test(tc, test_not_elf);
+	tcase_add_test(tc, test_symtab);
 	suite_add_tcase(s, tc);
 	return s;
 }
