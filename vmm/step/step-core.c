@@ -309,6 +309,18 @@ static uint64_t masked_cr3(uint64_t cr3)
 	return cr3 & VBTS_CR3_MASK;
 }
 
+static void report_cr3(struct step_core *c, const struct step_obs *now, uint64_t ns,
+		       struct step_out *out)
+{
+	if (c->have_cr3 && masked_cr3(now->cr3) == c->cr3)
+		return;
+	if (c->have_cr3)
+		emit_escape(out, VBTS_ESC_TASK_DEPART, c->cr3, ns);
+	c->cr3 = masked_cr3(now->cr3);
+	c->have_cr3 = true;
+	emit_escape(out, VBTS_ESC_TASK_ARRIVE, c->cr3, ns);
+}
+
 void step_core__start(struct step_core *c, const struct step_obs *now, uint64_t ns,
 		      struct step_out *out)
 {
@@ -410,15 +422,26 @@ bool step_core__exit(struct step_core *c, const struct step_obs *now, bool singl
 			c->gaps++;
 		}
 	}
-	if (!c->have_cr3 || masked_cr3(now->cr3) != c->cr3) {
-		if (c->have_cr3)
-			emit_escape(out, VBTS_ESC_TASK_DEPART, c->cr3, ns);
-		c->cr3 = masked_cr3(now->cr3);
-		c->have_cr3 = true;
-		emit_escape(out, VBTS_ESC_TASK_ARRIVE, c->cr3, ns);
-	}
+	report_cr3(c, now, ns, out);
 	count(c, out, n0);
 	return consumed;
+}
+
+void step_core__emulated(struct step_core *c, const struct step_obs *from,
+			 const struct step_decoded *d, const struct step_obs *now, uint64_t ns,
+			 struct step_out *out)
+{
+	unsigned int n0 = out->n;
+
+	if (c->gap_open) {
+		emit_escape(out, VBTS_ESC_GAP_END, from->la, ns);
+		c->gap_open = false;
+	}
+	emit_branch(out, c->filter, from->cpl, d, now->la);
+	c->armed = false;
+	c->steps++;
+	report_cr3(c, now, ns, out);
+	count(c, out, n0);
 }
 
 void step_core__stop(struct step_core *c, const struct step_obs *now, uint64_t ns,

@@ -186,6 +186,21 @@ bool step_core__exit(struct step_core *c, const struct step_obs *now, bool singl
 		     uint64_t ns, struct step_out *out);
 
 /**
+ * step_core__emulated() - the VMM executed @d itself (a privilege transition, transition.c):
+ * control is regained at @from if a gap was open, the branch @from → @now is recorded with
+ * @from's CPL, and a CR3 change is reported.
+ * @c:    state
+ * @from: state at the instruction
+ * @d:    the instruction (its kind and vector go into the record)
+ * @now:  state after it
+ * @ns:   time since trace start
+ * @out:  records
+ */
+void step_core__emulated(struct step_core *c, const struct step_obs *from,
+			 const struct step_decoded *d, const struct step_obs *now, uint64_t ns,
+			 struct step_out *out);
+
+/**
  * step_core__stop() - the last record of a trace (closes an open gap first).
  * @c:   state
  * @now: current state

@@ -23,6 +23,7 @@
 #include "../ring-writer.h"
 #include "../tracer.h"
 #include "step-int.h"
+#include "transition.h"
 
 #define CR0_PE (1ULL << 0)
 #define EFER_SCE (1ULL << 0)
@@ -33,10 +34,17 @@
 #define DR6_BS (1ULL << 14)
 #define DB_VECTOR 1
 
+#define RFLAGS_TF (1ULL << 8)
+
 #define MSR_IA32_SYSENTER_CS 0x174
 #define MSR_IA32_SYSENTER_EIP 0x176
 #define MSR_LSTAR 0xc0000082
 #define MSR_CSTAR 0xc0000083
+#define MSR_STAR 0xc0000081
+#define MSR_FMASK 0xc0000084
+
+/* The most transitions executed by the VMM before one run (an int at an iret's target...). */
+#define TRANSITION_CHAIN_MAX 4
 
 /**
  * struct step_vcpu - the backend's per-vCPU state (tracer_vcpu.priv).
@@ -349,6 +357,80 @@ static void write_out(struct tracer_vcpu *tv, const struct step_core *c, const s
 	tv->stat_gaps = c->gaps;
 }
 
+/* Whether an event is in flight that the CPU would deliver or unblock around the instruction. */
+static bool events_quiet(const struct tracer_vcpu *tv, bool iret)
+{
+	struct kvm_vcpu_events ev;
+
+	if (kvm__ioctl_quiet(tv->fd, KVM_GET_VCPU_EVENTS, &ev) < 0)
+		return false;
+	if (ev.exception.injected || ev.exception.pending || ev.nmi.injected || ev.nmi.pending ||
+	    ev.interrupt.injected || ev.interrupt.shadow)
+		return false;
+	return !(iret && ev.nmi.masked); /* iret unblocks NMIs: not emulated */
+}
+
+/* The MSRs @kind reads; false when they cannot be read or the CPU's own step follows it. */
+static bool transition_msrs(const struct tracer_vcpu *tv, uint8_t kind,
+			    struct transition_state *st)
+{
+	if (kind != VBTS_BR_SYSRET && kind != VBTS_BR_SYSCALL)
+		return true;
+	if (read_msr(tv, MSR_STAR, &st->star))
+		return false;
+	if (kind == VBTS_BR_SYSRET)
+		return true;
+	if (read_msr(tv, MSR_FMASK, &st->fmask) || !(st->fmask & RFLAGS_TF))
+		return false; /* a syscall that keeps TF is stepped into LSTAR */
+	return !read_msr(tv, MSR_LSTAR, &st->lstar);
+}
+
+/*
+ * Execute the privilege transition at RIP in the VMM (transition.c) when the step would not
+ * follow it: the guest gets the architectural result through KVM_SET_SREGS/KVM_SET_REGS and
+ * guest memory, the branch is recorded, and stepping goes on at the target. Only when the
+ * host can step both the CPL here and the CPL there.
+ *
+ * Return: 1 when executed (@sv holds the new state, read back from KVM), 0 when the CPU is to
+ * execute the instruction, -errno when setting the state failed.
+ */
+static int run_transition(struct tracer_vcpu *tv, struct step_vcpu *sv, const struct step_obs *o,
+			  const struct step_insn *next, struct step_out *out)
+{
+	const struct step_core *c = &sv->core;
+	struct transition_state st = { .cpl_ok = 0 };
+	uint8_t kind = next->first.info.kind;
+	struct step_obs now;
+	int ret;
+
+	if (!next->valid || next->has_second || state_mode(sv) != INSN_MODE_LONG64 ||
+	    !transition__wanted(&next->first.info) || !(o->cpl == 0 ? c->can_cpl0 : c->can_cpl3))
+		return 0;
+	if (!transition_msrs(tv, kind, &st) || !events_quiet(tv, kind == VBTS_BR_IRET))
+		return 0;
+	/* the special registers as they are now, not as cached */
+	if (kvm__ioctl(tv->fd, KVM_GET_REGS, &st.regs) < 0 ||
+	    kvm__ioctl(tv->fd, KVM_GET_SREGS, &st.sregs) < 0)
+		return 0;
+	if (st.regs.rip != sv->regs.rip)
+		return 0;
+	st.cpl_ok = (c->can_cpl0 ? 1U : 0U) | (c->can_cpl3 ? 0xeU : 0U);
+	if (transition__emulate(&st, &next->first.info, mem_ptr, tv->mem))
+		return 0;
+	ret = kvm__ioctl(tv->fd, KVM_SET_SREGS, &st.sregs);
+	if (ret < 0)
+		return ret;
+	ret = kvm__ioctl(tv->fd, KVM_SET_REGS, &st.regs);
+	if (ret < 0)
+		return ret;
+	ret = read_state(tv, sv, false);
+	if (ret < 0)
+		return ret;
+	observe(sv, &now);
+	step_core__emulated(&sv->core, o, &next->first, &now, now_ns(tv), out);
+	return 1;
+}
+
 static int set_step(struct tracer_vcpu *tv, struct step_vcpu *sv, bool on)
 {
 	struct kvm_guest_debug dbg = { 0 };
@@ -411,6 +493,17 @@ static int step_before_run(struct tracer_vcpu *tv)
 	}
 	observe(sv, &o);
 	decode_next(tv, sv, &o, &next);
+	for (unsigned int i = 0; i < TRANSITION_CHAIN_MAX; i++) {
+		ret = run_transition(tv, sv, &o, &next, &out);
+		if (ret < 0)
+			return ret;
+		if (ret == 0)
+			break;
+		write_out(tv, &sv->core, &out);
+		out.n = 0;
+		observe(sv, &o);
+		decode_next(tv, sv, &o, &next);
+	}
 	arm = step_core__plan(&sv->core, &o, &next, now_ns(tv), &out);
 	write_out(tv, &sv->core, &out);
 	ret = set_step(tv, sv, arm);

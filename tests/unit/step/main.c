@@ -5,4 +5,4 @@
 #include "check-main.h"
 #include "step-tests.h"
 
-VBTS_CHECK_MAIN(insn_suite, gva_suite, core_suite)
+VBTS_CHECK_MAIN(insn_suite, gva_suite, core_suite, transition_suite)

@@ -14,6 +14,7 @@
 Suite *insn_suite(void);
 Suite *gva_suite(void);
 Suite *core_suite(void);
+Suite *transition_suite(void);
 
 /**
  * struct fake_ram - guest RAM in a test buffer, [0, size).

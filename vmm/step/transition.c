@@ -1,0 +1,558 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * transition.c - sysretq, iretq, syscall and int n executed by the VMM, as the SDM's
+ * pseudo-code for IA-32e mode defines them (SYSRET, IRET "return to outer privilege level",
+ * SYSCALL, INT n "interrupt or trap gate" with the 64-bit stack frame).
+ *
+ * Two phases: everything is read and checked first while the writes the instruction makes
+ * (stack pushes, the accessed bit of a loaded descriptor, accessed/dirty bits of the page
+ * tables walked) are queued; only when no check failed are they applied, then the registers.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <vbts/ring-format.h>
+
+#include "transition.h"
+
+#define CR0_WP (1ULL << 16)
+#define CR0_PG (1ULL << 31)
+#define CR4_LA57 (1ULL << 12)
+#define CR4_SMAP (1ULL << 21)
+#define EFER_SCE (1ULL << 0)
+#define EFER_LMA (1ULL << 10)
+#define EFER_NXE (1ULL << 11)
+
+#define RFLAGS_FIXED (1ULL << 1)
+#define RFLAGS_TF (1ULL << 8)
+#define RFLAGS_IF (1ULL << 9)
+#define RFLAGS_NT (1ULL << 14)
+#define RFLAGS_RF (1ULL << 16)
+#define RFLAGS_VM (1ULL << 17)
+/* What SYSRET keeps of R11 (SDM: RFLAGS ← (R11 & 3C7FD7H) | 2). */
+#define RFLAGS_SYSRET_MASK 0x3c7fd7ULL
+/* What IRET at CPL 0 loads: CF PF AF ZF SF TF IF DF OF IOPL NT RF AC VIF VIP ID. */
+#define RFLAGS_IRET_MASK 0x3f7fd5ULL
+
+#define PTE_P (1ULL << 0)
+#define PTE_RW (1ULL << 1)
+#define PTE_US (1ULL << 2)
+#define PTE_A (1ULL << 5)
+#define PTE_D (1ULL << 6)
+#define PTE_PS (1ULL << 7)
+#define PTE_NX (1ULL << 63)
+#define PTE_ADDR 0x000ffffffffff000ULL
+#define PAGE_SIZE 4096ULL
+
+#define DESC_A (1ULL << 40)
+#define DESC_RW (1ULL << 41)  /* readable code / writable data */
+#define DESC_C (1ULL << 42)   /* conforming code */
+#define DESC_CODE (1ULL << 43)
+#define DESC_S (1ULL << 44)
+#define DESC_P (1ULL << 47)
+#define DESC_L (1ULL << 53)
+#define DESC_DB (1ULL << 54)
+
+#define SEG_TYPE_TSS64_BUSY 0xb
+#define GATE_INT64 0xe
+#define GATE_TRAP64 0xf
+#define TSS_RSP0 4
+#define TSS_IST1 0x24
+
+/* The most queued writes: 5 pushes and a few page walks' accessed/dirty bits. */
+#define TR_WRITES_MAX 64
+
+/**
+ * struct tr_write - one deferred write of 1..8 bytes of guest-physical memory.
+ * @gpa: address
+ * @val: bytes (little endian), or the bits to set when @or
+ * @len: bytes
+ * @or:  set the bits of @val instead of storing @val
+ */
+struct tr_write {
+	uint64_t gpa;
+	uint64_t val;
+	uint8_t len;
+	bool or;
+};
+
+/**
+ * struct tr_ctx - one emulation: the paging registers, the accessor, the queued writes.
+ */
+struct tr_ctx {
+	void *(*ptr)(const void *ctx, uint64_t gpa, uint64_t len);
+	const void *ctx;
+	uint64_t cr0;
+	uint64_t cr3;
+	uint64_t cr4;
+	uint64_t efer;
+	struct tr_write w[TR_WRITES_MAX];
+	unsigned int nw;
+};
+
+static int queue(struct tr_ctx *x, uint64_t gpa, uint64_t val, uint8_t len, bool or)
+{
+	for (unsigned int i = 0; or && i < x->nw; i++) {
+		if (x->w[i].or && x->w[i].gpa == gpa && x->w[i].len == len) {
+			x->w[i].val |= val;
+			return 0;
+		}
+	}
+	if (x->nw == TR_WRITES_MAX)
+		return -E2BIG;
+	if (!x->ptr(x->ctx, gpa, len))
+		return -EFAULT;
+	x->w[x->nw++] = (struct tr_write){ .gpa = gpa, .val = val, .len = len, .or = or };
+	return 0;
+}
+
+static void apply_writes(const struct tr_ctx *x)
+{
+	for (unsigned int i = 0; i < x->nw; i++) {
+		const struct tr_write *w = &x->w[i];
+		uint8_t *p = x->ptr(x->ctx, w->gpa, w->len);
+		uint64_t v = 0;
+
+		if (w->or)
+			memcpy(&v, p, w->len);
+		v |= w->val;
+		memcpy(p, &v, w->len);
+	}
+}
+
+static bool canonical(uint64_t cr4, uint64_t la)
+{
+	unsigned int bits = (cr4 & CR4_LA57) ? 57 : 48;
+
+	return (uint64_t)((int64_t)(la << (64 - bits)) >> (64 - bits)) == la;
+}
+
+/*
+ * A supervisor data access to the page of @la: the 4- or 5-level walk of IA-32e paging with
+ * the permission checks of a supervisor access (R/W with CR0.WP, SMAP on user pages, which
+ * is refused even where EFLAGS.AC would allow it), queuing the accessed bit of every entry
+ * and the dirty bit of the leaf for a write.
+ */
+static int walk(struct tr_ctx *x, uint64_t la, bool write, uint64_t *gpa)
+{
+	unsigned int levels = (x->cr4 & CR4_LA57) ? 5 : 4;
+	uint64_t table = x->cr3 & PTE_ADDR;
+	bool rw = true, us = true;
+	int err;
+
+	if (!canonical(x->cr4, la))
+		return -EFAULT;
+	if (!(x->cr0 & CR0_PG))
+		return -EOPNOTSUPP; /* long mode without paging does not exist */
+	for (unsigned int lvl = levels; lvl >= 1; lvl--) {
+		unsigned int shift = 12 + 9 * (lvl - 1);
+		uint64_t egpa = table + ((la >> shift) & 0x1ff) * 8, e, mask;
+		const void *p = x->ptr(x->ctx, egpa, 8);
+		bool leaf;
+
+		if (!p)
+			return -EFAULT;
+		memcpy(&e, p, 8);
+		if (!(e & PTE_P))
+			return -EFAULT;
+		if ((e & PTE_NX) && !(x->efer & EFER_NXE))
+			return -EFAULT; /* reserved bit set: #PF */
+		rw = rw && (e & PTE_RW);
+		us = us && (e & PTE_US);
+		leaf = lvl == 1 || ((e & PTE_PS) && (lvl == 2 || lvl == 3));
+		if (!leaf && (e & PTE_PS))
+			return -EFAULT;
+		mask = leaf ? (1ULL << shift) - 1 : 0;
+		if (leaf && lvl > 1 && (e & PTE_ADDR & mask & ~0x1000ULL))
+			return -EFAULT; /* reserved address bits of a large page */
+		if (leaf && write && !rw && (x->cr0 & CR0_WP))
+			return -EFAULT; /* write-protected */
+		if (leaf && us && (x->cr4 & CR4_SMAP))
+			return -EFAULT;
+		err = queue(x, egpa, PTE_A | (leaf && write ? PTE_D : 0), 8, true);
+		if (err)
+			return err;
+		if (leaf) {
+			*gpa = (e & PTE_ADDR & ~mask) | (la & (mask | 0xfff));
+			return 0;
+		}
+		table = e & PTE_ADDR;
+	}
+	return -EFAULT;
+}
+
+/* Read @len bytes of linear memory as a supervisor data read. */
+static int read_la(struct tr_ctx *x, uint64_t la, void *buf, uint64_t len)
+{
+	uint64_t done = 0;
+
+	while (done < len) {
+		uint64_t a = la + done, gpa, chunk = PAGE_SIZE - (a & (PAGE_SIZE - 1));
+		const void *p;
+		int err;
+
+		if (chunk > len - done)
+			chunk = len - done;
+		err = walk(x, a, false, &gpa);
+		if (err)
+			return err;
+		p = x->ptr(x->ctx, gpa, chunk);
+		if (!p)
+			return -EFAULT;
+		memcpy((uint8_t *)buf + done, p, chunk);
+		done += chunk;
+	}
+	return 0;
+}
+
+/* Queue a supervisor write of @len (1..8) bytes within one page. */
+static int write_la(struct tr_ctx *x, uint64_t la, uint64_t val, uint8_t len, bool or)
+{
+	uint64_t gpa;
+	int err;
+
+	if ((la & (PAGE_SIZE - 1)) + len > PAGE_SIZE)
+		return -EOPNOTSUPP; /* never for the aligned pushes made here */
+	err = walk(x, la, true, &gpa);
+	if (err)
+		return err;
+	return queue(x, gpa, val, len, or);
+}
+
+/*
+ * The descriptor of @sel in the GDT (LDT selectors are not emulated) and its linear address.
+ * Return: 0, -EINVAL for a null selector or one beyond the GDT limit (#GP), -EOPNOTSUPP for
+ * an LDT selector, or the error of the read.
+ */
+static int read_desc(struct tr_ctx *x, const struct kvm_sregs *sr, uint16_t sel, uint64_t *d,
+		     uint64_t *la)
+{
+	if ((sel & ~3U) == 0)
+		return -EINVAL;
+	if (sel & 4)
+		return -EOPNOTSUPP;
+	if ((uint64_t)(sel & ~7U) + 7 > sr->gdt.limit)
+		return -EINVAL;
+	*la = sr->gdt.base + (sel & ~7U);
+	return read_la(x, *la, d, 8);
+}
+
+/* The CPU sets a loaded descriptor's accessed bit (type bit 0, byte 5) when it is clear. */
+static int mark_accessed(struct tr_ctx *x, uint64_t d, uint64_t la)
+{
+	if (d & DESC_A)
+		return 0;
+	return write_la(x, la + 5, 1, 1, true);
+}
+
+/* The descriptor cache the CPU loads from code/data descriptor @d for selector @sel. */
+static void load_seg(struct kvm_segment *s, uint64_t d, uint16_t sel)
+{
+	uint32_t limit = (uint32_t)((d & 0xffff) | ((d >> 32) & 0xf0000));
+
+	memset(s, 0, sizeof(*s));
+	s->base = ((d >> 16) & 0xffffff) | (((d >> 56) & 0xff) << 24);
+	s->g = (d >> 55) & 1;
+	s->limit = s->g ? (limit << 12) | 0xfff : limit;
+	s->selector = sel;
+	s->type = (uint8_t)(((d >> 40) & 0xf) | 1);
+	s->s = (d >> 44) & 1;
+	s->dpl = (d >> 45) & 3;
+	s->present = (d >> 47) & 1;
+	s->avl = (d >> 52) & 1;
+	s->l = (d >> 53) & 1;
+	s->db = (d >> 54) & 1;
+}
+
+/* The flat segments SYSCALL and SYSRET load without reading the GDT. */
+static void flat_seg(struct kvm_segment *s, uint16_t sel, bool code, uint8_t dpl)
+{
+	memset(s, 0, sizeof(*s));
+	s->selector = sel;
+	s->limit = 0xffffffff;
+	s->type = code ? 0xb : 0x3;
+	s->s = 1;
+	s->dpl = dpl;
+	s->present = 1;
+	s->l = code;
+	s->db = !code;
+	s->g = 1;
+}
+
+/* Whether @s is a 64-bit code segment: the mode all transitions here start in. */
+static bool mode64(const struct transition_state *st)
+{
+	return (st->sregs.efer & EFER_LMA) && st->sregs.cs.l;
+}
+
+static uint8_t cpl_of(const struct transition_state *st)
+{
+	return st->sregs.ss.dpl & 3;
+}
+
+static int sysret(struct transition_state *st, const struct insn_info *info)
+{
+	struct kvm_regs *r = &st->regs;
+	uint16_t base = (uint16_t)(st->star >> 48);
+	uint64_t fl = (r->r11 & RFLAGS_SYSRET_MASK) | RFLAGS_FIXED;
+
+	if (info->opsize != 8 || !(st->sregs.efer & EFER_SCE) || cpl_of(st) != 0)
+		return -EINVAL; /* #UD, #GP; a 32-bit sysret is not emulated */
+	if (!canonical(st->sregs.cr4, r->rcx))
+		return -EINVAL; /* #GP(0) in ring 0 */
+	if (fl & RFLAGS_TF)
+		return -EOPNOTSUPP; /* the guest steps itself */
+	if (!(st->cpl_ok & (1U << 3)))
+		return -EPERM;
+	r->rip = r->rcx;
+	r->rflags = fl;
+	flat_seg(&st->sregs.cs, (uint16_t)((base + 16) | 3), true, 3);
+	flat_seg(&st->sregs.ss, (uint16_t)((base + 8) | 3), false, 3);
+	return 0;
+}
+
+static int syscall(struct transition_state *st, const struct insn_info *info)
+{
+	struct kvm_regs *r = &st->regs;
+	uint16_t base = (uint16_t)(st->star >> 32);
+
+	if (!(st->sregs.efer & EFER_SCE))
+		return -EINVAL; /* #UD */
+	if (r->rflags & RFLAGS_TF)
+		return -EOPNOTSUPP; /* the guest steps itself */
+	if (!canonical(st->sregs.cr4, st->lstar))
+		return -EINVAL;
+	if (!(st->cpl_ok & 1U))
+		return -EPERM;
+	r->rcx = r->rip + info->len;
+	r->r11 = r->rflags;
+	r->rflags = (r->rflags & ~st->fmask & ~RFLAGS_RF) | RFLAGS_FIXED;
+	r->rip = st->lstar;
+	flat_seg(&st->sregs.cs, base & 0xfffc, true, 0);
+	flat_seg(&st->sregs.ss, (uint16_t)((base + 8) & 0xfffc), false, 0);
+	return 0;
+}
+
+/*
+ * IRET in IA-32e mode with a 64-bit operand, RETURN-TO-OUTER-PRIVILEGE-LEVEL to a 64-bit
+ * code segment at CPL 3. DS, ES, FS and GS that the new CPL may not use become null (FS/GS
+ * with a null selector are left alone, their base may be in use), keeping the cached base
+ * and limit, as QEMU does.
+ */
+static int iret(struct transition_state *st, struct tr_ctx *x, const struct insn_info *info)
+{
+	struct kvm_sregs *sr = &st->sregs;
+	struct kvm_segment *data[4] = { &sr->ds, &sr->es, &sr->fs, &sr->gs };
+	uint64_t f[5], cs_d, ss_d, cs_la, ss_la, fl;
+	uint16_t cs, ss;
+	int err;
+
+	if (info->opsize != 8)
+		return -EOPNOTSUPP;
+	if (st->regs.rflags & RFLAGS_NT)
+		return -EINVAL; /* #GP(0) */
+	if (cpl_of(st) != 0)
+		return -EOPNOTSUPP;
+	err = read_la(x, st->regs.rsp, f, sizeof(f));
+	if (err)
+		return err;
+	cs = (uint16_t)f[1];
+	fl = f[2];
+	ss = (uint16_t)f[4];
+	if ((cs & 3) != 3)
+		return -EOPNOTSUPP; /* only returns to user mode are emulated */
+	if (fl & (RFLAGS_TF | RFLAGS_VM | RFLAGS_RF))
+		return -EOPNOTSUPP;
+	err = read_desc(x, sr, cs, &cs_d, &cs_la);
+	if (err)
+		return err;
+	if (!(cs_d & DESC_S) || !(cs_d & DESC_CODE))
+		return -EINVAL; /* #GP */
+	if (cs_d & DESC_C)
+		return -EOPNOTSUPP;
+	if (((cs_d >> 45) & 3) != 3)
+		return -EINVAL; /* non-conforming: DPL must equal RPL */
+	if (!(cs_d & DESC_P))
+		return -EINVAL; /* #NP */
+	if (!(cs_d & DESC_L) || (cs_d & DESC_DB))
+		return -EOPNOTSUPP; /* compatibility mode */
+	if ((ss & 3) != 3)
+		return -EINVAL;
+	err = read_desc(x, sr, ss, &ss_d, &ss_la);
+	if (err)
+		return err; /* a null SS to CPL 3 is a #GP too */
+	if (!(ss_d & DESC_S) || (ss_d & DESC_CODE) || !(ss_d & DESC_RW) ||
+	    ((ss_d >> 45) & 3) != 3 || !(ss_d & DESC_P))
+		return -EINVAL;
+	if (!canonical(x->cr4, f[0]))
+		return -EINVAL;
+	if (!(st->cpl_ok & (1U << 3)))
+		return -EPERM;
+	err = mark_accessed(x, cs_d, cs_la);
+	if (!err)
+		err = mark_accessed(x, ss_d, ss_la);
+	if (err)
+		return err;
+
+	apply_writes(x);
+	st->regs.rip = f[0];
+	st->regs.rflags = (fl & RFLAGS_IRET_MASK) | RFLAGS_FIXED;
+	st->regs.rsp = f[3];
+	load_seg(&sr->cs, cs_d, cs);
+	load_seg(&sr->ss, ss_d, ss);
+	for (unsigned int i = 0; i < 4; i++) {
+		struct kvm_segment *s = data[i];
+
+		if (i >= 2 && (s->selector & ~3U) == 0)
+			continue;
+		if (s->dpl < 3 && (s->type & 0xc) != 0xc) {
+			s->selector = 0;
+			s->present = 0;
+			s->unusable = 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * INT n / INT3 in IA-32e mode through a 64-bit interrupt or trap gate to a 64-bit,
+ * non-conforming code segment of DPL 0: from CPL 3 with the stack switch to TSS.RSP0, or from
+ * CPL 0 on the same stack; the IST when the gate names one. The frame is always 5 qwords on a
+ * 16-byte aligned stack; software interrupts push no error code.
+ */
+static int soft_int(struct transition_state *st, struct tr_ctx *x, const struct insn_info *info)
+{
+	struct kvm_sregs *sr = &st->sregs;
+	struct kvm_regs *r = &st->regs;
+	uint8_t cpl = cpl_of(st), vec = info->vector;
+	uint64_t g[2], cs_d, cs_la, off, rsp, frame[5];
+	unsigned int type, dpl, ist, tss_off = 0;
+	uint16_t sel;
+	int err;
+
+	if (cpl != 0 && cpl != 3)
+		return -EOPNOTSUPP;
+	if (r->rflags & RFLAGS_TF)
+		return -EOPNOTSUPP; /* the guest steps itself */
+	if ((uint64_t)vec * 16 + 15 > sr->idt.limit)
+		return -EINVAL; /* #GP */
+	err = read_la(x, sr->idt.base + (uint64_t)vec * 16, g, sizeof(g));
+	if (err)
+		return err;
+	type = (g[0] >> 40) & 0x1f; /* with the S bit, which must be 0 */
+	dpl = (g[0] >> 45) & 3;
+	ist = (g[0] >> 32) & 7;
+	if ((type != GATE_INT64 && type != GATE_TRAP64) || ((g[1] >> 40) & 0x1f) != 0)
+		return -EINVAL; /* #GP */
+	if (dpl < cpl)
+		return -EINVAL; /* #GP */
+	if (!(g[0] & DESC_P))
+		return -EINVAL; /* #NP */
+	sel = (uint16_t)(g[0] >> 16);
+	off = (g[0] & 0xffff) | ((g[0] >> 32) & 0xffff0000ULL) | (g[1] << 32);
+	err = read_desc(x, sr, sel, &cs_d, &cs_la);
+	if (err)
+		return err;
+	if (!(cs_d & DESC_S) || !(cs_d & DESC_CODE) || ((cs_d >> 45) & 3) > cpl)
+		return -EINVAL;
+	if (!(cs_d & DESC_P))
+		return -EINVAL;
+	if ((cs_d & DESC_C) || ((cs_d >> 45) & 3) != 0 || !(cs_d & DESC_L) || (cs_d & DESC_DB))
+		return -EOPNOTSUPP;
+	if (!canonical(x->cr4, off))
+		return -EINVAL;
+	if (!(st->cpl_ok & 1U))
+		return -EPERM;
+
+	if (ist)
+		tss_off = TSS_IST1 + 8 * (ist - 1);
+	else if (cpl != 0)
+		tss_off = TSS_RSP0;
+	if (tss_off) {
+		if (!sr->tr.present || sr->tr.unusable || sr->tr.s ||
+		    sr->tr.type != SEG_TYPE_TSS64_BUSY)
+			return -EOPNOTSUPP;
+		if ((uint64_t)tss_off + 7 > sr->tr.limit)
+			return -EINVAL; /* #TS */
+		err = read_la(x, sr->tr.base + tss_off, &rsp, sizeof(rsp));
+		if (err)
+			return err;
+		if (!canonical(x->cr4, rsp))
+			return -EINVAL; /* #SS */
+	} else {
+		rsp = r->rsp;
+	}
+	rsp &= ~0xfULL;
+	frame[0] = r->rip + info->len;
+	frame[1] = sr->cs.selector;
+	frame[2] = r->rflags;
+	frame[3] = r->rsp;
+	frame[4] = sr->ss.selector;
+	for (unsigned int i = 0; i < 5; i++) {
+		err = write_la(x, rsp - 40 + 8 * i, frame[i], 8, false);
+		if (err)
+			return err;
+	}
+	err = mark_accessed(x, cs_d, cs_la);
+	if (err)
+		return err;
+
+	apply_writes(x);
+	r->rsp = rsp - 40;
+	r->rip = off;
+	r->rflags &= ~(RFLAGS_TF | RFLAGS_NT | RFLAGS_RF | RFLAGS_VM);
+	if (type == GATE_INT64)
+		r->rflags &= ~RFLAGS_IF;
+	load_seg(&sr->cs, cs_d, sel & 0xfffc);
+	if (cpl != 0) {
+		/* a null SS with RPL 0, as QEMU loads it: selector 0, DPL 0, not present */
+		memset(&sr->ss, 0, sizeof(sr->ss));
+		sr->ss.unusable = 1;
+	}
+	return 0;
+}
+
+bool transition__wanted(const struct insn_info *info)
+{
+	switch (info->kind) {
+	case VBTS_BR_SYSRET:
+		return !(info->flags & INSN_F_SYSEXIT) && info->opsize == 8;
+	case VBTS_BR_IRET:
+		return info->opsize == 8;
+	case VBTS_BR_SYSCALL:
+		return info->flags & INSN_F_SYSCALL;
+	case VBTS_BR_INT:
+		return (info->flags & INSN_F_SOFT_INT) && !(info->flags & INSN_F_COND);
+	default:
+		return false;
+	}
+}
+
+int transition__emulate(struct transition_state *st, const struct insn_info *info,
+			void *(*ptr)(const void *ctx, uint64_t gpa, uint64_t len), const void *ctx)
+{
+	struct transition_state tmp;
+	struct tr_ctx x = { .ptr = ptr, .ctx = ctx };
+	int err;
+
+	if (!transition__wanted(info) || !mode64(st) || (st->regs.rflags & RFLAGS_VM))
+		return -EOPNOTSUPP;
+	switch (info->kind) {
+	case VBTS_BR_SYSRET:
+		return sysret(st, info);
+	case VBTS_BR_SYSCALL:
+		return syscall(st, info);
+	default:
+		break;
+	}
+	/* iret and int touch memory: they work on a copy, @st changes only when they succeed */
+	x.cr0 = st->sregs.cr0;
+	x.cr3 = st->sregs.cr3;
+	x.cr4 = st->sregs.cr4;
+	x.efer = st->sregs.efer;
+	tmp = *st;
+	err = info->kind == VBTS_BR_IRET ? iret(&tmp, &x, info) : soft_int(&tmp, &x, info);
+	if (!err)
+		*st = tmp;
+	return err;
+}
