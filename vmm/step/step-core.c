@@ -27,6 +27,9 @@
  *   from the stack beforehand and that instruction decoded (@landing), so neither case
  *   records a branch to the wrong place. lret stops at the return address in both.
  * - SYSCALL with a FMASK that keeps TF: the step stops at LSTAR (both).
+ * - Nested, sysretq and an iretq to ring 3 whose popped RFLAGS has TF clear run the user code
+ *   unstepped, and int n / syscall with TF in FMASK enter the kernel with TF clear: step.c
+ *   executes those in the VMM (transition.c) and reports them with step_core__emulated().
  */
 #include <errno.h>
 #include <string.h>

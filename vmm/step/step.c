@@ -10,6 +10,13 @@
  * the CPL the instruction runs at or may enter, disarm it and open a gap. After each exit:
  * read the state again and let step_core__exit() explain the difference.
  *
+ * The transitions after which the step trap does not come back (sysretq, iretq to CPL 3 with
+ * the popped TF clear, syscall when FMASK clears TF, int n through the IDT) are executed by the
+ * VMM itself when the host can step both sides (transition.c): the guest gets their exact
+ * architectural result through KVM_SET_SREGS/KVM_SET_REGS and its memory, the branch is
+ * recorded, and the step goes on at the target. Where transition.c declines (anything the CPU
+ * would fault on, anything unusual) the CPU executes the instruction and a gap follows.
+ *
  * The guest is hostile: every guest address goes through gva.c's bounds-checked walks, every
  * failure to read or decode becomes a gap record, and nothing here logs per guest event.
  */

@@ -526,6 +526,51 @@ START_TEST(test_core_steps_and_tasks)
 }
 END_TEST
 
+/* A transition the VMM executed: the gap closes at it, the branch carries its CPL and vector. */
+START_TEST(test_core_emulated)
+{
+	struct step_core c = core(true, true, VBTS_CPL_ALL);
+	struct step_decoded sysret = dec(0x1000, 3, VBTS_BR_SYSRET, INSN_F_CPL_CHANGE);
+	struct step_decoded int80 = with_vector(dec(0x400100, 2, VBTS_BR_INT, INSN_F_SOFT_INT),
+						0x80);
+	struct step_obs k = obs(0x1000, 0x10000, 0), u = obs(0x400000, 0x10000, 3);
+	struct step_out out = { 0 };
+
+	started(&c, &k);
+	c.gap_open = true;
+	step_core__emulated(&c, &k, &sysret, &u, 7, &out);
+	ck_assert_uint_eq(out.n, 2);
+	assert_escape(&out.rec[0], VBTS_ESC_GAP_END, 0x1000, 7);
+	assert_branch(&out.rec[1], 0x1000, 0x400000, 0, VBTS_BR_SYSRET);
+	ck_assert(!c.gap_open);
+	ck_assert(!c.armed);
+	ck_assert_uint_eq(c.steps, 1);
+	ck_assert_uint_eq(c.branches, 1);
+	ck_assert_uint_eq(c.records, 2);
+
+	/* from CPL 3 into the kernel: the vector is in the record */
+	out.n = 0;
+	u.la = 0x400100;
+	k.la = 0x100290;
+	step_core__emulated(&c, &u, &int80, &k, 8, &out);
+	ck_assert_uint_eq(out.n, 1);
+	assert_branch(&out.rec[0], 0x400100, 0x100290, 3, VBTS_BR_INT);
+	ck_assert(out.rec[0].flags & VBTS_REC_VECTOR_VALID);
+	ck_assert_uint_eq((out.rec[0].flags >> VBTS_REC_VECTOR_SHIFT) & 0xff, 0x80);
+
+	/* the filter drops the kernel's branch; a new CR3 is reported */
+	c.filter = VBTS_CPL_USER;
+	out.n = 0;
+	k.la = 0x1000;
+	u.cr3 = 0x20000;
+	step_core__emulated(&c, &k, &sysret, &u, 9, &out);
+	ck_assert_uint_eq(out.n, 2);
+	assert_escape(&out.rec[0], VBTS_ESC_TASK_DEPART, 0x10000, 9);
+	assert_escape(&out.rec[1], VBTS_ESC_TASK_ARRIVE, 0x20000, 9);
+	ck_assert_uint_eq(c.steps, 3);
+}
+END_TEST
+
 START_TEST(test_core_cr3_sanity)
 {
 	struct step_core c = core(true, true, VBTS_CPL_ALL);
@@ -903,6 +948,7 @@ Suite *core_suite(void)
 	tcase_add_test(sm, test_core_far_reach);
 	tcase_add_test(sm, test_core_unreadable);
 	tcase_add_test(sm, test_core_pending);
+	tcase_add_test(sm, test_core_emulated);
 	suite_add_tcase(s, sm);
 
 	tcase_add_checked_fixture(gates, gates_setup, gates_teardown);
