@@ -272,6 +272,8 @@ ssize_t ring_reader__read(struct ring_reader *r, struct vbts_record *buf, size_t
 		 * read before committed: seen done, the committed read after them is final, and
 		 * any store made while the slots were copied is older than c2 - capacity.
 		 */
+		/* The copies above complete before the loads below (seqlock reader side). */
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		done = writer_done(r);
 		c2 = load_committed(r);
 		if (c2 < r->end)
