@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "decoder-test.h"
+#include "export.h"
 #include "procmap.h"
 #include "symbols.h"
 
@@ -246,6 +247,36 @@ START_TEST(test_procmap_long_and_binary_lines)
 }
 END_TEST
 
+/* Guest-chosen task names cannot break the output: escaped in jsonl, replaced in text. */
+START_TEST(test_hostile_task_names)
+{
+	struct decoded_record r = {
+		.type = DECODED_BRANCH, .vcpu = 0, .seq = 7, .from = 0x10, .to = 0x20,
+		.from_valid = true, .to_valid = true, .cr3 = 0x5000, .cr3_valid = true,
+	};
+	struct exporter e = { .format = EXPORT_JSONL };
+	struct procmap *pm = procmap__new();
+	char *buf = NULL;
+	size_t len = 0;
+
+	ck_assert_ptr_nonnull(pm);
+	ck_assert_int_eq(procmap__add(pm, 1, "a\"b\\c\n\x1b[31m\x7f", 0x5000, 0), 0);
+	e.procmap = pm;
+	e.out = open_memstream(&buf, &len);
+	ck_assert_ptr_nonnull(e.out);
+	ck_assert_int_eq(exporter__record(&e, &r), 0);
+	e.format = EXPORT_TEXT;
+	ck_assert_int_eq(exporter__record(&e, &r), 0);
+	fclose(e.out);
+	ck_assert_str_eq(buf,
+			 "{\"type\":\"branch\",\"vcpu\":0,\"seq\":7,\"from\":\"0x10\",\"to\":\"0x20\","
+			 "\"task\":\"a\\\"b\\\\c\\u000a\\u001b[31m\\u007f\"}\n"
+			 "  vcpu0 cpl? a\"b\\c??[31m?[1]  0x10  =>  0x20\n");
+	free(buf);
+	procmap__free(pm);
+}
+END_TEST
+
 Suite *procmap_suite(void)
 {
 	Suite *s = suite_create("procmap");
@@ -253,6 +284,7 @@ Suite *procmap_suite(void)
 
 	tcase_add_test(tc, test_procmap_lines);
 	tcase_add_test(tc, test_procmap_long_and_binary_lines);
+	tcase_add_test(tc, test_hostile_task_names);
 	suite_add_tcase(s, tc);
 	return s;
 }
