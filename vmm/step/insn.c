@@ -230,3 +230,100 @@ int insn__decode(const struct insn_decoder *d, enum insn_mode mode, uint64_t ip,
 	classify(&zi, ip, out);
 	return 0;
 }
+
+static bool plain_access(ZydisMnemonic m)
+{
+	switch (m) {
+	case ZYDIS_MNEMONIC_MOV:
+	case ZYDIS_MNEMONIC_MOVZX:
+	case ZYDIS_MNEMONIC_MOVSX:
+	case ZYDIS_MNEMONIC_MOVSXD:
+	case ZYDIS_MNEMONIC_CMP:
+	case ZYDIS_MNEMONIC_TEST:
+	case ZYDIS_MNEMONIC_ADD:
+	case ZYDIS_MNEMONIC_SUB:
+	case ZYDIS_MNEMONIC_AND:
+	case ZYDIS_MNEMONIC_OR:
+	case ZYDIS_MNEMONIC_XOR:
+	case ZYDIS_MNEMONIC_ADC:
+	case ZYDIS_MNEMONIC_SBB:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* The value of a general register or RIP in an address; false for any other register. */
+static bool reg_value(ZydisRegister r, const uint64_t gpr[INSN_GPR_MAX], uint64_t next_ip,
+		      uint64_t *v)
+{
+	ZydisRegister full;
+
+	if (r == ZYDIS_REGISTER_NONE) {
+		*v = 0;
+		return true;
+	}
+	if (r == ZYDIS_REGISTER_RIP || r == ZYDIS_REGISTER_EIP) {
+		*v = next_ip;
+		return true;
+	}
+	full = ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, r);
+	if (full < ZYDIS_REGISTER_RAX || full > ZYDIS_REGISTER_R15)
+		return false;
+	*v = gpr[full - ZYDIS_REGISTER_RAX];
+	return true;
+}
+
+int insn__mem_access(const struct insn_decoder *d, uint64_t ip, const uint8_t *bytes, size_t n,
+		     const uint64_t gpr[INSN_GPR_MAX], uint64_t fs_base, uint64_t gs_base,
+		     struct insn_mem *out)
+{
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	const ZydisDecodedOperand *mem = NULL;
+	ZydisDecodedInstruction zi;
+	uint64_t base, index, la, next_ip;
+	ZyanStatus st;
+
+	if (n > INSN_MAX_LEN)
+		n = INSN_MAX_LEN;
+	st = ZydisDecoderDecodeFull(&d->zd[INSN_MODE_LONG64], bytes, n, &zi, ops);
+	if (st == ZYDIS_STATUS_NO_MORE_DATA)
+		return -ENODATA;
+	if (!ZYAN_SUCCESS(st))
+		return -EILSEQ;
+	if (!plain_access(zi.mnemonic) || (zi.attributes & ZYDIS_ATTRIB_HAS_LOCK))
+		return -ENOENT;
+	for (unsigned int i = 0; i < zi.operand_count; i++) {
+		const ZydisDecodedOperand *op = &ops[i];
+
+		if (op->type == ZYDIS_OPERAND_TYPE_REGISTER &&
+		    ZydisRegisterGetClass(op->reg.value) == ZYDIS_REGCLASS_SEGMENT)
+			return -ENOENT; /* mov to or from a segment register */
+		if (op->type != ZYDIS_OPERAND_TYPE_MEMORY)
+			continue;
+		if (mem || op->visibility != ZYDIS_OPERAND_VISIBILITY_EXPLICIT ||
+		    op->mem.type != ZYDIS_MEMOP_TYPE_MEM)
+			return -ENOENT;
+		mem = op;
+	}
+	if (!mem)
+		return -ENOENT;
+	if ((mem->actions & ZYDIS_OPERAND_ACTION_MASK_READ) &&
+	    (mem->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE))
+		return -ENOENT; /* read-modify-write */
+	next_ip = ip + zi.length;
+	if (!reg_value(mem->mem.base, gpr, next_ip, &base) ||
+	    !reg_value(mem->mem.index, gpr, next_ip, &index))
+		return -ENOENT;
+	la = base + index * mem->mem.scale + (uint64_t)mem->mem.disp.value;
+	if (zi.address_width == 32)
+		la &= 0xffffffffULL;
+	if (mem->mem.segment == ZYDIS_REGISTER_FS)
+		la += fs_base;
+	else if (mem->mem.segment == ZYDIS_REGISTER_GS)
+		la += gs_base;
+	out->la = la;
+	out->len = mem->size / 8;
+	out->write = mem->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE;
+	return out->len ? 0 : -ENOENT;
+}

@@ -116,4 +116,43 @@ enum insn_mode insn__mode(uint64_t cr0, uint64_t efer, uint64_t rflags, bool cs_
 int insn__decode(const struct insn_decoder *d, enum insn_mode mode, uint64_t ip,
 		 const uint8_t *bytes, size_t n, struct insn_info *out);
 
+/**
+ * struct insn_mem - the one data access of a simple load or store.
+ * @la:    linear address of its first byte
+ * @len:   bytes accessed
+ * @write: a store (else a load)
+ */
+struct insn_mem {
+	uint64_t la;
+	uint32_t len;
+	bool write;
+};
+
+/* Index of each register in the @gpr array of insn__mem_access(): the encoding order. */
+enum insn_gpr {
+	INSN_RAX = 0, INSN_RCX, INSN_RDX, INSN_RBX, INSN_RSP, INSN_RBP, INSN_RSI, INSN_RDI,
+	INSN_R8, INSN_R9, INSN_R10, INSN_R11, INSN_R12, INSN_R13, INSN_R14, INSN_R15,
+	INSN_GPR_MAX
+};
+
+/**
+ * insn__mem_access() - the data access of a plain 64-bit-mode load or store, for predicting
+ * its page fault: mov, movzx, movsx(d) to or from memory, and cmp, test, add, sub, and, or,
+ * xor, adc, sbb reading memory into a register. Exactly one explicit memory operand, read or
+ * written but not both, no lock prefix, no other (hidden) memory access.
+ * @d:       decoder
+ * @ip:      RIP of the instruction
+ * @bytes:   instruction bytes
+ * @n:       valid bytes at @bytes
+ * @gpr:     the general registers, enum insn_gpr order
+ * @fs_base: FS base (an fs: override adds it)
+ * @gs_base: GS base
+ * @out:     result
+ *
+ * Return: 0; -ENOENT for any other instruction; -EILSEQ or -ENODATA as insn__decode().
+ */
+int insn__mem_access(const struct insn_decoder *d, uint64_t ip, const uint8_t *bytes, size_t n,
+		     const uint64_t gpr[INSN_GPR_MAX], uint64_t fs_base, uint64_t gs_base,
+		     struct insn_mem *out);
+
 #endif /* VBTS_VMM_STEP_INSN_H */

@@ -392,6 +392,28 @@ static bool transition_msrs(const struct tracer_vcpu *tv, uint8_t kind,
 	return !read_msr(tv, MSR_LSTAR, &st->lstar);
 }
 
+/* Give the guest the state @st the VMM computed for @d and record the transfer. */
+static int apply_emulated(struct tracer_vcpu *tv, struct step_vcpu *sv, const struct step_obs *o,
+			  const struct step_decoded *d, const struct transition_state *st,
+			  struct step_out *out)
+{
+	struct step_obs now;
+	int ret;
+
+	ret = kvm__ioctl(tv->fd, KVM_SET_SREGS, &st->sregs);
+	if (ret < 0)
+		return ret;
+	ret = kvm__ioctl(tv->fd, KVM_SET_REGS, &st->regs);
+	if (ret < 0)
+		return ret;
+	ret = read_state(tv, sv, false);
+	if (ret < 0)
+		return ret;
+	observe(sv, &now);
+	step_core__emulated(&sv->core, o, d, &now, now_ns(tv), out);
+	return 1;
+}
+
 /*
  * Execute the privilege transition at RIP in the VMM (transition.c) when the step would not
  * follow it: the guest gets the architectural result through KVM_SET_SREGS/KVM_SET_REGS and
@@ -407,8 +429,6 @@ static int run_transition(struct tracer_vcpu *tv, struct step_vcpu *sv, const st
 	const struct step_core *c = &sv->core;
 	struct transition_state st = { .cpl_ok = 0 };
 	uint8_t kind = next->first.info.kind;
-	struct step_obs now;
-	int ret;
 
 	if (!next->valid || next->has_second || state_mode(sv) != INSN_MODE_LONG64 ||
 	    !transition__wanted(&next->first.info) || !(o->cpl == 0 ? c->can_cpl0 : c->can_cpl3))
@@ -424,18 +444,85 @@ static int run_transition(struct tracer_vcpu *tv, struct step_vcpu *sv, const st
 	st.cpl_ok = (c->can_cpl0 ? 1U : 0U) | (c->can_cpl3 ? 0xeU : 0U);
 	if (transition__emulate(&st, &next->first.info, mem_ptr, tv->mem))
 		return 0;
-	ret = kvm__ioctl(tv->fd, KVM_SET_SREGS, &st.sregs);
-	if (ret < 0)
-		return ret;
-	ret = kvm__ioctl(tv->fd, KVM_SET_REGS, &st.regs);
-	if (ret < 0)
-		return ret;
-	ret = read_state(tv, sv, false);
-	if (ret < 0)
-		return ret;
-	observe(sv, &now);
-	step_core__emulated(&sv->core, o, &next->first, &now, now_ns(tv), out);
-	return 1;
+	return apply_emulated(tv, sv, o, &next->first, &st, out);
+}
+
+static void gprs(const struct kvm_regs *r, uint64_t g[INSN_GPR_MAX])
+{
+	g[INSN_RAX] = r->rax;
+	g[INSN_RCX] = r->rcx;
+	g[INSN_RDX] = r->rdx;
+	g[INSN_RBX] = r->rbx;
+	g[INSN_RSP] = r->rsp;
+	g[INSN_RBP] = r->rbp;
+	g[INSN_RSI] = r->rsi;
+	g[INSN_RDI] = r->rdi;
+	g[INSN_R8] = r->r8;
+	g[INSN_R9] = r->r9;
+	g[INSN_R10] = r->r10;
+	g[INSN_R11] = r->r11;
+	g[INSN_R12] = r->r12;
+	g[INSN_R13] = r->r13;
+	g[INSN_R14] = r->r14;
+	g[INSN_R15] = r->r15;
+}
+
+/* The page fault the load or store at RIP raises, if it raises one for sure; false otherwise. */
+static bool predict_fault(const struct tracer_vcpu *tv, struct step_vcpu *sv,
+			  const struct transition_state *st, const struct step_decoded *d,
+			  struct insn_mem *m, uint32_t *code)
+{
+	uint8_t bytes[INSN_MAX_LEN];
+	uint64_t g[INSN_GPR_MAX];
+	struct gva_space s;
+	size_t n;
+
+	address_space(tv, sv, &s);
+	n = gva__read_prefix(&s, d->la, bytes, sizeof(bytes));
+	gprs(&st->regs, g);
+	if (n < d->info.len ||
+	    insn__mem_access(&sv->dec, st->regs.rip, bytes, n, g, st->sregs.fs.base,
+			     st->sregs.gs.base, m))
+		return false;
+	return transition__user_fault(st, m->la, m->len, m->write, mem_ptr, tv->mem, code) == 1;
+}
+
+/*
+ * A load or store in user mode that will raise a page fault: the CPU would enter the handler
+ * with TF clear. The VMM delivers the fault itself (transition.c) when it knows the fault for
+ * sure, records the exception branch and steps on in the handler.
+ *
+ * Return: as run_transition().
+ */
+static int run_fault(struct tracer_vcpu *tv, struct step_vcpu *sv, const struct step_obs *o,
+		     const struct step_insn *next, struct step_out *out)
+{
+	const struct step_core *c = &sv->core;
+	struct transition_state st = { .cpl_ok = 0 };
+	struct step_decoded d = next->first;
+	struct insn_mem m;
+	uint32_t code;
+
+	if (!next->valid || next->has_second || o->cpl != 3 || !c->can_cpl0 || !c->can_cpl3 ||
+	    state_mode(sv) != INSN_MODE_LONG64 || d.info.kind != VBTS_BR_UNKNOWN ||
+	    (d.info.flags & (STEP_EVENT_FLAGS | INSN_F_REP_STRING | INSN_F_MOV_SS)))
+		return 0;
+	st.regs = sv->regs;
+	st.sregs = sv->sregs;
+	if (!predict_fault(tv, sv, &st, &d, &m, &code) || !events_quiet(tv, false))
+		return 0;
+	/* again on the state as it is now, not as cached */
+	if (kvm__ioctl(tv->fd, KVM_GET_REGS, &st.regs) < 0 ||
+	    kvm__ioctl(tv->fd, KVM_GET_SREGS, &st.sregs) < 0 || st.regs.rip != sv->regs.rip ||
+	    !predict_fault(tv, sv, &st, &d, &m, &code))
+		return 0;
+	st.cpl_ok = 0x9; /* CPL 0 and 3: both steppable, checked above */
+	if (transition__page_fault(&st, m.la, code, mem_ptr, tv->mem))
+		return 0;
+	d.info.kind = VBTS_BR_EXCEPTION;
+	d.info.vector = 14;
+	d.info.flags |= INSN_F_VECTOR;
+	return apply_emulated(tv, sv, o, &d, &st, out);
 }
 
 static int set_step(struct tracer_vcpu *tv, struct step_vcpu *sv, bool on)
@@ -502,6 +589,8 @@ static int step_before_run(struct tracer_vcpu *tv)
 	decode_next(tv, sv, &o, &next);
 	for (unsigned int i = 0; i < TRANSITION_CHAIN_MAX; i++) {
 		ret = run_transition(tv, sv, &o, &next, &out);
+		if (ret == 0)
+			ret = run_fault(tv, sv, &o, &next, &out);
 		if (ret < 0)
 			return ret;
 		if (ret == 0)

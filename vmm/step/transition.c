@@ -16,9 +16,11 @@
 #include "transition.h"
 
 #define CR0_WP (1ULL << 16)
+#define CR0_AM (1ULL << 18)
 #define CR0_PG (1ULL << 31)
 #define CR4_LA57 (1ULL << 12)
 #define CR4_SMAP (1ULL << 21)
+#define CR4_PKE (1ULL << 22)
 #define EFER_SCE (1ULL << 0)
 #define EFER_LMA (1ULL << 10)
 #define EFER_NXE (1ULL << 11)
@@ -29,6 +31,7 @@
 #define RFLAGS_NT (1ULL << 14)
 #define RFLAGS_RF (1ULL << 16)
 #define RFLAGS_VM (1ULL << 17)
+#define RFLAGS_AC (1ULL << 18)
 /* What SYSRET keeps of R11 (SDM: RFLAGS ← (R11 & 3C7FD7H) | 2). */
 #define RFLAGS_SYSRET_MASK 0x3c7fd7ULL
 /* What IRET at CPL 0 loads: CF PF AF ZF SF TF IF DF OF IOPL NT RF AC VIF VIP ID. */
@@ -52,6 +55,11 @@
 #define DESC_P (1ULL << 47)
 #define DESC_L (1ULL << 53)
 #define DESC_DB (1ULL << 54)
+
+#define PF_VECTOR 14
+#define PF_PRESENT (1U << 0)
+#define PF_WRITE (1U << 1)
+#define PF_USER (1U << 2)
 
 #define SEG_TYPE_TSS64_BUSY 0xb
 #define GATE_INT64 0xe
@@ -414,19 +422,36 @@ static int iret(struct transition_state *st, struct tr_ctx *x, const struct insn
 	return 0;
 }
 
-/*
- * INT n / INT3 in IA-32e mode through a 64-bit interrupt or trap gate to a 64-bit,
- * non-conforming code segment of DPL 0: from CPL 3 with the stack switch to TSS.RSP0, or from
- * CPL 0 on the same stack; the IST when the gate names one. The frame is always 5 qwords on a
- * 16-byte aligned stack; software interrupts push no error code.
+/**
+ * struct tr_event - an event to deliver through the IDT.
+ * @vector:  the vector
+ * @soft:    raised by int n / int3: the gate's DPL is checked, RF is pushed as 0
+ * @has_err: an error code is pushed
+ * @err:     that error code
+ * @rip:     the RIP pushed: the next instruction for int n, the faulting one for a fault
  */
-static int soft_int(struct transition_state *st, struct tr_ctx *x, const struct insn_info *info)
+struct tr_event {
+	uint8_t vector;
+	bool soft;
+	bool has_err;
+	uint32_t err;
+	uint64_t rip;
+};
+
+/*
+ * Delivery in IA-32e mode through a 64-bit interrupt or trap gate to a 64-bit,
+ * non-conforming code segment of DPL 0: from CPL 3 with the stack switch to TSS.RSP0, or from
+ * CPL 0 on the same stack; the IST when the gate names one. The frame is 5 qwords (6 with an
+ * error code) on a 16-byte aligned stack. A fault pushes RF as 1 (SDM: "for any fault-class
+ * exception ... the value pushed for RF is 1"), a software interrupt as 0.
+ */
+static int deliver(struct transition_state *st, struct tr_ctx *x, const struct tr_event *ev)
 {
 	struct kvm_sregs *sr = &st->sregs;
 	struct kvm_regs *r = &st->regs;
-	uint8_t cpl = cpl_of(st), vec = info->vector;
-	uint64_t g[2], cs_d, cs_la, off, rsp, frame[5];
-	unsigned int type, dpl, ist, tss_off = 0;
+	uint8_t cpl = cpl_of(st), vec = ev->vector;
+	uint64_t g[2], cs_d, cs_la, off, rsp, frame[6];
+	unsigned int type, dpl, ist, tss_off = 0, nf;
 	uint16_t sel;
 	int err;
 
@@ -444,7 +469,7 @@ static int soft_int(struct transition_state *st, struct tr_ctx *x, const struct 
 	ist = (g[0] >> 32) & 7;
 	if ((type != GATE_INT64 && type != GATE_TRAP64) || ((g[1] >> 40) & 0x1f) != 0)
 		return -EINVAL; /* #GP */
-	if (dpl < cpl)
+	if (ev->soft && dpl < cpl)
 		return -EINVAL; /* #GP */
 	if (!(g[0] & DESC_P))
 		return -EINVAL; /* #NP */
@@ -483,13 +508,16 @@ static int soft_int(struct transition_state *st, struct tr_ctx *x, const struct 
 		rsp = r->rsp;
 	}
 	rsp &= ~0xfULL;
-	frame[0] = r->rip + info->len;
-	frame[1] = sr->cs.selector;
-	frame[2] = r->rflags;
-	frame[3] = r->rsp;
-	frame[4] = sr->ss.selector;
-	for (unsigned int i = 0; i < 5; i++) {
-		err = write_la(x, rsp - 40 + 8 * i, frame[i], 8, false);
+	nf = 0;
+	if (ev->has_err)
+		frame[nf++] = ev->err;
+	frame[nf++] = ev->rip;
+	frame[nf++] = sr->cs.selector;
+	frame[nf++] = ev->soft ? r->rflags & ~RFLAGS_RF : r->rflags | RFLAGS_RF;
+	frame[nf++] = r->rsp;
+	frame[nf++] = sr->ss.selector;
+	for (unsigned int i = 0; i < nf; i++) {
+		err = write_la(x, rsp - 8 * nf + 8 * i, frame[i], 8, false);
 		if (err)
 			return err;
 	}
@@ -498,7 +526,7 @@ static int soft_int(struct transition_state *st, struct tr_ctx *x, const struct 
 		return err;
 
 	apply_writes(x);
-	r->rsp = rsp - 40;
+	r->rsp = rsp - 8 * nf;
 	r->rip = off;
 	r->rflags &= ~(RFLAGS_TF | RFLAGS_NT | RFLAGS_RF | RFLAGS_VM);
 	if (type == GATE_INT64)
@@ -510,6 +538,23 @@ static int soft_int(struct transition_state *st, struct tr_ctx *x, const struct 
 		sr->ss.unusable = 1;
 	}
 	return 0;
+}
+
+static int soft_int(struct transition_state *st, struct tr_ctx *x, const struct insn_info *info)
+{
+	struct tr_event ev = {
+		.vector = info->vector, .soft = true, .rip = st->regs.rip + info->len,
+	};
+
+	return deliver(st, x, &ev);
+}
+
+static void init_ctx(struct tr_ctx *x, const struct transition_state *st)
+{
+	x->cr0 = st->sregs.cr0;
+	x->cr3 = st->sregs.cr3;
+	x->cr4 = st->sregs.cr4;
+	x->efer = st->sregs.efer;
 }
 
 bool transition__wanted(const struct insn_info *info)
@@ -546,13 +591,104 @@ int transition__emulate(struct transition_state *st, const struct insn_info *inf
 		break;
 	}
 	/* iret and int touch memory: they work on a copy, @st changes only when they succeed */
-	x.cr0 = st->sregs.cr0;
-	x.cr3 = st->sregs.cr3;
-	x.cr4 = st->sregs.cr4;
-	x.efer = st->sregs.efer;
+	init_ctx(&x, st);
 	tmp = *st;
 	err = info->kind == VBTS_BR_IRET ? iret(&tmp, &x, info) : soft_int(&tmp, &x, info);
 	if (!err)
 		*st = tmp;
 	return err;
+}
+
+/*
+ * A user-mode data access to the page of @la: 0 when it succeeds, 1 with the #PF error code
+ * when it faults (not present, a supervisor page, a write to a read-only page), -EOPNOTSUPP
+ * when the walk meets a reserved bit or leaves guest RAM (not predicted).
+ */
+static int user_page(const struct tr_ctx *x, uint64_t la, bool write, uint32_t *code)
+{
+	unsigned int levels = (x->cr4 & CR4_LA57) ? 5 : 4;
+	uint64_t table = x->cr3 & PTE_ADDR;
+	bool rw = true, us = true;
+
+	for (unsigned int lvl = levels; lvl >= 1; lvl--) {
+		unsigned int shift = 12 + 9 * (lvl - 1);
+		const void *p = x->ptr(x->ctx, table + ((la >> shift) & 0x1ff) * 8, 8);
+		uint64_t e, mask;
+		bool leaf;
+
+		if (!p)
+			return -EOPNOTSUPP;
+		memcpy(&e, p, 8);
+		if (!(e & PTE_P)) {
+			*code = PF_USER | (write ? PF_WRITE : 0);
+			return 1;
+		}
+		if ((e & PTE_NX) && !(x->efer & EFER_NXE))
+			return -EOPNOTSUPP;
+		rw = rw && (e & PTE_RW);
+		us = us && (e & PTE_US);
+		leaf = lvl == 1 || ((e & PTE_PS) && (lvl == 2 || lvl == 3));
+		if (!leaf && (e & PTE_PS))
+			return -EOPNOTSUPP;
+		mask = leaf ? (1ULL << shift) - 1 : 0;
+		if (leaf && lvl > 1 && (e & PTE_ADDR & mask & ~0x1000ULL))
+			return -EOPNOTSUPP;
+		if (leaf)
+			break;
+		table = e & PTE_ADDR;
+	}
+	if (!us || (write && !rw)) {
+		*code = PF_PRESENT | PF_USER | (write ? PF_WRITE : 0);
+		return 1;
+	}
+	return 0;
+}
+
+int transition__user_fault(const struct transition_state *st, uint64_t la, uint32_t len,
+			   bool write, void *(*ptr)(const void *ctx, uint64_t gpa, uint64_t len),
+			   const void *ctx, uint32_t *code)
+{
+	struct tr_ctx x = { .ptr = ptr, .ctx = ctx };
+	int ret;
+
+	init_ctx(&x, st);
+	if (!mode64(st) || cpl_of(st) != 3 || !(x.cr0 & CR0_PG) || len == 0 || len > 64)
+		return -EOPNOTSUPP;
+	if (x.cr4 & CR4_PKE)
+		return -EOPNOTSUPP; /* protection keys: not predicted */
+	if ((x.cr0 & CR0_AM) && (st->regs.rflags & RFLAGS_AC))
+		return -EOPNOTSUPP; /* an alignment check may come first */
+	if (!canonical(x.cr4, la) || !canonical(x.cr4, la + len - 1))
+		return -EOPNOTSUPP; /* #GP or #SS, not a page fault */
+	ret = user_page(&x, la, write, code);
+	if (ret)
+		return ret;
+	if ((la & ~(PAGE_SIZE - 1)) == ((la + len - 1) & ~(PAGE_SIZE - 1)))
+		return 0;
+	ret = user_page(&x, la + len - 1, write, code);
+	return ret == 1 ? -EOPNOTSUPP : ret; /* which address CR2 gets is not predicted */
+}
+
+int transition__page_fault(struct transition_state *st, uint64_t cr2, uint32_t code,
+			   void *(*ptr)(const void *ctx, uint64_t gpa, uint64_t len),
+			   const void *ctx)
+{
+	struct tr_event ev = { .vector = PF_VECTOR, .has_err = true, .err = code,
+			       .rip = st->regs.rip };
+	struct tr_ctx x = { .ptr = ptr, .ctx = ctx };
+	struct transition_state tmp;
+	int err;
+
+	if (!mode64(st) || (st->regs.rflags & RFLAGS_VM))
+		return -EOPNOTSUPP;
+	if (st->regs.rflags & RFLAGS_TF)
+		return -EOPNOTSUPP;
+	init_ctx(&x, st);
+	tmp = *st;
+	err = deliver(&tmp, &x, &ev);
+	if (err)
+		return err;
+	tmp.sregs.cr2 = cr2;
+	*st = tmp;
+	return 0;
 }

@@ -66,4 +66,40 @@ bool transition__wanted(const struct insn_info *info);
 int transition__emulate(struct transition_state *st, const struct insn_info *info,
 			void *(*ptr)(const void *ctx, uint64_t gpa, uint64_t len), const void *ctx);
 
+/**
+ * transition__user_fault() - whether a user-mode data access at CPL 3 raises a page fault.
+ * @st:    state (CPL 3, 64-bit mode)
+ * @la:    linear address of the access
+ * @len:   bytes (1..64)
+ * @write: a store
+ * @ptr:   guest-physical accessor, as for transition__emulate(); nothing is written
+ * @ctx:   its first argument
+ * @code:  result: the page-fault error code, when it faults
+ *
+ * Return: 0 when the access succeeds; 1 when it raises #PF with @code (CR2 = @la);
+ * -EOPNOTSUPP when that is not known exactly (another exception may come first: a
+ * non-canonical address, alignment checking, protection keys; a reserved bit; page tables
+ * outside guest RAM; the second page of a split access faulting).
+ */
+int transition__user_fault(const struct transition_state *st, uint64_t la, uint32_t len,
+			   bool write, void *(*ptr)(const void *ctx, uint64_t gpa, uint64_t len),
+			   const void *ctx, uint32_t *code);
+
+/**
+ * transition__page_fault() - deliver a page fault raised by the instruction at RIP.
+ * @st:   state; on success the state in the handler (CR2 = @cr2)
+ * @cr2:  the faulting linear address
+ * @code: the error code
+ * @ptr:  guest-physical accessor, as for transition__emulate()
+ * @ctx:  its first argument
+ *
+ * The delivery of transition__emulate()'s int n, with the error code pushed, the faulting
+ * RIP and RF set in the pushed RFLAGS, and no check of the gate's DPL.
+ *
+ * Return: 0, or the errors of transition__emulate() (nothing changed).
+ */
+int transition__page_fault(struct transition_state *st, uint64_t cr2, uint32_t code,
+			   void *(*ptr)(const void *ctx, uint64_t gpa, uint64_t len),
+			   const void *ctx);
+
 #endif /* VBTS_VMM_STEP_TRANSITION_H */

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * test-transition.c - sysretq, iretq, syscall and int n executed by transition.c over page
- * tables, a GDT, an IDT and a TSS built in a buffer: the architectural results, and every
- * case where the CPU would fault or the module declines, with state and memory unchanged.
+ * test-transition.c - sysretq, iretq, syscall, int n and user page faults executed by
+ * transition.c over page tables, a GDT, an IDT and a TSS built in a buffer: the architectural
+ * results, and every case where the CPU would fault or the module declines, with state and
+ * memory unchanged; the loads and stores whose faults are predicted (insn__mem_access()).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -639,6 +640,138 @@ START_TEST(test_int_refused)
 }
 END_TEST
 
+/* ---- page faults of user loads and stores -------------------------------------------------- */
+
+static int access_of(const char *bytes, size_t n, struct insn_mem *m)
+{
+	uint64_t g[INSN_GPR_MAX];
+
+	for (unsigned int i = 0; i < INSN_GPR_MAX; i++)
+		g[i] = 0x1000ULL * (i + 1);
+	g[INSN_RDI] = 0xffffffff00000040ULL;
+	return insn__mem_access(&dec, 0x400000, (const uint8_t *)bytes, n, g, 0x7000000,
+				0x9000000, m);
+}
+
+START_TEST(test_mem_access)
+{
+	struct insn_mem m;
+
+	ck_assert_int_eq(access_of("\x8b\x07", 2, &m), 0); /* mov (%rdi),%eax */
+	ck_assert_uint_eq(m.la, 0xffffffff00000040ULL);
+	ck_assert_uint_eq(m.len, 4);
+	ck_assert(!m.write);
+	ck_assert_int_eq(access_of("\x89\x44\x24\x10", 4, &m), 0); /* mov %eax,0x10(%rsp) */
+	ck_assert_uint_eq(m.la, 0x5010);
+	ck_assert(m.write);
+	/* mov 0x100(%rip),%rax: relative to the next instruction */
+	ck_assert_int_eq(access_of("\x48\x8b\x05\x00\x01\x00\x00", 7, &m), 0);
+	ck_assert_uint_eq(m.la, 0x400000 + 7 + 0x100);
+	ck_assert_uint_eq(m.len, 8);
+	/* mov %fs:0x8,%rax */
+	ck_assert_int_eq(access_of("\x64\x48\x8b\x04\x25\x08\x00\x00\x00", 9, &m), 0);
+	ck_assert_uint_eq(m.la, 0x7000008);
+	ck_assert_int_eq(access_of("\x67\x8b\x07", 3, &m), 0); /* mov (%edi),%eax */
+	ck_assert_uint_eq(m.la, 0x40);
+	ck_assert_int_eq(access_of("\x3b\x14\x8b", 3, &m), 0); /* cmp (%rbx,%rcx,4),%edx */
+	ck_assert_uint_eq(m.la, 0x4000 + 4 * 0x2000);
+	ck_assert_int_eq(access_of("\x0f\xb6\x47\xff", 4, &m), 0); /* movzbl -1(%rdi),%eax */
+	ck_assert_uint_eq(m.la, 0xffffffff0000003fULL);
+	ck_assert_uint_eq(m.len, 1);
+
+	ck_assert_int_eq(access_of("\x01\x07", 2, &m), -ENOENT);         /* add %eax,(%rdi) */
+	ck_assert_int_eq(access_of("\xf0\x01\x07", 3, &m), -ENOENT);     /* lock add */
+	ck_assert_int_eq(access_of("\x50", 1, &m), -ENOENT);               /* push %rax */
+	ck_assert_int_eq(access_of("\x48\x8d\x07", 3, &m), -ENOENT);     /* lea (%rdi),%rax */
+	ck_assert_int_eq(access_of("\x8e\x1f", 2, &m), -ENOENT);          /* mov (%rdi),%ds */
+	ck_assert_int_eq(access_of("\x89\xc7", 2, &m), -ENOENT);          /* mov %eax,%edi */
+	ck_assert_int_eq(access_of("\xa5", 1, &m), -ENOENT);               /* movsl */
+	ck_assert_int_eq(access_of("\x8b", 1, &m), -ENODATA);
+}
+END_TEST
+
+static int user_fault(const struct transition_state *st, uint64_t la, uint32_t len, bool write,
+		      uint32_t *code)
+{
+	*code = 0xdead;
+	return transition__user_fault(st, la, len, write, fake_ram_ptr, &ram, code);
+}
+
+START_TEST(test_user_fault)
+{
+	struct transition_state st = user_state(), k = kernel_state();
+	uint32_t code;
+
+	ck_assert_int_eq(user_fault(&st, 0x300010, 8, false, &code), 0);
+	ck_assert_int_eq(user_fault(&st, 0x300010, 8, true, &code), 0);
+	ck_assert_int_eq(user_fault(&st, 0x3ffffe, 4, true, &code), 0); /* two user pages */
+	ck_assert_int_eq(user_fault(&st, 0x0, 4, false, &code), 1); /* NULL: not present */
+	ck_assert_uint_eq(code, 0x4);
+	ck_assert_int_eq(user_fault(&st, 0x10, 4, true, &code), 1);
+	ck_assert_uint_eq(code, 0x6);
+	ck_assert_int_eq(user_fault(&st, 0x8000, 4, false, &code), 1); /* a supervisor page */
+	ck_assert_uint_eq(code, 0x5);
+	ck_assert_int_eq(user_fault(&st, 0x7ff000, 1, false, &code), 1); /* PD entry clear */
+	ck_assert_uint_eq(code, 0x4);
+	fake_put64(&ram, PD + 2 * 8, 0x400000 | P | US | PS); /* read-only user page */
+	ck_assert_int_eq(user_fault(&st, 0x400100, 2, false, &code), 0);
+	ck_assert_int_eq(user_fault(&st, 0x400100, 2, true, &code), 1);
+	ck_assert_uint_eq(code, 0x7);
+
+	/* not predicted */
+	ck_assert_int_eq(user_fault(&k, 0x0, 4, false, &code), -EOPNOTSUPP); /* CPL 0 */
+	ck_assert_int_eq(user_fault(&st, 0x0000800000000000ULL, 4, false, &code), -EOPNOTSUPP);
+	ck_assert_int_eq(user_fault(&st, 0x00007ffffffffffeULL, 4, false, &code), -EOPNOTSUPP);
+	ck_assert_int_eq(user_fault(&st, 0x5ffffe, 4, false, &code), -EOPNOTSUPP); /* split */
+	ck_assert_int_eq(user_fault(&st, 0x300000, 0, false, &code), -EOPNOTSUPP);
+	st.sregs.cr0 |= 1ULL << 18;
+	st.regs.rflags |= 1ULL << 18;
+	ck_assert_int_eq(user_fault(&st, 0x0, 4, false, &code), -EOPNOTSUPP); /* AM and AC */
+	st = user_state();
+	st.sregs.cr4 |= 1ULL << 22;
+	ck_assert_int_eq(user_fault(&st, 0x0, 4, false, &code), -EOPNOTSUPP); /* PKE */
+	st = user_state();
+	fake_put64(&ram, PD + 1 * 8, 0x200000 | P | RW | US | PS | (1ULL << 63));
+	ck_assert_int_eq(user_fault(&st, 0x300000, 4, false, &code), -EOPNOTSUPP); /* NX, !NXE */
+	fake_put64(&ram, PD + 1 * 8, 0x200000 | P | RW | US | PS | (1ULL << 13));
+	ck_assert_int_eq(user_fault(&st, 0x300000, 4, false, &code), -EOPNOTSUPP); /* reserved */
+	fake_put64(&ram, PD + 1 * 8, 0x7ff000 | P | RW | US);
+	fake_put64(&ram, PDPT, 0x900000 | P | RW | US);
+	ck_assert_int_eq(user_fault(&st, 0x300000, 4, false, &code), -EOPNOTSUPP); /* beyond RAM */
+}
+END_TEST
+
+START_TEST(test_page_fault)
+{
+	struct transition_state st = user_state(), before;
+
+	set_gate(14, gate64(HANDLER + 0x40, KCS, 0xe, 0, 0), 0); /* DPL 0: not checked */
+	st.regs.rflags = 0x202;
+	ck_assert_int_eq(transition__page_fault(&st, 0x10, 0x4, fake_ram_ptr, &ram), 0);
+	ck_assert_uint_eq(st.regs.rip, HANDLER + 0x40);
+	ck_assert_uint_eq(st.regs.rsp, KSTACK_TOP - 48);
+	ck_assert_uint_eq(st.regs.rflags, 0x2);
+	ck_assert_uint_eq(st.sregs.cr2, 0x10);
+	ck_assert_uint_eq(get64(KSTACK_TOP - 48), 0x4); /* error code */
+	/* the faulting RIP, RF set in the pushed flags */
+	assert_frame(KSTACK_TOP, UCODE, UCS, 0x202 | RF_RF, USTACK, UDS);
+	ck_assert_uint_eq(st.sregs.cs.selector, KCS);
+	ck_assert_uint_eq(st.sregs.ss.unusable, 1);
+
+	/* refused as int n is, nothing changed */
+	st = user_state();
+	set_gate(14, gate64(HANDLER + 0x40, KCS, 0xe, 0, 0) & ~(1ULL << 47), 0);
+	before = st;
+	memcpy(snapshot, ram.buf, RAM_SIZE);
+	ck_assert_int_eq(transition__page_fault(&st, 0x10, 0x4, fake_ram_ptr, &ram), -EINVAL);
+	ck_assert(!memcmp(&st, &before, sizeof(st)));
+	ck_assert(!memcmp(snapshot, ram.buf, RAM_SIZE));
+	set_gate(14, gate64(HANDLER + 0x40, KCS, 0xe, 0, 0), 0);
+	st.sregs.cs.l = 0;
+	ck_assert_int_eq(transition__page_fault(&st, 0x10, 0x4, fake_ram_ptr, &ram), -EOPNOTSUPP);
+}
+END_TEST
+
 Suite *transition_suite(void)
 {
 	Suite *s = suite_create("transition");
@@ -655,6 +788,9 @@ Suite *transition_suite(void)
 	tcase_add_test(tc, test_int_from_user);
 	tcase_add_test(tc, test_int_gates);
 	tcase_add_test(tc, test_int_refused);
+	tcase_add_test(tc, test_mem_access);
+	tcase_add_test(tc, test_user_fault);
+	tcase_add_test(tc, test_page_fault);
 	suite_add_tcase(s, tc);
 	return s;
 }
