@@ -33,8 +33,8 @@ fi
 echo "vbts demo: guest console:"
 sed 's/^/  | /' "$trace.console"
 echo
-echo "vbts demo: the last 16 branches of the task that crashed:"
-"$vbts" decode "$trace" --crashed --last 16
+echo "vbts demo: the last 16 user-mode branches of the task that crashed:"
+"$vbts" decode "$trace" --crashed --cpl user --last 16
 echo
 "$vbts" decode "$trace" --summary --last 0 | sed -n '/^summary/,$p'
 echo
