@@ -114,17 +114,22 @@ static int queue(struct tr_ctx *x, uint64_t gpa, uint64_t val, uint8_t len, bool
 	return 0;
 }
 
+/*
+ * Accessed/dirty and descriptor accessed bits are set with atomic ORs, as the CPU sets them,
+ * so that another vCPU's update of the same entry is not lost.
+ */
 static void apply_writes(const struct tr_ctx *x)
 {
 	for (unsigned int i = 0; i < x->nw; i++) {
 		const struct tr_write *w = &x->w[i];
 		uint8_t *p = x->ptr(x->ctx, w->gpa, w->len);
-		uint64_t v = 0;
 
-		if (w->or)
-			memcpy(&v, p, w->len);
-		v |= w->val;
-		memcpy(p, &v, w->len);
+		if (w->or && w->len == 8 && !(w->gpa & 7))
+			__atomic_fetch_or((uint64_t *)(void *)p, w->val, __ATOMIC_SEQ_CST);
+		else if (w->or && w->len == 1)
+			__atomic_fetch_or(p, (uint8_t)w->val, __ATOMIC_SEQ_CST);
+		else
+			memcpy(p, &w->val, w->len);
 	}
 }
 
