@@ -14,8 +14,10 @@
  * the popped TF clear, syscall when FMASK clears TF, int n through the IDT) are executed by the
  * VMM itself when the host can step both sides (transition.c): the guest gets their exact
  * architectural result through KVM_SET_SREGS/KVM_SET_REGS and its memory, the branch is
- * recorded, and the step goes on at the target. Where transition.c declines (anything the CPU
- * would fault on, anything unusual) the CPU executes the instruction and a gap follows.
+ * recorded, and the step goes on at the target. A user-mode load or store that certainly
+ * raises a page fault is handled the same way (the fault delivered by the VMM, the exception
+ * branch recorded). Where transition.c declines (anything the CPU would fault on otherwise,
+ * anything unusual) the CPU executes the instruction and a gap follows.
  *
  * The guest is hostile: every guest address goes through gva.c's bounds-checked walks, every
  * failure to read or decode becomes a gap record, and nothing here logs per guest event.

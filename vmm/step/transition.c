@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * transition.c - sysretq, iretq, syscall and int n executed by the VMM, as the SDM's
- * pseudo-code for IA-32e mode defines them (SYSRET, IRET "return to outer privilege level",
- * SYSCALL, INT n "interrupt or trap gate" with the 64-bit stack frame).
+ * transition.c - sysretq, iretq, syscall, int n and user-mode page faults executed by the
+ * VMM, as the SDM's pseudo-code for IA-32e mode defines them (SYSRET, IRET "return to outer
+ * privilege level", SYSCALL, INT n "interrupt or trap gate" with the 64-bit stack frame, and
+ * the same delivery for a #PF with its error code).
  *
  * Two phases: everything is read and checked first while the writes the instruction makes
  * (stack pushes, the accessed bit of a loaded descriptor, accessed/dirty bits of the page

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * transition.h - architectural emulation of the 64-bit privilege transitions after which a
- * single-step trap does not come: sysretq, iretq to CPL 3, syscall with TF in FMASK, and
- * int n / int3 through a 64-bit interrupt or trap gate.
+ * single-step trap does not come: sysretq, iretq to CPL 3, syscall with TF in FMASK,
+ * int n / int3 through a 64-bit interrupt or trap gate, and the page fault of a user-mode load
+ * or store (predicted with a user-mode page walk, delivered like int n).
  *
  * Pure: the vCPU state comes in a struct, guest memory through a guest-physical accessor.
  * Every check the CPU makes on the way is made here; where the CPU would fault, or anything
