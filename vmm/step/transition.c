@@ -57,6 +57,7 @@
 #define DESC_L (1ULL << 53)
 #define DESC_DB (1ULL << 54)
 
+#define UD_VECTOR 6
 #define PF_VECTOR 14
 #define PF_PRESENT (1U << 0)
 #define PF_WRITE (1U << 1)
@@ -293,7 +294,7 @@ static void flat_seg(struct kvm_segment *s, uint16_t sel, bool code, uint8_t dpl
 	s->g = 1;
 }
 
-/* Whether @s is a 64-bit code segment: the mode all transitions here start in. */
+/* Whether @st is in 64-bit mode: the mode all transitions here start in. */
 static bool mode64(const struct transition_state *st)
 {
 	return (st->sregs.efer & EFER_LMA) && st->sregs.cs.l;
@@ -375,8 +376,8 @@ static int iret(struct transition_state *st, struct tr_ctx *x, const struct insn
 	ss = (uint16_t)f[4];
 	if ((cs & 3) != 3)
 		return -EOPNOTSUPP; /* only returns to user mode are emulated */
-	if (fl & (RFLAGS_TF | RFLAGS_VM | RFLAGS_RF))
-		return -EOPNOTSUPP;
+	if (fl & (RFLAGS_TF | RFLAGS_VM))
+		return -EOPNOTSUPP; /* RF is loaded: it only masks instruction breakpoints */
 	err = read_desc(x, sr, cs, &cs_d, &cs_la);
 	if (err)
 		return err;
@@ -546,10 +547,14 @@ static int deliver(struct transition_state *st, struct tr_ctx *x, const struct t
 	return 0;
 }
 
-static int soft_int(struct transition_state *st, struct tr_ctx *x, const struct insn_info *info)
+/* int n / int3 (soft, the next RIP pushed) or ud0/1/2 (#UD: a fault, its own RIP pushed). */
+static int vector_insn(struct transition_state *st, struct tr_ctx *x,
+		       const struct insn_info *info)
 {
+	bool soft = info->flags & INSN_F_SOFT_INT;
 	struct tr_event ev = {
-		.vector = info->vector, .soft = true, .rip = st->regs.rip + info->len,
+		.vector = info->vector, .soft = soft,
+		.rip = soft ? st->regs.rip + info->len : st->regs.rip,
 	};
 
 	return deliver(st, x, &ev);
@@ -574,6 +579,8 @@ bool transition__wanted(const struct insn_info *info)
 		return info->flags & INSN_F_SYSCALL;
 	case VBTS_BR_INT:
 		return (info->flags & INSN_F_SOFT_INT) && !(info->flags & INSN_F_COND);
+	case VBTS_BR_EXCEPTION:
+		return (info->flags & INSN_F_VECTOR) && info->vector == UD_VECTOR;
 	default:
 		return false;
 	}
@@ -599,7 +606,7 @@ int transition__emulate(struct transition_state *st, const struct insn_info *inf
 	/* iret and int touch memory: they work on a copy, @st changes only when they succeed */
 	init_ctx(&x, st);
 	tmp = *st;
-	err = info->kind == VBTS_BR_IRET ? iret(&tmp, &x, info) : soft_int(&tmp, &x, info);
+	err = info->kind == VBTS_BR_IRET ? iret(&tmp, &x, info) : vector_insn(&tmp, &x, info);
 	if (!err)
 		*st = tmp;
 	return err;

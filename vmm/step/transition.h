@@ -2,8 +2,8 @@
 /*
  * transition.h - architectural emulation of the 64-bit privilege transitions after which a
  * single-step trap does not come: sysretq, iretq to CPL 3, syscall with TF in FMASK,
- * int n / int3 through a 64-bit interrupt or trap gate, and the page fault of a user-mode load
- * or store (predicted with a user-mode page walk, delivered like int n).
+ * int n / int3 and ud0/1/2 (#UD) through a 64-bit interrupt or trap gate, and the page fault
+ * of a user-mode load or store (predicted with a user-mode page walk, delivered like int n).
  *
  * Pure: the vCPU state comes in a struct, guest memory through a guest-physical accessor.
  * Every check the CPU makes on the way is made here; where the CPU would fault, or anything
@@ -42,7 +42,7 @@ struct transition_state {
  * transition__wanted() - whether @info is an instruction this module emulates.
  * @info: the decoded instruction (64-bit mode)
  *
- * Return: true for sysretq, iretq, syscall and int n / int3.
+ * Return: true for sysretq, iretq, syscall, int n / int3 and ud0/ud1/ud2 (#UD).
  */
 bool transition__wanted(const struct insn_info *info);
 

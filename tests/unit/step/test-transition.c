@@ -254,7 +254,7 @@ START_TEST(test_wanted)
 	ck_assert(transition__wanted((i = decode(SYSCALL, 2, 0), &i)));
 	ck_assert(transition__wanted((i = decode(INT80, 2, 0), &i)));
 	ck_assert(transition__wanted((i = decode(INT3, 1, 0), &i)));
-	ck_assert(!transition__wanted((i = decode("\x0f\x0b", 2, 0), &i)));  /* ud2 */
+	ck_assert(transition__wanted((i = decode("\x0f\x0b", 2, 0), &i)));   /* ud2 */
 	ck_assert(!transition__wanted((i = decode("\xf1", 1, 0), &i)));      /* int1 */
 	ck_assert(!transition__wanted((i = decode("\x0f\x35", 2, 0), &i)));  /* sysexit */
 	ck_assert(!transition__wanted((i = decode("\xc3", 1, 0), &i)));      /* ret */
@@ -410,6 +410,10 @@ START_TEST(test_iret)
 	ck_assert_uint_eq(get64(PT + 8 * 8), 0x8000 | P | RW | A);
 	ck_assert_uint_eq(get64(PML4) & A, A);
 	ck_assert_uint_eq(get64(PD) & (A | D), A);
+	/* RF is loaded (a fault handler returning) */
+	st = iret_state(UCODE, UCS, 0x202 | RF_RF, USTACK, UDS);
+	ck_assert_int_eq(emulate(&st, IRETQ, 2), 0);
+	ck_assert_uint_eq(st.regs.rflags, 0x202 | RF_RF);
 	/* a data segment usable at CPL 3 stays */
 	st = iret_state(UCODE, UCS, 0x202, USTACK, UDS);
 	st.sregs.ds = seg(UDS, 0x3, 3, false);
@@ -446,7 +450,6 @@ START_TEST(test_iret_refused)
 		     "non-canonical RIP");
 	IRET_REFUSED(UCODE, UCS, 0x202 | RF_TF, USTACK, UDS, -EOPNOTSUPP, "popped TF");
 	IRET_REFUSED(UCODE, UCS, 0x202 | RF_VM, USTACK, UDS, -EOPNOTSUPP, "popped VM");
-	IRET_REFUSED(UCODE, UCS, 0x202 | RF_RF, USTACK, UDS, -EOPNOTSUPP, "popped RF");
 
 	/* descriptors not present, or not writable */
 	fake_put64(&ram, GDT + 0x20, DESC_UCODE & ~(1ULL << 47));
@@ -558,6 +561,29 @@ START_TEST(test_int_gates)
 	st = user_state();
 	ck_assert_int_eq(emulate(&st, INT80, 2), 0);
 	ck_assert_uint_eq(st.regs.rip, 0xffffffff00000000ULL | HANDLER);
+}
+END_TEST
+
+/* ud2: #UD, a fault: its own RIP and RF pushed, no error code, the gate's DPL not checked. */
+START_TEST(test_ud2)
+{
+	struct transition_state st = user_state();
+
+	set_gate(6, gate64(HANDLER + 0x50, KCS, 0xe, 0, 0), 0);
+	ck_assert_int_eq(emulate(&st, "\x0f\x0b", 2), 0);
+	ck_assert_uint_eq(st.regs.rip, HANDLER + 0x50);
+	ck_assert_uint_eq(st.regs.rsp, KSTACK_TOP - 40);
+	ck_assert_uint_eq(st.regs.rflags, 0x2);
+	assert_frame(KSTACK_TOP, UCODE, UCS, 0x202 | RF_RF, USTACK, UDS);
+
+	st = kernel_state();
+	st.regs.rsp = 0x8800;
+	ck_assert_int_eq(emulate(&st, "\x0f\xff\xc0", 3), 0); /* ud0 %eax,%eax */
+	ck_assert_uint_eq(st.regs.rip, HANDLER + 0x50);
+	assert_frame(0x8800, 0x100400, KCS, 0x2 | RF_RF, 0x8800, KDS);
+
+	set_gate(6, gate64(HANDLER + 0x50, KCS, 0xe, 0, 0) & ~(1ULL << 47), 0);
+	refused(user_state(), "\x0f\x0b", 2, -EINVAL, "#UD gate not present");
 }
 END_TEST
 
@@ -788,6 +814,7 @@ Suite *transition_suite(void)
 	tcase_add_test(tc, test_int_from_user);
 	tcase_add_test(tc, test_int_gates);
 	tcase_add_test(tc, test_int_refused);
+	tcase_add_test(tc, test_ud2);
 	tcase_add_test(tc, test_mem_access);
 	tcase_add_test(tc, test_user_fault);
 	tcase_add_test(tc, test_page_fault);
