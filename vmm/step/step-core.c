@@ -173,10 +173,19 @@ static bool resolve_landing(const struct step_insn *in, uint64_t now_la,
 }
 
 /*
- * A transfer to its own fall-through address (`call 1f; 1:`, `ljmp $cs, $1f; 1:`) reads as
- * sequential flow and is not recorded, although hardware BTS would record it: QEMU's
- * execution log, the oracle the traces are checked against, cannot show it either.
- *
+ * A transfer to its own fall-through address (`call 1f; 1:`, `ljmp $cs, $1f; 1:`) is taken
+ * all the same, and hardware BTS records it: so does the step, once the step trap shows the
+ * instruction retired. A conditional one (`je 1f; 1:`) cannot be told from a not-taken one
+ * and is not recorded. QEMU's execution log, the oracle, shows neither: the test guests
+ * contain none (tests/oracle checks their images).
+ */
+static bool taken_to_next(const struct step_decoded *d)
+{
+	return d->info.kind != VBTS_BR_UNKNOWN &&
+	       !(d->info.flags & (INSN_F_COND | INSN_F_REP_STRING | INSN_F_HLT));
+}
+
+/*
  * int n, int3, ud2, syscall, and into with OF set never fall through: when control shows up at
  * the next instruction or at the instruction itself, a handler ran and returned unseen.
  */
@@ -238,6 +247,8 @@ enum step_verdict step__classify(const struct step_insn *in, uint64_t now_la, bo
 	}
 	if (now_la == next_la(a)) {
 		out->hlt_retired = singlestep && (a->info.flags & INSN_F_HLT);
+		if (singlestep && taken_to_next(a))
+			emit_branch(out, filter, in->cpl, a, now_la);
 		return STEP_DONE;
 	}
 	if (now_la == a->la) {

@@ -402,10 +402,19 @@ START_TEST(test_classify_to_next)
 						0x1030), 0);
 	struct step_out out = { 0 };
 
-	/* invisible to the step as to QEMU's log: sequential, no record */
+	/* taken all the same: recorded as hardware BTS records them */
 	ck_assert_int_eq(step__classify(&call, 0x1005, true, VBTS_CPL_ALL, &out), STEP_DONE);
-	ck_assert_int_eq(step__classify(&je, 0x1002, true, VBTS_CPL_ALL, &out), STEP_DONE);
+	ck_assert_uint_eq(out.n, 1);
+	assert_branch(&out.rec[0], 0x1000, 0x1005, 0, VBTS_BR_CALL);
 	ck_assert_int_eq(step__classify(&iret, 0x1030, true, VBTS_CPL_ALL, &out), STEP_DONE);
+	ck_assert_uint_eq(out.n, 2);
+	assert_branch(&out.rec[1], 0x102e, 0x1030, 0, VBTS_BR_IRET);
+	/* not yet retired (another exit first): nothing */
+	out.n = 0;
+	ck_assert_int_eq(step__classify(&call, 0x1005, false, VBTS_CPL_ALL, &out), STEP_DONE);
+	ck_assert_uint_eq(out.n, 0);
+	/* a conditional one cannot be told from not taken: no record */
+	ck_assert_int_eq(step__classify(&je, 0x1002, true, VBTS_CPL_ALL, &out), STEP_DONE);
 	ck_assert_uint_eq(out.n, 0);
 	/* this host: the trap comes after the hlt at the return address; the halt is handed on */
 	iret.first.target = 0x1032;
