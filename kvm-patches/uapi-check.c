@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * uapi-check.c - compile-time proof that the patched <linux/kvm.h> ring UAPI and
- * vmm/include/vbts/ring-format.h use the same numbers and layouts.
+ * vmm/include/vbts/ring-format.h use the same numbers and layouts, and that the VMM's own
+ * copy of the ioctl UAPI, vmm/include/vbts/kvm-bts-uapi.h, equals the patched header.
  */
 #include <stddef.h>
 #include <linux/kvm.h>
 
+#include "vbts/kvm-bts-uapi.h"
 #include "vbts/ring-format.h"
 
 #define SAME(a, b) _Static_assert((unsigned long long)(a) == (unsigned long long)(b), #a " != " #b)
@@ -70,6 +72,100 @@ SAME(KVM_X86_BTS_BR_EXCEPTION, VBTS_BR_EXCEPTION);
 SAME(KVM_X86_BTS_BR_INTERRUPT, VBTS_BR_INTERRUPT);
 SAME(KVM_X86_BTS_BR_OTHER, VBTS_BR_OTHER);
 #endif
+
+/* vbts/kvm-bts-uapi.h: every number and every field offset of the patched header */
+#define SAME_V(name) SAME(name, VBTS_##name)
+#define SAME_FIELD(s, f) \
+	SAME(offsetof(struct s, f), offsetof(struct vbts_##s, f)); \
+	SAME(sizeof(((struct s *)0)->f), sizeof(((struct vbts_##s *)0)->f))
+#define SAME_SIZE(s) SAME(sizeof(struct s), sizeof(struct vbts_##s))
+
+SAME_V(KVM_CAP_X86_CR3_TRACE);
+SAME_V(KVM_CAP_X86_BTS);
+SAME_V(KVM_EXIT_X86_CR3_LOAD);
+SAME_V(KVM_EXIT_X86_BTS);
+SAME(offsetof(struct kvm_run, x86_cr3_load), offsetof(struct kvm_run, padding));
+SAME(offsetof(struct kvm_run, x86_bts), offsetof(struct kvm_run, padding));
+SAME(sizeof(((struct kvm_run *)0)->x86_cr3_load), sizeof(struct vbts_kvm_x86_cr3_load));
+SAME(sizeof(((struct kvm_run *)0)->x86_bts), sizeof(struct vbts_kvm_x86_bts_exit));
+SAME(offsetof(struct kvm_run, x86_cr3_load.old_cr3) - offsetof(struct kvm_run, padding),
+     offsetof(struct vbts_kvm_x86_cr3_load, old_cr3));
+SAME(offsetof(struct kvm_run, x86_cr3_load.new_cr3) - offsetof(struct kvm_run, padding),
+     offsetof(struct vbts_kvm_x86_cr3_load, new_cr3));
+SAME(offsetof(struct kvm_run, x86_cr3_load.guest_tsc) - offsetof(struct kvm_run, padding),
+     offsetof(struct vbts_kvm_x86_cr3_load, guest_tsc));
+SAME(offsetof(struct kvm_run, x86_bts.head) - offsetof(struct kvm_run, padding),
+     offsetof(struct vbts_kvm_x86_bts_exit, head));
+SAME(offsetof(struct kvm_run, x86_bts.tail) - offsetof(struct kvm_run, padding),
+     offsetof(struct vbts_kvm_x86_bts_exit, tail));
+SAME(offsetof(struct kvm_run, x86_bts.lost) - offsetof(struct kvm_run, padding),
+     offsetof(struct vbts_kvm_x86_bts_exit, lost));
+
+SAME_V(KVM_X86_CR3_TRACE_MAX);
+SAME_V(KVM_X86_CR3_TRACE_ENABLE);
+SAME_V(KVM_X86_CR3_TRACE_EXIT);
+SAME_V(KVM_X86_CR3_TRACE_KPTI);
+SAME_SIZE(kvm_x86_cr3_trace);
+SAME_FIELD(kvm_x86_cr3_trace, flags);
+SAME_FIELD(kvm_x86_cr3_trace, nr_cr3);
+SAME_FIELD(kvm_x86_cr3_trace, cr3);
+
+SAME_V(KVM_X86_BTS_MODE_RING);
+SAME_V(KVM_X86_BTS_MODE_STEP);
+SAME_V(KVM_X86_BTS_MODE_GUEST);
+SAME_V(KVM_X86_BTS_MODE_HW);
+SAME_V(KVM_X86_BTS_RING_PAGE_OFFSET);
+SAME_V(KVM_X86_BTS_RING_HEADER_SIZE);
+SAME_V(KVM_X86_BTS_MAX_RECORDS);
+SAME_V(KVM_X86_BTS_RING_WRAP);
+SAME_V(KVM_X86_BTS_RING_STREAM);
+SAME_V(KVM_X86_BTS_RING_F_ENABLED);
+SAME_V(KVM_X86_BTS_RING_F_GUEST_TSC);
+SAME_V(KVM_X86_BTS_CPL_USER);
+SAME_V(KVM_X86_BTS_CPL_KERNEL);
+SAME_V(KVM_X86_BTS_CFG_BRANCHES);
+
+SAME_SIZE(kvm_x86_bts_ring_header);
+SAME_FIELD(kvm_x86_bts_ring_header, head);
+SAME_FIELD(kvm_x86_bts_ring_header, tail);
+SAME_FIELD(kvm_x86_bts_ring_header, lost);
+SAME_FIELD(kvm_x86_bts_ring_header, flags);
+SAME_FIELD(kvm_x86_bts_ring_header, record_size);
+SAME_FIELD(kvm_x86_bts_ring_header, nr_records);
+
+SAME_SIZE(kvm_x86_bts_config);
+SAME_FIELD(kvm_x86_bts_config, mode);
+SAME_FIELD(kvm_x86_bts_config, cpl);
+SAME_FIELD(kvm_x86_bts_config, nr_records);
+SAME_FIELD(kvm_x86_bts_config, watermark);
+SAME_FIELD(kvm_x86_bts_config, flags);
+SAME_FIELD(kvm_x86_bts_config, reserved);
+
+SAME_SIZE(kvm_x86_bts_status);
+SAME_FIELD(kvm_x86_bts_status, head);
+SAME_FIELD(kvm_x86_bts_status, tail);
+SAME_FIELD(kvm_x86_bts_status, lost);
+SAME_FIELD(kvm_x86_bts_status, nr_records);
+SAME_FIELD(kvm_x86_bts_status, watermark);
+SAME_FIELD(kvm_x86_bts_status, flags);
+SAME_FIELD(kvm_x86_bts_status, mode);
+SAME_FIELD(kvm_x86_bts_status, cpl);
+SAME_FIELD(kvm_x86_bts_status, pad);
+SAME_FIELD(kvm_x86_bts_status, reserved);
+
+SAME_SIZE(kvm_x86_bts_drain);
+SAME_FIELD(kvm_x86_bts_drain, addr);
+SAME_FIELD(kvm_x86_bts_drain, max_records);
+SAME_FIELD(kvm_x86_bts_drain, nr_records);
+SAME_FIELD(kvm_x86_bts_drain, first);
+
+SAME_V(KVM_X86_SET_CR3_TRACE);
+SAME_V(KVM_X86_BTS_CONFIGURE);
+SAME_V(KVM_X86_BTS_ENABLE);
+SAME_V(KVM_X86_BTS_DISABLE);
+SAME_V(KVM_X86_BTS_STATUS);
+SAME_V(KVM_X86_BTS_DRAIN);
+SAME_V(KVM_X86_BTS_CLEAR);
 
 int main(void)
 {
