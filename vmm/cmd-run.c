@@ -22,6 +22,9 @@
 #include "debug-exit.h"
 #include "harness.h"
 #include "kvm.h"
+#ifdef VBTS_HAVE_KVM_BACKEND
+#include "kvm-backend/kvm-backend.h"
+#endif
 #include "loader.h"
 #include "log.h"
 #include "memory.h"
@@ -36,8 +39,16 @@
 #define DEFAULT_MEMORY_MIB 256
 #define CONSOLE_LIMIT (64ULL << 20) /* guest console bytes written at most */
 
+/* --backend: which tracer records the branches. */
+enum run_backend {
+	RUN_BACKEND_AUTO,
+	RUN_BACKEND_KVM,
+	RUN_BACKEND_STEP,
+};
+
 struct run_opts {
 	const char *trace_dir;
+	enum run_backend backend;
 	enum vbts_cpl_filter cpl;
 	uint64_t ring_records;
 	unsigned int vcpus;
@@ -58,15 +69,18 @@ struct run_ctx {
 };
 
 static const char usage[] =
-	"usage: vbts run [--trace DIR] [--cpl all|user|kernel] [--ring RECORDS] [--vcpus N]\n"
-	"                [--memory MIB] [--console FILE] [--stats] [--timeout SECONDS]\n"
-	"                [--harness] IMAGE\n"
+	"usage: vbts run [--trace DIR] [--backend auto|kvm|step] [--cpl all|user|kernel]\n"
+	"                [--ring RECORDS] [--vcpus N] [--memory MIB] [--console FILE] [--stats]\n"
+	"                [--timeout SECONDS] [--harness] IMAGE\n"
 	"\n"
 	"Boot IMAGE (multiboot v1 ELF32, as QEMU's -kernel boots it) in a KVM virtual machine\n"
 	"and run it until it writes to the debug-exit port 0xf4.\n"
 	"\n"
 	"  --trace DIR        record taken branches into DIR (new or empty): vm.json, one\n"
 	"                     vcpuN.ring per vCPU, events.jsonl from the agent channel\n"
+	"  --backend NAME     who records the branches: kvm (KVM with kvm-patches/ steps the\n"
+	"                     guest in the kernel), step (single-step exits to the VMM), auto\n"
+	"                     (default: kvm when this KVM has KVM_CAP_X86_BTS, else step)\n"
 	"  --cpl FILTER       record branches at CPL all (default), user (CPL > 0) or\n"
 	"                     kernel (CPL 0)\n"
 	"  --ring RECORDS     records per ring file (default 65536; wrap mode keeps the newest)\n"
@@ -270,6 +284,36 @@ static void devices_fini(struct run_ctx *c)
 	c->console = NULL;
 }
 
+/* The tracer of --backend; 0, or -errno with fail_status set. */
+static int choose_backend(struct run_ctx *c)
+{
+	bool kvm = false;
+
+#ifdef VBTS_HAVE_KVM_BACKEND
+	kvm = kvm_bts__usable(c->vm.kvm.sys_fd);
+#endif
+	if (c->opts.backend == RUN_BACKEND_KVM && !kvm) {
+		pr_err("--backend kvm: this KVM does not report KVM_CAP_X86_BTS with branch "
+		       "stepping and CR3 tracing (load the modules of kvm-patches/)");
+		c->fail_status = 2;
+		return -ENOTSUP;
+	}
+#ifdef VBTS_HAVE_KVM_BACKEND
+	if (kvm && c->opts.backend != RUN_BACKEND_STEP) {
+		c->vm.tracer = &kvm_tracer_ops;
+		return 0;
+	}
+#endif
+#ifdef VBTS_HAVE_STEP
+	c->vm.tracer = &step_tracer_ops;
+	return 0;
+#else
+	pr_err("--trace: this vbts was built without the step tracer backend");
+	c->fail_status = 2;
+	return -ENOTSUP;
+#endif
+}
+
 static int collector_init(struct run_ctx *c)
 {
 	struct trace_config cfg = {
@@ -278,7 +322,7 @@ static int collector_init(struct run_ctx *c)
 		.build_id = c->img.build_id,
 		.vcpus = c->opts.vcpus,
 		.memory_mib = c->opts.memory_mib,
-		.backend = "step",
+		.backend = NULL,
 		.cpl = c->opts.cpl,
 		.ring_records = c->opts.ring_records,
 	};
@@ -287,23 +331,24 @@ static int collector_init(struct run_ctx *c)
 
 	if (!c->opts.trace_dir)
 		return 0;
-#ifdef VBTS_HAVE_STEP
-	c->vm.tracer = &step_tracer_ops;
-#else
-	pr_err("--trace: this vbts was built without the step tracer backend");
-	c->fail_status = 2;
-	return -ENOTSUP;
-#endif
-	ret = probe__run(&c->vm.caps);
-	if (ret < 0) {
-		pr_err("cannot probe this host's KVM: %s", strerror(-ret));
+	ret = choose_backend(c);
+	if (ret < 0)
 		return ret;
+	cfg.backend = c->vm.tracer->name;
+	c->vm.ring_records = c->opts.ring_records;
+	/* The step backend needs to know what single-step can do here; the kvm one does not. */
+	if (strcmp(c->vm.tracer->name, "kvm")) {
+		ret = probe__run(&c->vm.caps);
+		if (ret < 0) {
+			pr_err("cannot probe this host's KVM: %s", strerror(-ret));
+			return ret;
+		}
+		if (!c->vm.caps.step_cpl0)
+			pr_warn("this host's KVM cannot single-step CPL 0 either: expect gaps only");
+		else if (!c->vm.caps.step_cpl3 && c->opts.cpl == VBTS_CPL_USER)
+			pr_warn("this host's KVM cannot single-step CPL 3: user-mode code shows as "
+				"gaps (--harness runs it where it can)");
 	}
-	if (!c->vm.caps.step_cpl0)
-		pr_warn("this host's KVM cannot single-step CPL 0 either: expect gaps only");
-	else if (!c->vm.caps.step_cpl3 && c->opts.cpl == VBTS_CPL_USER)
-		pr_warn("this host's KVM cannot single-step CPL 3: user-mode code shows as gaps "
-			"(--harness runs it where it can)");
 	c->vm.cpl = c->opts.cpl;
 	/* Escape-record and event times count from here, next to the ring headers' start. */
 	c->vm.start_ns = vm__now_ns();
@@ -491,6 +536,7 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 	static const struct option longopts[] = {
 		{ "trace", required_argument, NULL, 't' },
 		{ "cpl", required_argument, NULL, 'c' },
+		{ "backend", required_argument, NULL, 'b' },
 		{ "ring", required_argument, NULL, 'r' },
 		{ "vcpus", required_argument, NULL, 'v' },
 		{ "memory", required_argument, NULL, 'm' },
@@ -522,6 +568,18 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 				o->cpl = VBTS_CPL_KERNEL;
 			} else {
 				pr_err("--cpl %s: expected all, user or kernel", optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'b':
+			if (!strcmp(optarg, "auto")) {
+				o->backend = RUN_BACKEND_AUTO;
+			} else if (!strcmp(optarg, "kvm")) {
+				o->backend = RUN_BACKEND_KVM;
+			} else if (!strcmp(optarg, "step")) {
+				o->backend = RUN_BACKEND_STEP;
+			} else {
+				pr_err("--backend %s: expected auto, kvm or step", optarg);
 				return -EINVAL;
 			}
 			break;

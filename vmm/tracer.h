@@ -51,6 +51,7 @@ struct tracer_caps {
  * @cpl:    enum vbts_cpl_filter
  * @caps:   host capabilities
  * @start_ns: CLOCK_MONOTONIC at trace start (escape timestamps are relative to it)
+ * @ring_records: records per ring file (--ring), a size hint for a backend's own buffers
  * @priv:   backend state
  * @stat_steps:   single-steps taken (KVM_EXIT_DEBUG exits consumed), for `vbts run --stats`
  * @stat_records: records the backend appended to @ring
@@ -66,6 +67,7 @@ struct tracer_vcpu {
 	enum vbts_cpl_filter cpl;
 	struct tracer_caps caps;
 	uint64_t start_ns;
+	uint64_t ring_records;
 	void *priv;
 	uint64_t stat_steps;
 	uint64_t stat_records;
@@ -92,5 +94,8 @@ struct tracer_ops {
 
 /* The single-step backend (vmm/step/). */
 extern const struct tracer_ops step_tracer_ops;
+
+/* The in-kernel backend for KVM with kvm-patches/ (vmm/kvm-backend/). */
+extern const struct tracer_ops kvm_tracer_ops;
 
 #endif /* VBTS_VMM_TRACER_H */

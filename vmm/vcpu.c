@@ -85,6 +85,7 @@ void vcpu__init_detached(struct vcpu *v, struct vm *vm, unsigned int index, stru
 	v->tv.cpl = vm->cpl;
 	v->tv.caps = vm->caps;
 	v->tv.start_ns = vm->start_ns;
+	v->tv.ring_records = vm->ring_records;
 }
 
 /* Give each vCPU the host's CPUID with its own APIC id. */
@@ -553,6 +554,7 @@ int vcpu__start(struct vcpu *v, bool live)
 	v->tv.cpl = v->vm->cpl;
 	v->tv.caps = v->vm->caps;
 	v->tv.start_ns = v->vm->start_ns;
+	v->tv.ring_records = v->vm->ring_records;
 	ret = pthread_create(&v->thread, NULL, vcpu_thread, v);
 	if (!ret)
 		v->started = true;

@@ -40,6 +40,7 @@ struct vcpu;
  * @caps:           host capabilities handed to the tracer
  * @cpl:            the tracer's CPL filter
  * @start_ns:       CLOCK_MONOTONIC when the run started
+ * @ring_records:   records per ring file, handed to the tracer
  * @lock, @cond:    see the file comment
  * @stop_requested: the run is over; vCPUs stop at their next exit
  * @exit_status:    the process exit status of the run (first stop request wins)
@@ -60,6 +61,7 @@ struct vm {
 	struct tracer_caps caps;
 	enum vbts_cpl_filter cpl;
 	uint64_t start_ns;
+	uint64_t ring_records;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	bool stop_requested;

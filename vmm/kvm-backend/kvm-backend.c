@@ -1,0 +1,349 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kvm-backend.c - the in-kernel tracer backend: KVM (patched by kvm-patches/) steps the guest
+ * and writes branch records into a per-vCPU ring; this backend copies them into the vbts ring
+ * file.
+ *
+ * Set-up per vCPU: KVM_X86_BTS_CONFIGURE (wrap mode, the CPL filter, branch stepping, a ring of
+ * the --ring size capped at KVM_BTS_MAX_RING, watermark at half of it), CR3 load tracing so
+ * that the kernel writes task-depart/task-arrive records, mmap of the ring, ENABLE (the kernel
+ * writes START). Records are copied out at KVM_EXIT_X86_BTS (the watermark) and at every other
+ * exit; DISABLE (the kernel writes STOP) and a last copy end the trace.
+ *
+ * Times: the kernel stamps escape records with the guest TSC (KVM_X86_BTS_RING_F_GUEST_TSC).
+ * At set-up the backend reads the guest TSC (MSR 0x10) next to CLOCK_MONOTONIC and the
+ * vCPU's TSC frequency (KVM_GET_TSC_KHZ); a guest TSC value t is stored as
+ *   ns0 + (t - tsc0) * 10^6 / khz     (0 when that is negative),
+ * ns0 being the set-up time in ns since tv->start_ns, as the step backend's times are. A guest
+ * that writes its own TSC shifts the times it is stamped with after that; nothing else does.
+ *
+ * The ring's head and tail are read once per copy and checked (tail <= head, head - tail <=
+ * nr_records); a ring that breaks these is resynchronised at its head and the skipped records
+ * counted as lost.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <vbts/kvm-bts-uapi.h>
+#include <vbts/ring-format.h>
+
+#include "kvm-backend.h"
+#include "log.h"
+#include "ring-writer.h"
+#include "tracer.h"
+
+#define KVM_BTS_MAX_RING (1ULL << 20)
+#define KVM_BTS_MIN_RING 64ULL
+#define MSR_IA32_TSC 0x10
+
+/**
+ * struct kvm_bts - the backend's state of one vCPU.
+ * @map:      the mmap'd ring (header page, then the records)
+ * @map_len:  its length
+ * @hdr:      the ring header (shared with the kernel)
+ * @recs:     the records (shared with the kernel)
+ * @nr:       record slots
+ * @next:     sequence number of the next record to copy
+ * @lost:     the kernel's lost count already reported
+ * @tsc0:     guest TSC at set-up
+ * @ns0:      ns since trace start at set-up
+ * @khz:      guest TSC frequency in kHz, 0 when unknown (times are then all @ns0)
+ * @enabled:  the kernel ring is enabled
+ */
+struct kvm_bts {
+	void *map;
+	size_t map_len;
+	struct vbts_kvm_x86_bts_ring_header *hdr;
+	const struct vbts_record *recs;
+	uint64_t nr;
+	uint64_t next;
+	uint64_t lost;
+	uint64_t tsc0;
+	uint64_t ns0;
+	uint64_t khz;
+	bool enabled;
+};
+
+static uint64_t since_start_ns(const struct tracer_vcpu *tv)
+{
+	struct timespec ts;
+	uint64_t t;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	t = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	return t > tv->start_ns ? t - tv->start_ns : 0;
+}
+
+static int vcpu_ioctl(int fd, unsigned long req, void *arg)
+{
+	int ret;
+
+	do
+		ret = ioctl(fd, req, arg);
+	while (ret < 0 && errno == EINTR);
+	return ret < 0 ? -errno : ret;
+}
+
+static uint64_t tsc_to_ns(const struct kvm_bts *kb, uint64_t tsc)
+{
+	unsigned __int128 d;
+
+	if (!kb->khz)
+		return kb->ns0;
+	if (tsc < kb->tsc0) {
+		d = (unsigned __int128)(kb->tsc0 - tsc) * 1000000U / kb->khz;
+		return d >= kb->ns0 ? 0 : kb->ns0 - (uint64_t)d;
+	}
+	d = (unsigned __int128)(tsc - kb->tsc0) * 1000000U / kb->khz + kb->ns0;
+	return d > VBTS_ESC_AUX_MAX ? VBTS_ESC_AUX_MAX : (uint64_t)d;
+}
+
+static void put(struct tracer_vcpu *tv, const struct vbts_record *r)
+{
+	if (ring_writer__append(tv->ring, r) == 0)
+		tv->stat_records++;
+}
+
+static void put_escape(struct tracer_vcpu *tv, unsigned int kind, uint64_t to, uint64_t aux)
+{
+	struct vbts_record r = vbts_record__make_escape(kind, to, aux);
+
+	put(tv, &r);
+}
+
+/* One kernel record into the ring file, its guest-TSC times converted. */
+static void copy_record(struct tracer_vcpu *tv, struct kvm_bts *kb, struct vbts_record r)
+{
+	uint64_t aux;
+
+	if (!vbts_record__is_escape(&r)) {
+		put(tv, &r);
+		return;
+	}
+	aux = vbts_record__escape_aux(&r);
+	switch (vbts_record__escape_kind(&r)) {
+	case VBTS_ESC_TASK_DEPART:
+	case VBTS_ESC_TASK_ARRIVE:
+	case VBTS_ESC_GAP_END:
+		r = vbts_record__make_escape(vbts_record__escape_kind(&r), r.to,
+					     tsc_to_ns(kb, aux));
+		break;
+	case VBTS_ESC_START:
+	case VBTS_ESC_STOP:
+		r.to = tsc_to_ns(kb, r.to);
+		break;
+	case VBTS_ESC_GAP_BEGIN:
+		tv->stat_gaps++;
+		break;
+	default:
+		break;
+	}
+	put(tv, &r);
+}
+
+/* Copy every record the kernel published since the last copy, and consume them. */
+static void drain(struct tracer_vcpu *tv, struct kvm_bts *kb)
+{
+	uint64_t head, tail, lost, n;
+
+	head = __atomic_load_n(&kb->hdr->head, __ATOMIC_ACQUIRE);
+	tail = __atomic_load_n(&kb->hdr->tail, __ATOMIC_RELAXED);
+	lost = __atomic_load_n(&kb->hdr->lost, __ATOMIC_RELAXED);
+	if (tail > head || head - tail > kb->nr || head < kb->next) {
+		/* Not what the kernel writes: start again at head, count what is skipped. */
+		put_escape(tv, VBTS_ESC_LOST, head >= kb->next ? head - kb->next : 0, 0);
+		kb->next = head;
+		kb->lost = lost;
+		__atomic_store_n(&kb->hdr->tail, head, __ATOMIC_RELEASE);
+		return;
+	}
+	if (tail > kb->next || lost != kb->lost) {
+		/* The ring wrapped over records not yet copied. */
+		n = tail > kb->next ? tail - kb->next : 0;
+		if (lost > kb->lost && lost - kb->lost > n)
+			n = lost - kb->lost;
+		put_escape(tv, VBTS_ESC_LOST, n, 0);
+		kb->lost = lost;
+		if (tail > kb->next)
+			kb->next = tail;
+	}
+	for (; kb->next < head; kb->next++)
+		copy_record(tv, kb, kb->recs[kb->next % kb->nr]);
+	__atomic_store_n(&kb->hdr->tail, head, __ATOMIC_RELEASE);
+}
+
+/* Guest TSC now, and the ns since trace start it corresponds to. */
+static void sample_clock(struct tracer_vcpu *tv, struct kvm_bts *kb)
+{
+	struct {
+		struct kvm_msrs hdr;
+		struct kvm_msr_entry e;
+	} msrs = { .hdr.nmsrs = 1, .e.index = MSR_IA32_TSC };
+	int khz;
+
+	khz = vcpu_ioctl(tv->fd, KVM_GET_TSC_KHZ, NULL);
+	kb->khz = khz > 0 ? (uint64_t)khz : 0;
+	if (vcpu_ioctl(tv->fd, KVM_GET_MSRS, &msrs) != 1)
+		kb->khz = 0;
+	kb->tsc0 = msrs.e.data;
+	kb->ns0 = since_start_ns(tv);
+}
+
+static uint32_t kernel_cpl(enum vbts_cpl_filter f)
+{
+	switch (f) {
+	case VBTS_CPL_USER:
+		return VBTS_KVM_X86_BTS_CPL_USER;
+	case VBTS_CPL_KERNEL:
+		return VBTS_KVM_X86_BTS_CPL_KERNEL;
+	default:
+		return VBTS_KVM_X86_BTS_CPL_USER | VBTS_KVM_X86_BTS_CPL_KERNEL;
+	}
+}
+
+int kvm_bts__modes(int kvm_fd)
+{
+	int ret = vcpu_ioctl(kvm_fd, KVM_CHECK_EXTENSION, (void *)(uintptr_t)VBTS_KVM_CAP_X86_BTS);
+
+	return ret < 0 ? 0 : ret;
+}
+
+bool kvm_bts__usable(int kvm_fd)
+{
+	unsigned int need = VBTS_KVM_X86_BTS_MODE_RING | VBTS_KVM_X86_BTS_MODE_STEP;
+	int cr3 = vcpu_ioctl(kvm_fd, KVM_CHECK_EXTENSION,
+			     (void *)(uintptr_t)VBTS_KVM_CAP_X86_CR3_TRACE);
+
+	return ((unsigned int)kvm_bts__modes(kvm_fd) & need) == need && cr3 > 0;
+}
+
+static int kvm_bts_init(struct tracer_vcpu *tv)
+{
+	struct vbts_kvm_x86_cr3_trace cr3 = { .flags = VBTS_KVM_X86_CR3_TRACE_ENABLE };
+	struct vbts_kvm_x86_bts_config cfg = { .mode = VBTS_KVM_X86_BTS_RING_WRAP };
+	struct kvm_sregs sregs;
+	struct kvm_bts *kb;
+	long page = sysconf(_SC_PAGESIZE);
+	int ret;
+
+	kb = calloc(1, sizeof(*kb));
+	if (!kb)
+		return -ENOMEM;
+	kb->nr = tv->ring_records ? tv->ring_records : 65536;
+	if (kb->nr > KVM_BTS_MAX_RING)
+		kb->nr = KVM_BTS_MAX_RING;
+	if (kb->nr < KVM_BTS_MIN_RING)
+		kb->nr = KVM_BTS_MIN_RING;
+	cfg.cpl = kernel_cpl(tv->cpl);
+	cfg.nr_records = kb->nr;
+	cfg.watermark = kb->nr / 2;
+	cfg.flags = VBTS_KVM_X86_BTS_CFG_BRANCHES;
+	ret = vcpu_ioctl(tv->fd, VBTS_KVM_X86_BTS_CONFIGURE, &cfg);
+	if (ret < 0) {
+		pr_err("vCPU %u: KVM_X86_BTS_CONFIGURE: %s", tv->index, strerror(-ret));
+		goto err_free;
+	}
+	ret = vcpu_ioctl(tv->fd, VBTS_KVM_X86_SET_CR3_TRACE, &cr3);
+	if (ret < 0) {
+		pr_err("vCPU %u: KVM_X86_SET_CR3_TRACE: %s", tv->index, strerror(-ret));
+		goto err_free;
+	}
+	ret = vcpu_ioctl(tv->fd, KVM_GET_SREGS, &sregs);
+	if (ret < 0)
+		goto err_cr3;
+	kb->map_len = VBTS_KVM_X86_BTS_RING_HEADER_SIZE +
+		      ((kb->nr * sizeof(struct vbts_record) + page - 1) & ~(uint64_t)(page - 1));
+	kb->map = mmap(NULL, kb->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, tv->fd,
+		       (off_t)VBTS_KVM_X86_BTS_RING_PAGE_OFFSET * page);
+	if (kb->map == MAP_FAILED) {
+		ret = -errno;
+		pr_err("vCPU %u: mmap of the branch trace ring: %s", tv->index, strerror(-ret));
+		goto err_cr3;
+	}
+	kb->hdr = kb->map;
+	kb->recs = (const struct vbts_record *)((char *)kb->map +
+						VBTS_KVM_X86_BTS_RING_HEADER_SIZE);
+	if (kb->hdr->nr_records != kb->nr || kb->hdr->record_size != sizeof(struct vbts_record)) {
+		pr_err("vCPU %u: the kernel's ring has %" PRIu64 " records of %u bytes", tv->index,
+		       (uint64_t)kb->hdr->nr_records, kb->hdr->record_size);
+		ret = -EPROTO;
+		goto err_unmap;
+	}
+	ret = vcpu_ioctl(tv->fd, VBTS_KVM_X86_BTS_CLEAR, NULL);
+	if (ret < 0)
+		goto err_unmap;
+	sample_clock(tv, kb);
+	ret = vcpu_ioctl(tv->fd, VBTS_KVM_X86_BTS_ENABLE, NULL);
+	if (ret < 0) {
+		pr_err("vCPU %u: KVM_X86_BTS_ENABLE: %s", tv->index, strerror(-ret));
+		goto err_unmap;
+	}
+	kb->enabled = true;
+	tv->priv = kb;
+	/* The kernel's START, then the task the vCPU starts in, as the step backend writes. */
+	drain(tv, kb);
+	put_escape(tv, VBTS_ESC_TASK_ARRIVE, sregs.cr3 & VBTS_CR3_MASK, kb->ns0);
+	return 0;
+
+err_unmap:
+	munmap(kb->map, kb->map_len);
+err_cr3:
+	cr3.flags = 0;
+	vcpu_ioctl(tv->fd, VBTS_KVM_X86_SET_CR3_TRACE, &cr3);
+err_free:
+	free(kb);
+	return ret;
+}
+
+static int kvm_bts_before_run(struct tracer_vcpu *tv)
+{
+	(void)tv;
+	return 0;
+}
+
+static int kvm_bts_after_exit(struct tracer_vcpu *tv)
+{
+	struct kvm_bts *kb = tv->priv;
+
+	drain(tv, kb);
+	return tv->run->exit_reason == VBTS_KVM_EXIT_X86_BTS ? 1 : 0;
+}
+
+static void kvm_bts_fini(struct tracer_vcpu *tv)
+{
+	struct vbts_kvm_x86_cr3_trace cr3 = { 0 };
+	struct kvm_bts *kb = tv->priv;
+	int ret;
+
+	if (!kb)
+		return;
+	if (kb->enabled) {
+		ret = vcpu_ioctl(tv->fd, VBTS_KVM_X86_BTS_DISABLE, NULL);
+		if (ret < 0) {
+			pr_err("vCPU %u: KVM_X86_BTS_DISABLE: %s", tv->index, strerror(-ret));
+			drain(tv, kb);
+			put_escape(tv, VBTS_ESC_STOP, since_start_ns(tv), 0);
+		} else {
+			drain(tv, kb);
+		}
+		kb->enabled = false;
+	}
+	vcpu_ioctl(tv->fd, VBTS_KVM_X86_SET_CR3_TRACE, &cr3);
+	munmap(kb->map, kb->map_len);
+	free(kb);
+	tv->priv = NULL;
+}
+
+const struct tracer_ops kvm_tracer_ops = {
+	.name = "kvm",
+	.vcpu_init = kvm_bts_init,
+	.before_run = kvm_bts_before_run,
+	.after_exit = kvm_bts_after_exit,
+	.vcpu_fini = kvm_bts_fini,
+};
