@@ -10,11 +10,14 @@
  */
 #include <errno.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <vbts/kvm-bts-uapi.h>
 
 #include "kvm.h"
 #include "log.h"
@@ -40,6 +43,7 @@ static const char *const cap_names[PROBE_NR_CAPS] = {
 	[PROBE_HWBP_CPL3] = "cpl3 hw breakpoint",
 	[PROBE_USER_MSR] = "user msr exits",
 	[PROBE_SYNC_REGS] = "sync regs",
+	[PROBE_KVM_BTS] = "kvm bts backend",
 };
 
 static const char *const cap_keys[PROBE_NR_CAPS] = {
@@ -48,6 +52,7 @@ static const char *const cap_keys[PROBE_NR_CAPS] = {
 	[PROBE_HWBP_CPL3] = "cpl3_hw_breakpoint",
 	[PROBE_USER_MSR] = "user_msr_exits",
 	[PROBE_SYNC_REGS] = "sync_regs",
+	[PROBE_KVM_BTS] = "kvm_bts_backend",
 };
 
 const char *probe__cap_name(enum probe_cap cap)
@@ -73,6 +78,8 @@ bool probe__answer(const struct tracer_caps *caps, enum probe_cap cap)
 		return caps->user_msr;
 	case PROBE_SYNC_REGS:
 		return caps->sync_regs;
+	case PROBE_KVM_BTS:
+		return caps->kvm_bts;
 	default:
 		return false;
 	}
@@ -280,6 +287,78 @@ static void probe_step_cpl0(struct probe_report *rep)
 		break;
 	}
 	describe_end(rep->why[PROBE_STEP_CPL0], sizeof(rep->why[0]), &p, ev);
+	probe_vm_destroy(&p);
+}
+
+/* Branch records in the mmap'd ring after the ring-0 probe ran with in-kernel stepping. */
+static void probe_kvm_bts(struct probe_report *rep)
+{
+	const unsigned int need = VBTS_KVM_X86_BTS_MODE_RING | VBTS_KVM_X86_BTS_MODE_STEP;
+	struct vbts_kvm_x86_bts_config cfg = {
+		.mode = VBTS_KVM_X86_BTS_RING_WRAP,
+		.cpl = VBTS_KVM_X86_BTS_CPL_USER | VBTS_KVM_X86_BTS_CPL_KERNEL,
+		.nr_records = 256,
+		.flags = VBTS_KVM_X86_BTS_CFG_BRANCHES,
+	};
+	const struct vbts_kvm_x86_bts_ring_header *hdr;
+	size_t len = VBTS_KVM_X86_BTS_RING_HEADER_SIZE + 256 * 24;
+	long page = sysconf(_SC_PAGESIZE);
+	struct probe_vm p;
+	enum probe_event ev;
+	void *map;
+	int modes;
+
+	if (probe_vm_create(&p, probe_blob_ring0, probe_blob_ring0_end, 0, NULL) < 0) {
+		say(rep, PROBE_KVM_BTS, "the probe VM could not be set up");
+		return;
+	}
+	modes = kvm__check_extension(&p.vm.kvm, VBTS_KVM_CAP_X86_BTS);
+	if (modes < 0 || ((unsigned int)modes & need) != need ||
+	    kvm__check_extension(&p.vm.kvm, VBTS_KVM_CAP_X86_CR3_TRACE) <= 0) {
+		say(rep, PROBE_KVM_BTS, "no KVM_CAP_X86_BTS ring and step modes, or no "
+		    "KVM_CAP_X86_CR3_TRACE (stock KVM)");
+		goto out_destroy;
+	}
+	if (kvm__ioctl_quiet(p.vcpu->fd, VBTS_KVM_X86_BTS_CONFIGURE, (unsigned long)&cfg) < 0) {
+		say(rep, PROBE_KVM_BTS, "KVM_X86_BTS_CONFIGURE failed");
+		goto out_destroy;
+	}
+	len = (len + page - 1) & ~(size_t)(page - 1);
+	map = mmap(NULL, len, PROT_READ, MAP_SHARED, p.vcpu->fd,
+		   (off_t)VBTS_KVM_X86_BTS_RING_PAGE_OFFSET * page);
+	if (map == MAP_FAILED) {
+		say(rep, PROBE_KVM_BTS, "the ring cannot be mapped from the vCPU fd");
+		goto out_destroy;
+	}
+	hdr = map;
+	if (kvm__ioctl_quiet(p.vcpu->fd, VBTS_KVM_X86_BTS_ENABLE, 0) < 0) {
+		say(rep, PROBE_KVM_BTS, "KVM_X86_BTS_ENABLE failed");
+		goto out_unmap;
+	}
+	while ((ev = probe_run(&p, NULL)) == PROBE_EV_EXIT) {
+		struct kvm_run *run = p.vcpu->run;
+		const uint64_t *rec = (const uint64_t *)((const char *)map +
+							 VBTS_KVM_X86_BTS_RING_HEADER_SIZE);
+		uint64_t head, i, branches = 0;
+
+		if (run->exit_reason == VBTS_KVM_EXIT_X86_BTS)
+			continue;
+		if (!is_out(run, PROBE_PORT_DONE))
+			break;
+		kvm__ioctl_quiet(p.vcpu->fd, VBTS_KVM_X86_BTS_DISABLE, 0);
+		head = __atomic_load_n(&hdr->head, __ATOMIC_ACQUIRE);
+		for (i = 0; i < head && i < cfg.nr_records; i++)
+			branches += rec[3 * i] != ~0ULL;
+		/* The probe's jmp at least, between START and STOP. */
+		rep->caps.kvm_bts = branches >= 1;
+		say(rep, PROBE_KVM_BTS, "%llu records in the in-kernel ring, %llu branches",
+		    (unsigned long long)head, (unsigned long long)branches);
+		goto out_unmap;
+	}
+	describe_end(rep->why[PROBE_KVM_BTS], sizeof(rep->why[0]), &p, ev);
+out_unmap:
+	munmap(map, len);
+out_destroy:
 	probe_vm_destroy(&p);
 }
 
@@ -504,6 +583,7 @@ int probe__report(struct probe_report *rep)
 	probe_ring3(rep);
 	probe_user_msr(rep);
 	probe_sync_regs(rep);
+	probe_kvm_bts(rep);
 	return 0;
 }
 

@@ -32,6 +32,7 @@ enum vbts_cpl_filter {
  * @sync_regs: KVM_CAP_SYNC_REGS works (regs/sregs valid in kvm_run after each exit)
  * @hwbp_cpl3: guest-debug hardware breakpoints fire at CPL 3 addresses
  * @user_msr:  KVM_CAP_X86_USER_SPACE_MSR with an MSR filter delivers KVM_EXIT_X86_WRMSR
+ * @kvm_bts:   the patched KVM's branch trace ring records a probe guest's branches (kvm backend)
  */
 struct tracer_caps {
 	bool step_cpl0;
@@ -39,6 +40,7 @@ struct tracer_caps {
 	bool sync_regs;
 	bool hwbp_cpl3;
 	bool user_msr;
+	bool kvm_bts;
 };
 
 /**
