@@ -54,6 +54,7 @@
  * @tsc0:     guest TSC at set-up
  * @ns0:      ns since trace start at set-up
  * @khz:      guest TSC frequency in kHz, 0 when unknown (times are then all @ns0)
+ * @last_ns:  the time of the last escape record copied
  * @enabled:  the kernel ring is enabled
  */
 struct kvm_bts {
@@ -67,6 +68,7 @@ struct kvm_bts {
 	uint64_t tsc0;
 	uint64_t ns0;
 	uint64_t khz;
+	uint64_t last_ns;
 	bool enabled;
 };
 
@@ -131,12 +133,13 @@ static void copy_record(struct tracer_vcpu *tv, struct kvm_bts *kb, struct vbts_
 	case VBTS_ESC_TASK_DEPART:
 	case VBTS_ESC_TASK_ARRIVE:
 	case VBTS_ESC_GAP_END:
-		r = vbts_record__make_escape(vbts_record__escape_kind(&r), r.to,
-					     tsc_to_ns(kb, aux));
+		kb->last_ns = tsc_to_ns(kb, aux);
+		r = vbts_record__make_escape(vbts_record__escape_kind(&r), r.to, kb->last_ns);
 		break;
 	case VBTS_ESC_START:
 	case VBTS_ESC_STOP:
-		r.to = tsc_to_ns(kb, r.to);
+		kb->last_ns = tsc_to_ns(kb, r.to);
+		r.to = kb->last_ns;
 		break;
 	case VBTS_ESC_GAP_BEGIN:
 		tv->stat_gaps++;
@@ -193,6 +196,7 @@ static void sample_clock(struct tracer_vcpu *tv, struct kvm_bts *kb)
 		kb->khz = 0;
 	kb->tsc0 = msrs.e.data;
 	kb->ns0 = since_start_ns(tv);
+	kb->last_ns = kb->ns0;
 }
 
 static uint32_t kernel_cpl(enum vbts_cpl_filter f)
@@ -288,7 +292,7 @@ static int kvm_bts_init(struct tracer_vcpu *tv)
 	tv->priv = kb;
 	/* The kernel's START, then the task the vCPU starts in, as the step backend writes. */
 	drain(tv, kb);
-	put_escape(tv, VBTS_ESC_TASK_ARRIVE, sregs.cr3 & VBTS_CR3_MASK, kb->ns0);
+	put_escape(tv, VBTS_ESC_TASK_ARRIVE, sregs.cr3 & VBTS_CR3_MASK, kb->last_ns);
 	return 0;
 
 err_unmap:

@@ -1,0 +1,452 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kvm-backend.c - check-kvm-backend: the kvm tracer backend on a KVM with kvm-patches/ loaded,
+ * around the hand-assembled 64-bit ring-0 guest of check-step-kvm.
+ *
+ * The guest (identity-mapped 2 MiB page, flat GDT, a 64-bit IDT gate for #UD):
+ *   0x1000  jmp 0x1004                 JMP
+ *   0x1004  mov $3, %ecx               (another count in the watermark test)
+ *   0x1009  loop 0x1009                LOOP, twice
+ *   0x100b  call 0x1040                CALL; 0x1040 ret -> 0x1010  RET
+ *   0x1010  mov %ss, %eax; mov %eax, %ss; jmp 0x1018   JMP covered by the mov-ss step: not
+ *                                      recorded (kvm-patches patch 5 does not decode the
+ *                                      instruction a MOV SS step also covers; a known limit)
+ *   0x1018  ud2                        EXCEPTION 6 -> 0x1100 (delivered and stepped in the
+ *                                      kernel: no gap)
+ *   0x101a  mov $0x80, %dx; out %al, %dx                 an I/O exit
+ *   0x101f  build an iretq frame; iretq -> 0x1032       IRET
+ *   0x1032  hlt
+ *   0x1100  #UD handler: nop; addq $2, (%rsp); iretq
+ * Exit status: 0 all passed, 1 a failure, 77 no /dev/kvm or no KVM_CAP_X86_BTS (stock KVM; the
+ * kvm-patches suite runs this inside the harness with the patched modules).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <check.h>
+#include <vbts/kvm-bts-uapi.h>
+#include <vbts/ring-format.h>
+
+#include "kvm-backend/kvm-backend.h"
+#include "kvm.h"
+#include "memory.h"
+#include "ring-writer.h"
+#include "tracer.h"
+
+#define GUEST_RAM (4ULL << 20)
+#define MAX_RUNS 100000
+#define MAX_RECORDS 4096
+#define LOOP_COUNT_GPA 0x1005
+
+static const uint8_t guest_code[] = {
+	0xeb, 0x02,                         /* 1000 jmp 0x1004 */
+	0x0f, 0x0b,                         /* 1002 ud2 (skipped) */
+	0xb9, 0x03, 0x00, 0x00, 0x00,       /* 1004 mov $3,%ecx */
+	0xe2, 0xfe,                         /* 1009 loop 0x1009 */
+	0xe8, 0x30, 0x00, 0x00, 0x00,       /* 100b call 0x1040 */
+	0x8c, 0xd0,                         /* 1010 mov %ss,%eax */
+	0x8e, 0xd0,                         /* 1012 mov %eax,%ss */
+	0xeb, 0x02,                         /* 1014 jmp 0x1018 */
+	0x0f, 0x0b,                         /* 1016 ud2 (skipped) */
+	0x0f, 0x0b,                         /* 1018 ud2 -> #UD handler, back at 0x101a */
+	0x66, 0xba, 0x80, 0x00,             /* 101a mov $0x80,%dx */
+	0xee,                               /* 101e out %al,%dx */
+	0x48, 0x89, 0xe0,                   /* 101f mov %rsp,%rax */
+	0x6a, 0x10,                         /* 1022 push $0x10 (ss) */
+	0x50,                               /* 1024 push %rax (rsp) */
+	0x6a, 0x02,                         /* 1025 push $2 (rflags) */
+	0x6a, 0x08,                         /* 1027 push $8 (cs) */
+	0x68, 0x32, 0x10, 0x00, 0x00,       /* 1029 push $0x1032 (rip) */
+	0x48, 0xcf,                         /* 102e iretq */
+	0x0f, 0x0b,                         /* 1030 ud2 (skipped) */
+};
+
+static const uint8_t guest_tail[] = { 0xf4, 0x0f, 0x0b };          /* 1032 hlt; ud2 */
+static const uint8_t guest_leaf[] = { 0xc3 };                      /* 1040 ret */
+static const uint8_t guest_ud[] = {
+	0x90,                               /* 1100 nop */
+	0x48, 0x83, 0x04, 0x24, 0x02,       /* 1101 addq $2,(%rsp) */
+	0x48, 0xcf,                         /* 1106 iretq */
+};
+
+#define HANDLER_LO 0x1100
+#define HANDLER_HI 0x1108
+
+struct expect_branch {
+	uint64_t from, to;
+	unsigned int kind;
+};
+
+/* Every branch outside the handler, in order (with the loop count 3). */
+static const struct expect_branch expected[] = {
+	{ 0x1000, 0x1004, VBTS_BR_JMP },
+	{ 0x1009, 0x1009, VBTS_BR_LOOP },
+	{ 0x1009, 0x1009, VBTS_BR_LOOP },
+	{ 0x100b, 0x1040, VBTS_BR_CALL },
+	{ 0x1040, 0x1010, VBTS_BR_RET },
+	{ 0x1018, 0x1100, VBTS_BR_EXCEPTION },
+	{ 0x102e, 0x1032, VBTS_BR_IRET },
+};
+
+/**
+ * struct kvm_env - one VM with one vCPU and the tracer's view of it.
+ */
+struct kvm_env {
+	struct kvm k;
+	struct guest_memory *mem;
+	int vcpu;
+	struct kvm_run *run;
+	int run_size;
+	char dir[64];
+	char path[96];
+	struct tracer_vcpu tv;
+	unsigned int io_exits;
+	unsigned int halts;
+	unsigned int bts_exits;
+	uint64_t halt_rip;
+	struct vbts_record rec[MAX_RECORDS];
+	unsigned int nrec;
+};
+
+static void put64(struct kvm_env *e, uint64_t gpa, uint64_t v)
+{
+	void *p = guest_memory__ptr(e->mem, gpa, sizeof(v));
+
+	ck_assert_ptr_nonnull(p);
+	memcpy(p, &v, sizeof(v));
+}
+
+static void put(struct kvm_env *e, uint64_t gpa, const void *src, size_t len)
+{
+	void *p = guest_memory__ptr(e->mem, gpa, len);
+
+	ck_assert_ptr_nonnull(p);
+	memcpy(p, src, len);
+}
+
+static void setup_guest(struct kvm_env *e, uint64_t rip)
+{
+	struct kvm_segment code = {
+		.base = 0, .limit = 0xffffffff, .selector = 8, .type = 11, .present = 1,
+		.dpl = 0, .db = 0, .s = 1, .l = 1, .g = 1,
+	};
+	struct kvm_segment data = {
+		.base = 0, .limit = 0xffffffff, .selector = 0x10, .type = 3, .present = 1,
+		.dpl = 0, .db = 1, .s = 1, .g = 1,
+	};
+	struct kvm_regs regs = { .rip = rip, .rsp = 0x8000, .rflags = 2 };
+	struct kvm_sregs sregs;
+
+	put(e, 0x1000, guest_code, sizeof(guest_code));
+	put(e, 0x1032, guest_tail, sizeof(guest_tail));
+	put(e, 0x1040, guest_leaf, sizeof(guest_leaf));
+	put(e, 0x1100, guest_ud, sizeof(guest_ud));
+	/* IDT: vector 6, 64-bit interrupt gate to 0x1100 */
+	put64(e, 0x3000 + 6 * 16, 0x1100 | (8ULL << 16) | (0x8eULL << 40));
+	put64(e, 0x3000 + 6 * 16 + 8, 0);
+	/* GDT: null, 64-bit code, data */
+	put64(e, 0x4008, 0x00af9a000000ffffULL);
+	put64(e, 0x4010, 0x00cf92000000ffffULL);
+	/* PML4 -> PDPT -> PD with one 2 MiB page at 0 */
+	put64(e, 0x10000, 0x11000 | 3);
+	put64(e, 0x11000, 0x12000 | 3);
+	put64(e, 0x12000, 0x83);
+
+	ck_assert_int_eq(ioctl(e->vcpu, KVM_GET_SREGS, &sregs), 0);
+	sregs.cs = code;
+	sregs.ds = sregs.es = sregs.fs = sregs.gs = sregs.ss = data;
+	sregs.gdt.base = 0x4000;
+	sregs.gdt.limit = 0x17;
+	sregs.idt.base = 0x3000;
+	sregs.idt.limit = 0xfff;
+	sregs.cr3 = 0x10000;
+	sregs.cr4 = 0x20;                 /* PAE */
+	sregs.cr0 = 0x80000011;           /* PG, ET, PE */
+	sregs.efer = 0x500;               /* LME, LMA */
+	ck_assert_int_eq(ioctl(e->vcpu, KVM_SET_SREGS, &sregs), 0);
+	ck_assert_int_eq(ioctl(e->vcpu, KVM_SET_REGS, &regs), 0);
+}
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void env_create(struct kvm_env *e, enum vbts_cpl_filter cpl, uint64_t ring_records,
+		       uint64_t rip)
+{
+	struct ring_writer_config cfg = { .capacity = MAX_RECORDS, .mode = VBTS_RING_WRAP };
+
+	memset(e, 0, sizeof(*e));
+	ck_assert_int_eq(kvm__open(&e->k), 0);
+	e->mem = guest_memory__create(GUEST_RAM);
+	ck_assert_ptr_nonnull(e->mem);
+	ck_assert_int_eq(guest_memory__register(e->mem, e->k.vm_fd), 0);
+	e->vcpu = ioctl(e->k.vm_fd, KVM_CREATE_VCPU, 0);
+	ck_assert_int_ge(e->vcpu, 0);
+	ck_assert_int_eq(ioctl(e->vcpu, KVM_SET_CPUID2, e->k.cpuid), 0);
+	e->run_size = e->k.run_size;
+	e->run = mmap(NULL, e->run_size, PROT_READ | PROT_WRITE, MAP_SHARED, e->vcpu, 0);
+	ck_assert(e->run != MAP_FAILED);
+	setup_guest(e, rip);
+
+	snprintf(e->dir, sizeof(e->dir), "/tmp/check-kvm-backend.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(e->dir));
+	snprintf(e->path, sizeof(e->path), "%s/vcpu0.ring", e->dir);
+	e->tv.ring = ring_writer__create(e->path, &cfg);
+	ck_assert_ptr_nonnull(e->tv.ring);
+	e->tv.index = 0;
+	e->tv.fd = e->vcpu;
+	e->tv.run = e->run;
+	e->tv.mem = e->mem;
+	e->tv.cpl = cpl;
+	e->tv.ring_records = ring_records;
+	e->tv.start_ns = monotonic_ns();
+}
+
+/* The exit loop of the VMM, reduced to what this guest does. */
+static void env_run(struct kvm_env *e)
+{
+	const struct tracer_ops *ops = &kvm_tracer_ops;
+	struct kvm_regs regs;
+	int ret;
+
+	ck_assert_int_eq(ops->vcpu_init(&e->tv), 0);
+	for (unsigned int i = 0; i < MAX_RUNS; i++) {
+		ck_assert_int_eq(ops->before_run(&e->tv), 0);
+		ck_assert_int_eq(ioctl(e->vcpu, KVM_RUN, 0), 0);
+		ret = ops->after_exit(&e->tv);
+		ck_assert_int_ge(ret, 0);
+		if (ret == 1) {
+			ck_assert_uint_eq(e->run->exit_reason, VBTS_KVM_EXIT_X86_BTS);
+			e->bts_exits++;
+			continue;
+		}
+		if (e->run->exit_reason == KVM_EXIT_IO) {
+			ck_assert_uint_eq(e->run->io.port, 0x80);
+			e->io_exits++;
+			continue;
+		}
+		ck_assert_msg(e->run->exit_reason == KVM_EXIT_HLT, "unexpected exit %u",
+			      e->run->exit_reason);
+		e->halts++;
+		break;
+	}
+	ck_assert_uint_eq(e->halts, 1);
+	ck_assert_int_eq(ioctl(e->vcpu, KVM_GET_REGS, &regs), 0);
+	ck_assert_uint_eq(regs.rip, 0x1033); /* right after the hlt */
+	ops->vcpu_fini(&e->tv);
+}
+
+/* Read the ring back: the writer published every record (no wrap at this size). */
+static void env_records(struct kvm_env *e)
+{
+	struct vbts_ring_header h;
+	FILE *f;
+
+	ck_assert_int_eq(ring_writer__close(e->tv.ring), 0);
+	e->tv.ring = NULL;
+	f = fopen(e->path, "rb");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fread(&h, sizeof(h), 1, f), 1);
+	ck_assert_uint_eq(h.magic, VBTS_RING_MAGIC);
+	ck_assert_uint_le(h.committed, MAX_RECORDS);
+	e->nrec = (unsigned int)h.committed;
+	ck_assert_uint_eq(fread(e->rec, sizeof(e->rec[0]), e->nrec, f), e->nrec);
+	fclose(f);
+}
+
+static void env_destroy(struct kvm_env *e)
+{
+	if (e->tv.ring)
+		ring_writer__close(e->tv.ring);
+	unlink(e->path);
+	rmdir(e->dir);
+	munmap(e->run, e->run_size);
+	close(e->vcpu);
+	kvm__close(&e->k);
+	guest_memory__destroy(e->mem);
+}
+
+static unsigned int kind_of(const struct vbts_record *r)
+{
+	return (unsigned int)((r->flags & VBTS_REC_KIND_MASK) >> VBTS_REC_KIND_SHIFT);
+}
+
+static bool in_handler(uint64_t a)
+{
+	return a >= HANDLER_LO && a < HANDLER_HI;
+}
+
+/* START, the vCPU's task, times that do not go back, STOP; no gap and no loss. */
+static void check_frame(struct kvm_env *e, uint64_t cpl_bits)
+{
+	const struct vbts_record *r = e->rec;
+	uint64_t last = 0, t;
+
+	ck_assert_uint_ge(e->nrec, 3);
+	ck_assert_uint_eq(vbts_record__escape_kind(&r[0]), VBTS_ESC_START);
+	ck_assert_uint_eq(vbts_record__escape_aux(&r[0]), cpl_bits);
+	ck_assert_uint_eq(vbts_record__escape_kind(&r[1]), VBTS_ESC_TASK_ARRIVE);
+	ck_assert_uint_eq(r[1].to, 0x10000);
+	ck_assert_uint_eq(vbts_record__escape_kind(&r[e->nrec - 1]), VBTS_ESC_STOP);
+	for (unsigned int i = 0; i < e->nrec; i++) {
+		if (!vbts_record__is_escape(&r[i]))
+			continue;
+		switch (vbts_record__escape_kind(&r[i])) {
+		case VBTS_ESC_START:
+		case VBTS_ESC_STOP:
+			t = r[i].to;
+			break;
+		case VBTS_ESC_TASK_ARRIVE:
+			t = vbts_record__escape_aux(&r[i]);
+			break;
+		default:
+			ck_abort_msg("escape kind %u at %u", vbts_record__escape_kind(&r[i]), i);
+			continue;
+		}
+		/* ns since the trace started, converted from the guest TSC: a few seconds */
+		ck_assert_uint_ge(t, last);
+		ck_assert_uint_lt(t, 60ULL * 1000000000ULL);
+		last = t;
+	}
+	ck_assert_uint_eq(e->tv.stat_gaps, 0);
+	ck_assert_uint_eq(e->tv.stat_records, e->nrec);
+	ck_assert_uint_eq(e->io_exits, 1);
+}
+
+/* The branches outside the #UD handler, in order, with the loop taken @loops times. */
+static void check_branches(struct kvm_env *e, unsigned int loops)
+{
+	const unsigned int nexp = sizeof(expected) / sizeof(expected[0]);
+	const struct vbts_record *r = e->rec;
+	unsigned int nb = 0, want = nexp - 2 + loops, handler = 0;
+
+	for (unsigned int i = 0; i < e->nrec; i++) {
+		const struct expect_branch *x;
+
+		if (vbts_record__is_escape(&r[i]))
+			continue;
+		ck_assert(r[i].flags & VBTS_REC_CPL_VALID);
+		ck_assert_uint_eq((r[i].flags & VBTS_REC_CPL_MASK) >> VBTS_REC_CPL_SHIFT, 0);
+		if (in_handler(r[i].from)) {
+			handler++;
+			continue;
+		}
+		ck_assert_msg(nb < want, "extra branch %#llx -> %#llx",
+			      (unsigned long long)r[i].from, (unsigned long long)r[i].to);
+		/* expected[1] stands for every loop branch */
+		x = &expected[nb < 1 ? 0 : nb < 1 + loops ? 1 : nb - loops + 2];
+		ck_assert_msg(r[i].from == x->from && r[i].to == x->to && kind_of(&r[i]) == x->kind,
+			      "branch %u: %#llx -> %#llx kind %u, want %#llx -> %#llx kind %u", nb,
+			      (unsigned long long)r[i].from, (unsigned long long)r[i].to,
+			      kind_of(&r[i]), (unsigned long long)x->from,
+			      (unsigned long long)x->to, x->kind);
+		if (x->kind == VBTS_BR_EXCEPTION) {
+			ck_assert(r[i].flags & VBTS_REC_VECTOR_VALID);
+			ck_assert_uint_eq((r[i].flags & VBTS_REC_VECTOR_MASK) >>
+						  VBTS_REC_VECTOR_SHIFT, 6);
+		}
+		nb++;
+	}
+	ck_assert_uint_eq(nb, want);
+	/* the handler is stepped in the kernel: its iretq back to 0x101a is recorded */
+	ck_assert_uint_eq(handler, 1);
+}
+
+START_TEST(test_kvm_trace)
+{
+	struct kvm_env *e = calloc(1, sizeof(*e));
+
+	ck_assert_ptr_nonnull(e);
+	env_create(e, VBTS_CPL_ALL, 65536, 0x1000);
+	env_run(e);
+	env_records(e);
+	check_frame(e, VBTS_START_CPL_USER | VBTS_START_CPL_KERNEL);
+	check_branches(e, 2);
+	ck_assert_uint_eq(e->bts_exits, 0);
+	env_destroy(e);
+	free(e);
+}
+END_TEST
+
+START_TEST(test_kvm_watermark)
+{
+	/* 300 loop iterations through a 64-record kernel ring: watermark exits, nothing lost */
+	struct kvm_env *e = calloc(1, sizeof(*e));
+	uint32_t count = 300;
+
+	ck_assert_ptr_nonnull(e);
+	env_create(e, VBTS_CPL_ALL, 64, 0x1000);
+	put(e, LOOP_COUNT_GPA, &count, sizeof(count));
+	env_run(e);
+	env_records(e);
+	check_frame(e, VBTS_START_CPL_USER | VBTS_START_CPL_KERNEL);
+	check_branches(e, count - 1);
+	ck_assert_uint_ge(e->bts_exits, 300 / 32 - 1);
+	env_destroy(e);
+	free(e);
+}
+END_TEST
+
+START_TEST(test_kvm_filter_user)
+{
+	struct kvm_env *e = calloc(1, sizeof(*e));
+
+	ck_assert_ptr_nonnull(e);
+	env_create(e, VBTS_CPL_USER, 65536, 0x1000);
+	env_run(e);
+	env_records(e);
+	check_frame(e, VBTS_START_CPL_USER);
+	for (unsigned int i = 0; i < e->nrec; i++)
+		ck_assert_msg(vbts_record__is_escape(&e->rec[i]), "a ring-0 branch was recorded");
+	env_destroy(e);
+	free(e);
+}
+END_TEST
+
+static Suite *kvm_backend_suite(void)
+{
+	Suite *s = suite_create("kvm-backend");
+	TCase *tc = tcase_create("guest");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_kvm_trace);
+	tcase_add_test(tc, test_kvm_watermark);
+	tcase_add_test(tc, test_kvm_filter_user);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr;
+	int fd, failed;
+
+	fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		printf("SKIP: /dev/kvm: %s\n", strerror(errno));
+		return 77;
+	}
+	if (!kvm_bts__usable(fd)) {
+		close(fd);
+		printf("SKIP: this KVM has no KVM_CAP_X86_BTS (load the modules of kvm-patches/)\n");
+		return 77;
+	}
+	close(fd);
+	sr = srunner_create(kvm_backend_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
