@@ -199,11 +199,11 @@ START_TEST(test_probe)
 {
 	static const char *const keys[] = {
 		"cpl0_single_step", "cpl3_single_step", "cpl3_hw_breakpoint", "user_msr_exits",
-		"sync_regs",
+		"sync_regs", "kvm_bts_backend",
 	};
 	static const char *const names[] = {
 		"cpl0 single-step: ", "cpl3 single-step: ", "cpl3 hw breakpoint: ",
-		"user msr exits: ", "sync regs: ",
+		"user msr exits: ", "sync regs: ", "kvm bts backend: ",
 	};
 	json_t *o;
 	char *out;
@@ -211,8 +211,8 @@ START_TEST(test_probe)
 	make_tmp();
 	ck_assert_int_eq(vbts((const char *[]){ "probe", NULL }), 0);
 	out = slurp("out");
-	ck_assert_int_eq(lines(out), 5);
-	for (int i = 0; i < 5; i++) {
+	ck_assert_int_eq(lines(out), 6);
+	for (int i = 0; i < 6; i++) {
 		char *p = strstr(out, names[i]);
 
 		ck_assert_msg(p, "no line '%s'", names[i]);
@@ -222,7 +222,7 @@ START_TEST(test_probe)
 	ck_assert_int_eq(vbts((const char *[]){ "probe", "--json", NULL }), 0);
 	o = json_loads(slurp("out"), 0, NULL);
 	ck_assert_ptr_nonnull(o);
-	for (int i = 0; i < 5; i++)
+	for (int i = 0; i < 6; i++)
 		ck_assert(json_is_boolean(json_object_get(o, keys[i])));
 	json_decref(o);
 	remove_tmp();
