@@ -30,8 +30,12 @@ static const struct {
 
 int kvm__ioctl_named(int fd, unsigned long req, unsigned long arg, const char *name, bool quiet)
 {
-	int ret = ioctl(fd, req, arg);
+	int ret;
 
+	/* A kick interrupts KVM_RUN on purpose; any other ioctl is simply issued again. */
+	do
+		ret = ioctl(fd, req, arg);
+	while (ret < 0 && errno == EINTR && req != KVM_RUN);
 	if (ret < 0) {
 		ret = -errno;
 		if (!quiet)

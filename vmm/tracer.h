@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 #include <linux/kvm.h>
 
 struct guest_memory;
@@ -93,6 +94,22 @@ struct tracer_ops {
 	int (*after_exit)(struct tracer_vcpu *tv);
 	void (*vcpu_fini)(struct tracer_vcpu *tv);
 };
+
+/**
+ * tracer_vcpu__now_ns() - the time of escape records: CLOCK_MONOTONIC ns since trace start.
+ * @tv: the vCPU
+ *
+ * Return: nanoseconds since @tv->start_ns (0 if the clock reads earlier).
+ */
+static inline uint64_t tracer_vcpu__now_ns(const struct tracer_vcpu *tv)
+{
+	struct timespec ts;
+	uint64_t t;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	t = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	return t > tv->start_ns ? t - tv->start_ns : 0;
+}
 
 /* The single-step backend (vmm/step/). */
 extern const struct tracer_ops step_tracer_ops;

@@ -36,6 +36,7 @@
 #include "kvm-backend.h"
 #include "log.h"
 #include "ring-writer.h"
+#include "kvm.h"
 #include "tracer.h"
 
 #define KVM_BTS_MAX_RING (1ULL << 20)
@@ -71,26 +72,6 @@ struct kvm_bts {
 	uint64_t last_ns;
 	bool enabled;
 };
-
-static uint64_t since_start_ns(const struct tracer_vcpu *tv)
-{
-	struct timespec ts;
-	uint64_t t;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	t = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-	return t > tv->start_ns ? t - tv->start_ns : 0;
-}
-
-static int vcpu_ioctl(int fd, unsigned long req, void *arg)
-{
-	int ret;
-
-	do
-		ret = ioctl(fd, req, arg);
-	while (ret < 0 && errno == EINTR);
-	return ret < 0 ? -errno : ret;
-}
 
 static uint64_t tsc_to_ns(const struct kvm_bts *kb, uint64_t tsc)
 {
@@ -190,12 +171,12 @@ static void sample_clock(struct tracer_vcpu *tv, struct kvm_bts *kb)
 	} msrs = { .hdr.nmsrs = 1, .e.index = MSR_IA32_TSC };
 	int khz;
 
-	khz = vcpu_ioctl(tv->fd, KVM_GET_TSC_KHZ, NULL);
+	khz = kvm__ioctl_quiet(tv->fd, KVM_GET_TSC_KHZ, NULL);
 	kb->khz = khz > 0 ? (uint64_t)khz : 0;
-	if (vcpu_ioctl(tv->fd, KVM_GET_MSRS, &msrs) != 1)
+	if (kvm__ioctl_quiet(tv->fd, KVM_GET_MSRS, &msrs) != 1)
 		kb->khz = 0;
 	kb->tsc0 = msrs.e.data;
-	kb->ns0 = since_start_ns(tv);
+	kb->ns0 = tracer_vcpu__now_ns(tv);
 	kb->last_ns = kb->ns0;
 }
 
@@ -213,7 +194,7 @@ static uint32_t kernel_cpl(enum vbts_cpl_filter f)
 
 int kvm_bts__modes(int kvm_fd)
 {
-	int ret = vcpu_ioctl(kvm_fd, KVM_CHECK_EXTENSION, (void *)(uintptr_t)VBTS_KVM_CAP_X86_BTS);
+	int ret = kvm__ioctl_quiet(kvm_fd, KVM_CHECK_EXTENSION, VBTS_KVM_CAP_X86_BTS);
 
 	return ret < 0 ? 0 : ret;
 }
@@ -221,8 +202,7 @@ int kvm_bts__modes(int kvm_fd)
 bool kvm_bts__usable(int kvm_fd)
 {
 	unsigned int need = VBTS_KVM_X86_BTS_MODE_RING | VBTS_KVM_X86_BTS_MODE_STEP;
-	int cr3 = vcpu_ioctl(kvm_fd, KVM_CHECK_EXTENSION,
-			     (void *)(uintptr_t)VBTS_KVM_CAP_X86_CR3_TRACE);
+	int cr3 = kvm__ioctl_quiet(kvm_fd, KVM_CHECK_EXTENSION, VBTS_KVM_CAP_X86_CR3_TRACE);
 
 	return ((unsigned int)kvm_bts__modes(kvm_fd) & need) == need && cr3 > 0;
 }
@@ -248,17 +228,17 @@ static int kvm_bts_init(struct tracer_vcpu *tv)
 	cfg.nr_records = kb->nr;
 	cfg.watermark = kb->nr / 2;
 	cfg.flags = VBTS_KVM_X86_BTS_CFG_BRANCHES;
-	ret = vcpu_ioctl(tv->fd, VBTS_KVM_X86_BTS_CONFIGURE, &cfg);
+	ret = kvm__ioctl_quiet(tv->fd, VBTS_KVM_X86_BTS_CONFIGURE, &cfg);
 	if (ret < 0) {
 		pr_err("vCPU %u: KVM_X86_BTS_CONFIGURE: %s", tv->index, strerror(-ret));
 		goto err_free;
 	}
-	ret = vcpu_ioctl(tv->fd, VBTS_KVM_X86_SET_CR3_TRACE, &cr3);
+	ret = kvm__ioctl_quiet(tv->fd, VBTS_KVM_X86_SET_CR3_TRACE, &cr3);
 	if (ret < 0) {
 		pr_err("vCPU %u: KVM_X86_SET_CR3_TRACE: %s", tv->index, strerror(-ret));
 		goto err_free;
 	}
-	ret = vcpu_ioctl(tv->fd, KVM_GET_SREGS, &sregs);
+	ret = kvm__ioctl_quiet(tv->fd, KVM_GET_SREGS, &sregs);
 	if (ret < 0)
 		goto err_cr3;
 	kb->map_len = VBTS_KVM_X86_BTS_RING_HEADER_SIZE +
@@ -279,11 +259,11 @@ static int kvm_bts_init(struct tracer_vcpu *tv)
 		ret = -EPROTO;
 		goto err_unmap;
 	}
-	ret = vcpu_ioctl(tv->fd, VBTS_KVM_X86_BTS_CLEAR, NULL);
+	ret = kvm__ioctl_quiet(tv->fd, VBTS_KVM_X86_BTS_CLEAR, NULL);
 	if (ret < 0)
 		goto err_unmap;
 	sample_clock(tv, kb);
-	ret = vcpu_ioctl(tv->fd, VBTS_KVM_X86_BTS_ENABLE, NULL);
+	ret = kvm__ioctl_quiet(tv->fd, VBTS_KVM_X86_BTS_ENABLE, NULL);
 	if (ret < 0) {
 		pr_err("vCPU %u: KVM_X86_BTS_ENABLE: %s", tv->index, strerror(-ret));
 		goto err_unmap;
@@ -299,7 +279,7 @@ err_unmap:
 	munmap(kb->map, kb->map_len);
 err_cr3:
 	cr3.flags = 0;
-	vcpu_ioctl(tv->fd, VBTS_KVM_X86_SET_CR3_TRACE, &cr3);
+	kvm__ioctl_quiet(tv->fd, VBTS_KVM_X86_SET_CR3_TRACE, &cr3);
 err_free:
 	free(kb);
 	return ret;
@@ -328,17 +308,17 @@ static void kvm_bts_fini(struct tracer_vcpu *tv)
 	if (!kb)
 		return;
 	if (kb->enabled) {
-		ret = vcpu_ioctl(tv->fd, VBTS_KVM_X86_BTS_DISABLE, NULL);
+		ret = kvm__ioctl_quiet(tv->fd, VBTS_KVM_X86_BTS_DISABLE, NULL);
 		if (ret < 0) {
 			pr_err("vCPU %u: KVM_X86_BTS_DISABLE: %s", tv->index, strerror(-ret));
 			drain(tv, kb);
-			put_escape(tv, VBTS_ESC_STOP, since_start_ns(tv), 0);
+			put_escape(tv, VBTS_ESC_STOP, tracer_vcpu__now_ns(tv), 0);
 		} else {
 			drain(tv, kb);
 		}
 		kb->enabled = false;
 	}
-	vcpu_ioctl(tv->fd, VBTS_KVM_X86_SET_CR3_TRACE, &cr3);
+	kvm__ioctl_quiet(tv->fd, VBTS_KVM_X86_SET_CR3_TRACE, &cr3);
 	munmap(kb->map, kb->map_len);
 	free(kb);
 	tv->priv = NULL;

@@ -73,16 +73,6 @@ struct step_vcpu {
 	bool dbg_on;
 };
 
-static uint64_t now_ns(const struct tracer_vcpu *tv)
-{
-	struct timespec ts;
-	uint64_t t;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	t = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-	return t > tv->start_ns ? t - tv->start_ns : 0;
-}
-
 static void *mem_ptr(const void *ctx, uint64_t gpa, uint64_t len)
 {
 	return guest_memory__ptr(ctx, gpa, len);
@@ -412,7 +402,7 @@ static int apply_emulated(struct tracer_vcpu *tv, struct step_vcpu *sv, const st
 	if (ret < 0)
 		return ret;
 	observe(sv, &now);
-	step_core__emulated(&sv->core, o, d, &now, now_ns(tv), out);
+	step_core__emulated(&sv->core, o, d, &now, tracer_vcpu__now_ns(tv), out);
 	return 1;
 }
 
@@ -563,7 +553,7 @@ static int step_vcpu_init(struct tracer_vcpu *tv)
 	sv->core.can_cpl0 = tv->caps.step_cpl0;
 	sv->core.can_cpl3 = tv->caps.step_cpl3;
 	observe(sv, &o);
-	step_core__start(&sv->core, &o, now_ns(tv), &out);
+	step_core__start(&sv->core, &o, tracer_vcpu__now_ns(tv), &out);
 	write_out(tv, &sv->core, &out);
 	tv->priv = sv;
 	return 0;
@@ -602,7 +592,7 @@ static int step_before_run(struct tracer_vcpu *tv)
 		observe(sv, &o);
 		decode_next(tv, sv, &o, &next);
 	}
-	arm = step_core__plan(&sv->core, &o, &next, now_ns(tv), &out);
+	arm = step_core__plan(&sv->core, &o, &next, tracer_vcpu__now_ns(tv), &out);
 	write_out(tv, &sv->core, &out);
 	ret = set_step(tv, sv, arm);
 	if (ret)
@@ -635,7 +625,7 @@ static int step_after_exit(struct tracer_vcpu *tv)
 	observe(sv, &o);
 	singlestep = run->exit_reason == KVM_EXIT_DEBUG && run->debug.arch.exception == DB_VECTOR &&
 		     (run->debug.arch.dr6 & DR6_BS);
-	consumed = step_core__exit(&sv->core, &o, singlestep, now_ns(tv), &out);
+	consumed = step_core__exit(&sv->core, &o, singlestep, tracer_vcpu__now_ns(tv), &out);
 	write_out(tv, &sv->core, &out);
 	if (consumed && out.hlt_retired) {
 		/* The step reported the hlt's completion instead of the halt: hand the halt on. */
@@ -655,7 +645,7 @@ static void step_vcpu_fini(struct tracer_vcpu *tv)
 		return;
 	set_step(tv, sv, false);
 	observe(sv, &o);
-	step_core__stop(&sv->core, &o, now_ns(tv), &out);
+	step_core__stop(&sv->core, &o, tracer_vcpu__now_ns(tv), &out);
 	write_out(tv, &sv->core, &out);
 	free(sv);
 	tv->priv = NULL;
