@@ -30,6 +30,7 @@
 #include <check.h>
 #include <vbts/ring-format.h>
 
+#include "kvm-guest.h"
 #include "kvm.h"
 #include "memory.h"
 #include "ring-writer.h"
@@ -39,39 +40,6 @@
 #define MAX_RUNS 100000
 #define MAX_RECORDS 4096
 
-static const uint8_t guest_code[] = {
-	0xeb, 0x02,                         /* 1000 jmp 0x1004 */
-	0x0f, 0x0b,                         /* 1002 ud2 (skipped) */
-	0xb9, 0x03, 0x00, 0x00, 0x00,       /* 1004 mov $3,%ecx */
-	0xe2, 0xfe,                         /* 1009 loop 0x1009 */
-	0xe8, 0x30, 0x00, 0x00, 0x00,       /* 100b call 0x1040 */
-	0x8c, 0xd0,                         /* 1010 mov %ss,%eax */
-	0x8e, 0xd0,                         /* 1012 mov %eax,%ss */
-	0xeb, 0x02,                         /* 1014 jmp 0x1018 */
-	0x0f, 0x0b,                         /* 1016 ud2 (skipped) */
-	0x0f, 0x0b,                         /* 1018 ud2 -> #UD handler, back at 0x101a */
-	0x66, 0xba, 0x80, 0x00,             /* 101a mov $0x80,%dx */
-	0xee,                               /* 101e out %al,%dx */
-	0x48, 0x89, 0xe0,                   /* 101f mov %rsp,%rax */
-	0x6a, 0x10,                         /* 1022 push $0x10 (ss) */
-	0x50,                               /* 1024 push %rax (rsp) */
-	0x6a, 0x02,                         /* 1025 push $2 (rflags) */
-	0x6a, 0x08,                         /* 1027 push $8 (cs) */
-	0x68, 0x32, 0x10, 0x00, 0x00,       /* 1029 push $0x1032 (rip) */
-	0x48, 0xcf,                         /* 102e iretq */
-	0x0f, 0x0b,                         /* 1030 ud2 (skipped) */
-};
-
-static const uint8_t guest_tail[] = { 0xf4, 0x0f, 0x0b };          /* 1032 hlt; ud2 */
-static const uint8_t guest_leaf[] = { 0xc3 };                      /* 1040 ret */
-static const uint8_t guest_ud[] = {
-	0x90,                               /* 1100 nop */
-	0x48, 0x83, 0x04, 0x24, 0x02,       /* 1101 addq $2,(%rsp) */
-	0x48, 0xcf,                         /* 1106 iretq */
-};
-
-#define HANDLER_LO 0x1100
-#define HANDLER_HI 0x1108
 
 struct expect_branch {
 	uint64_t from, to;
@@ -109,73 +77,6 @@ struct kvm_env {
 	unsigned int nrec;
 };
 
-static void put64(struct kvm_env *e, uint64_t gpa, uint64_t v)
-{
-	void *p = guest_memory__ptr(e->mem, gpa, sizeof(v));
-
-	ck_assert_ptr_nonnull(p);
-	memcpy(p, &v, sizeof(v));
-}
-
-static void put(struct kvm_env *e, uint64_t gpa, const void *src, size_t len)
-{
-	void *p = guest_memory__ptr(e->mem, gpa, len);
-
-	ck_assert_ptr_nonnull(p);
-	memcpy(p, src, len);
-}
-
-static void setup_guest(struct kvm_env *e, uint64_t rip)
-{
-	struct kvm_segment code = {
-		.base = 0, .limit = 0xffffffff, .selector = 8, .type = 11, .present = 1,
-		.dpl = 0, .db = 0, .s = 1, .l = 1, .g = 1,
-	};
-	struct kvm_segment data = {
-		.base = 0, .limit = 0xffffffff, .selector = 0x10, .type = 3, .present = 1,
-		.dpl = 0, .db = 1, .s = 1, .g = 1,
-	};
-	struct kvm_regs regs = { .rip = rip, .rsp = 0x8000, .rflags = 2 };
-	struct kvm_sregs sregs;
-
-	put(e, 0x1000, guest_code, sizeof(guest_code));
-	put(e, 0x1032, guest_tail, sizeof(guest_tail));
-	put(e, 0x1040, guest_leaf, sizeof(guest_leaf));
-	put(e, 0x1100, guest_ud, sizeof(guest_ud));
-	/* IDT: vector 6, 64-bit interrupt gate to 0x1100 */
-	put64(e, 0x3000 + 6 * 16, 0x1100 | (8ULL << 16) | (0x8eULL << 40));
-	put64(e, 0x3000 + 6 * 16 + 8, 0);
-	/* GDT: null, 64-bit code, data */
-	put64(e, 0x4008, 0x00af9a000000ffffULL);
-	put64(e, 0x4010, 0x00cf92000000ffffULL);
-	/* PML4 -> PDPT -> PD with one 2 MiB page at 0 */
-	put64(e, 0x10000, 0x11000 | 3);
-	put64(e, 0x11000, 0x12000 | 3);
-	put64(e, 0x12000, 0x83);
-
-	ck_assert_int_eq(ioctl(e->vcpu, KVM_GET_SREGS, &sregs), 0);
-	sregs.cs = code;
-	sregs.ds = sregs.es = sregs.fs = sregs.gs = sregs.ss = data;
-	sregs.gdt.base = 0x4000;
-	sregs.gdt.limit = 0x17;
-	sregs.idt.base = 0x3000;
-	sregs.idt.limit = 0xfff;
-	sregs.cr3 = 0x10000;
-	sregs.cr4 = 0x20;                 /* PAE */
-	sregs.cr0 = 0x80000011;           /* PG, ET, PE */
-	sregs.efer = 0x500;               /* LME, LMA */
-	ck_assert_int_eq(ioctl(e->vcpu, KVM_SET_SREGS, &sregs), 0);
-	ck_assert_int_eq(ioctl(e->vcpu, KVM_SET_REGS, &regs), 0);
-}
-
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 static void env_create(struct kvm_env *e, enum vbts_cpl_filter cpl, struct tracer_caps caps,
 		       uint64_t rip)
 {
@@ -192,7 +93,7 @@ static void env_create(struct kvm_env *e, enum vbts_cpl_filter cpl, struct trace
 	e->run_size = e->k.run_size;
 	e->run = mmap(NULL, e->run_size, PROT_READ | PROT_WRITE, MAP_SHARED, e->vcpu, 0);
 	ck_assert(e->run != MAP_FAILED);
-	setup_guest(e, rip);
+	kvm_guest__setup(e->mem, e->vcpu, rip);
 
 	snprintf(e->dir, sizeof(e->dir), "/tmp/check-step-kvm.XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(e->dir));
@@ -205,7 +106,7 @@ static void env_create(struct kvm_env *e, enum vbts_cpl_filter cpl, struct trace
 	e->tv.mem = e->mem;
 	e->tv.cpl = cpl;
 	e->tv.caps = caps;
-	e->tv.start_ns = monotonic_ns();
+	e->tv.start_ns = kvm_guest__monotonic_ns();
 }
 
 /* The exit loop of the VMM, reduced to what this guest does. */
@@ -276,7 +177,7 @@ static unsigned int kind_of(const struct vbts_record *r)
 
 static bool in_handler(uint64_t a)
 {
-	return a >= HANDLER_LO && a < HANDLER_HI;
+	return a >= KVM_GUEST_HANDLER_LO && a < KVM_GUEST_HANDLER_HI;
 }
 
 /* The whole trace: escapes in the right places, and exactly the expected branches. */
