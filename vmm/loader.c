@@ -138,6 +138,46 @@ static bool in_file(uint64_t off, uint64_t size, size_t len)
 	return off <= len && size <= len - off;
 }
 
+/*
+ * Looks for a GNU build-ID note in the program headers (@sections false) or the section
+ * headers of an ELF image, every offset checked against @len. Return: true when found.
+ */
+static bool scan_table(const uint8_t *img, size_t len, bool is64, bool sections, uint64_t off0,
+		       unsigned int num, unsigned int entsize, char *hex)
+{
+	for (unsigned int i = 0; i < num; i++) {
+		uint64_t at = off0 + (uint64_t)i * entsize, off, size;
+		bool note;
+
+		if (!in_file(at, entsize, len))
+			break;
+		if (sections && is64) {
+			Elf64_Shdr sh;
+
+			memcpy(&sh, img + at, sizeof(sh));
+			note = sh.sh_type == SHT_NOTE, off = sh.sh_offset, size = sh.sh_size;
+		} else if (sections) {
+			Elf32_Shdr sh;
+
+			memcpy(&sh, img + at, sizeof(sh));
+			note = sh.sh_type == SHT_NOTE, off = sh.sh_offset, size = sh.sh_size;
+		} else if (is64) {
+			Elf64_Phdr ph;
+
+			memcpy(&ph, img + at, sizeof(ph));
+			note = ph.p_type == PT_NOTE, off = ph.p_offset, size = ph.p_filesz;
+		} else {
+			Elf32_Phdr ph;
+
+			memcpy(&ph, img + at, sizeof(ph));
+			note = ph.p_type == PT_NOTE, off = ph.p_offset, size = ph.p_filesz;
+		}
+		if (note && in_file(off, size, len) && scan_notes(img + off, size, hex))
+			return true;
+	}
+	return false;
+}
+
 void loader__build_id(const uint8_t *img, size_t len, char *hex)
 {
 	bool is64;
@@ -171,44 +211,6 @@ void loader__build_id(const uint8_t *img, size_t len, char *hex)
 		if (shentsize != sizeof(Elf32_Shdr))
 			shnum = 0;
 	}
-	for (unsigned int i = 0; i < phnum; i++) {
-		uint64_t at = phoff + (uint64_t)i * phentsize, off, size;
-		uint32_t type;
-
-		if (!in_file(at, phentsize, len))
-			break;
-		if (is64) {
-			Elf64_Phdr ph;
-
-			memcpy(&ph, img + at, sizeof(ph));
-			type = ph.p_type, off = ph.p_offset, size = ph.p_filesz;
-		} else {
-			Elf32_Phdr ph;
-
-			memcpy(&ph, img + at, sizeof(ph));
-			type = ph.p_type, off = ph.p_offset, size = ph.p_filesz;
-		}
-		if (type == PT_NOTE && in_file(off, size, len) && scan_notes(img + off, size, hex))
-			return;
-	}
-	for (unsigned int i = 0; i < shnum; i++) {
-		uint64_t at = shoff + (uint64_t)i * shentsize, off, size;
-		uint32_t type;
-
-		if (!in_file(at, shentsize, len))
-			break;
-		if (is64) {
-			Elf64_Shdr sh;
-
-			memcpy(&sh, img + at, sizeof(sh));
-			type = sh.sh_type, off = sh.sh_offset, size = sh.sh_size;
-		} else {
-			Elf32_Shdr sh;
-
-			memcpy(&sh, img + at, sizeof(sh));
-			type = sh.sh_type, off = sh.sh_offset, size = sh.sh_size;
-		}
-		if (type == SHT_NOTE && in_file(off, size, len) && scan_notes(img + off, size, hex))
-			return;
-	}
+	if (!scan_table(img, len, is64, false, phoff, phnum, phentsize, hex))
+		scan_table(img, len, is64, true, shoff, shnum, shentsize, hex);
 }
