@@ -25,6 +25,10 @@ static const char usage[] =
 	"  cpl3 hw breakpoint   a guest-debug hardware breakpoint fires at a ring-3 address\n"
 	"  user msr exits       an MSR filter on IA32_DEBUGCTL exits to the VMM on WRMSR\n"
 	"  sync regs            kvm_run carries the guest's registers after each exit\n"
+	"  kvm bts backend      the patched KVM of kvm-patches/ records the ring-0 probe guest\n"
+	"\n"
+	"A last line lists the patched KVM's modes (KVM_CAP_X86_BTS): ring, step, guest (BTS\n"
+	"that the guest programs itself), hw (the CPU's BTS for the guest), or none.\n"
 	"\n"
 	"  --json      one JSON object instead of the lines\n"
 	"  --verbose   say what each probe guest did\n"
@@ -41,6 +45,7 @@ static int probe(int argc, char **argv)
 	};
 	struct probe_report rep;
 	bool json = false, verbose = false;
+	char modes[64];
 	int opt, ret;
 
 	if (harness__strip(&argc, argv))
@@ -69,6 +74,7 @@ static int probe(int argc, char **argv)
 			pr_err("probe: %s", strerror(-ret));
 		return 2;
 	}
+	probe__format_modes(rep.caps.kvm_bts_modes, modes, sizeof(modes));
 	if (json) {
 		json_t *o = json_object(), *why = json_object();
 
@@ -77,6 +83,7 @@ static int probe(int argc, char **argv)
 					    json_boolean(probe__answer(&rep.caps, c)));
 			json_object_set_new(why, probe__cap_key(c), json_string(rep.why[c]));
 		}
+		json_object_set_new(o, "kvm_bts_modes", json_string(modes));
 		json_object_set_new(o, "why", why);
 		json_dumpf(o, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER);
 		putchar('\n');
@@ -89,6 +96,7 @@ static int probe(int argc, char **argv)
 			printf("  (%s)", rep.why[c]);
 		putchar('\n');
 	}
+	printf("kvm bts modes: %s\n", modes);
 	return 0;
 }
 

@@ -85,6 +85,41 @@ bool probe__answer(const struct tracer_caps *caps, enum probe_cap cap)
 	}
 }
 
+const char *probe__format_modes(unsigned int modes, char *buf, size_t len)
+{
+	static const struct {
+		unsigned int bit;
+		const char *name;
+	} names[] = {
+		{ VBTS_KVM_X86_BTS_MODE_RING, "ring" },
+		{ VBTS_KVM_X86_BTS_MODE_STEP, "step" },
+		{ VBTS_KVM_X86_BTS_MODE_GUEST, "guest" },
+		{ VBTS_KVM_X86_BTS_MODE_HW, "hw" },
+	};
+	size_t used = 0;
+	int n;
+
+	if (!len)
+		return buf;
+	buf[0] = '\0';
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (!(modes & names[i].bit))
+			continue;
+		modes &= ~names[i].bit;
+		n = snprintf(buf + used, len - used, "%s%s", used ? " " : "", names[i].name);
+		if (n < 0 || (size_t)n >= len - used) {
+			buf[used] = '\0'; /* whole words only */
+			return buf;
+		}
+		used += (size_t)n;
+	}
+	if (modes)
+		snprintf(buf + used, len - used, "%s0x%x", used ? " " : "", modes);
+	else if (!used)
+		snprintf(buf, len, "none");
+	return buf;
+}
+
 static void say(struct probe_report *rep, enum probe_cap cap, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
@@ -313,6 +348,8 @@ static void probe_kvm_bts(struct probe_report *rep)
 		return;
 	}
 	modes = kvm__check_extension(&p.vm.kvm, VBTS_KVM_CAP_X86_BTS);
+	if (modes > 0)
+		rep->caps.kvm_bts_modes = (unsigned int)modes;
 	if (modes < 0 || ((unsigned int)modes & need) != need ||
 	    kvm__check_extension(&p.vm.kvm, VBTS_KVM_CAP_X86_CR3_TRACE) <= 0) {
 		say(rep, PROBE_KVM_BTS, "no KVM_CAP_X86_BTS ring and step modes, or no "

@@ -55,6 +55,16 @@ const char *probe__cap_key(enum probe_cap cap);
 bool probe__answer(const struct tracer_caps *caps, enum probe_cap cap);
 
 /**
+ * probe__format_modes() - KVM_CAP_X86_BTS mode bits as words ("ring step guest"), "none" for 0.
+ * @modes: VBTS_KVM_X86_BTS_MODE_* bits; unknown bits print as "0x..."
+ * @buf:   output
+ * @len:   size of @buf (64 bytes hold every mode)
+ *
+ * Return: @buf.
+ */
+const char *probe__format_modes(unsigned int modes, char *buf, size_t len);
+
+/**
  * probe__report() - run every probe guest, each in its own throw-away VM with a time and exit
  * budget; a probe that cannot run or does not finish answers no.
  * @rep: filled in

@@ -34,6 +34,7 @@ enum vbts_cpl_filter {
  * @hwbp_cpl3: guest-debug hardware breakpoints fire at CPL 3 addresses
  * @user_msr:  KVM_CAP_X86_USER_SPACE_MSR with an MSR filter delivers KVM_EXIT_X86_WRMSR
  * @kvm_bts:   the patched KVM's branch trace ring records a probe guest's branches (kvm backend)
+ * @kvm_bts_modes: KVM_CAP_X86_BTS's mode bits (VBTS_KVM_X86_BTS_MODE_*), 0 on stock KVM
  */
 struct tracer_caps {
 	bool step_cpl0;
@@ -42,6 +43,7 @@ struct tracer_caps {
 	bool hwbp_cpl3;
 	bool user_msr;
 	bool kvm_bts;
+	unsigned int kvm_bts_modes;
 };
 
 /**

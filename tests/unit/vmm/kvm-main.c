@@ -211,7 +211,8 @@ START_TEST(test_probe)
 	make_tmp();
 	ck_assert_int_eq(vbts((const char *[]){ "probe", NULL }), 0);
 	out = slurp("out");
-	ck_assert_int_eq(lines(out), 6);
+	ck_assert_int_eq(lines(out), 7);
+	ck_assert_ptr_nonnull(strstr(out, "\nkvm bts modes: "));
 	for (int i = 0; i < 6; i++) {
 		char *p = strstr(out, names[i]);
 
@@ -224,6 +225,7 @@ START_TEST(test_probe)
 	ck_assert_ptr_nonnull(o);
 	for (int i = 0; i < 6; i++)
 		ck_assert(json_is_boolean(json_object_get(o, keys[i])));
+	ck_assert(json_is_string(json_object_get(o, "kvm_bts_modes")));
 	json_decref(o);
 	remove_tmp();
 }

@@ -9,8 +9,10 @@
 #include <unistd.h>
 
 #include <vbts/agent-proto.h>
+#include <vbts/kvm-bts-uapi.h>
 
 #include "debug-exit.h"
+#include "probe.h"
 #include "ring-writer.h"
 #include "tests.h"
 #include "uart.h"
@@ -280,6 +282,26 @@ START_TEST(test_exit_names)
 }
 END_TEST
 
+/* `vbts probe`'s last line: KVM_CAP_X86_BTS's bits as words, unknown bits in hex. */
+START_TEST(test_probe_modes)
+{
+	char buf[64], tiny[6];
+
+	ck_assert_str_eq(probe__format_modes(0, buf, sizeof(buf)), "none");
+	ck_assert_str_eq(probe__format_modes(VBTS_KVM_X86_BTS_MODE_RING |
+					     VBTS_KVM_X86_BTS_MODE_STEP |
+					     VBTS_KVM_X86_BTS_MODE_GUEST, buf, sizeof(buf)),
+			 "ring step guest");
+	ck_assert_str_eq(probe__format_modes(VBTS_KVM_X86_BTS_MODE_HW | 0x100, buf, sizeof(buf)),
+			 "hw 0x100");
+	ck_assert_str_eq(probe__format_modes(0x30, buf, sizeof(buf)), "0x30");
+	/* Truncated, never overrun. */
+	ck_assert_str_eq(probe__format_modes(VBTS_KVM_X86_BTS_MODE_RING |
+					     VBTS_KVM_X86_BTS_MODE_STEP, tiny, sizeof(tiny)),
+			 "ring");
+}
+END_TEST
+
 Suite *dispatch_suite(void)
 {
 	Suite *s = suite_create("dispatch");
@@ -293,6 +315,7 @@ Suite *dispatch_suite(void)
 	tcase_add_loop_test(tc, test_exit_table, 0, sizeof(exit_table) / sizeof(exit_table[0]));
 	tcase_add_test(tc, test_crash_noted_in_ring);
 	tcase_add_test(tc, test_msr_refused);
+	tcase_add_test(tc, test_probe_modes);
 	tcase_add_test(tc, test_state_requests);
 	tcase_add_test(tc, test_exit_names);
 	suite_add_tcase(s, tc);
