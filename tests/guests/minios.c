@@ -12,6 +12,8 @@
  *
  * Agent channel: {"event":"task","pid":1,"name":"ping","cr3":"0x…"} per task at creation,
  * {"event":"exit","pid":N,"code":C} per task at its end (139 for the killed one).
+ * Console, last: "minios: cr3 loads P P ..." - the task of every CR3 load in order (the first
+ * SWITCH_LOG of them, then "+N more"), for a tracer's task markers to be checked against.
  */
 #include "guest.h"
 
@@ -20,6 +22,7 @@
 #define USER_STACK_TOP (USER_STACK_VA + 4096)
 #define PTE_USER 0x7ULL           /* present, writable, user */
 #define EXIT_KILLED 139           /* what a shell shows for SIGSEGV */
+#define SWITCH_LOG 128
 
 enum { SYS_WRITE = 0, SYS_YIELD = 1, SYS_EXIT = 2 };
 enum { TASK_RUNNABLE = 1, TASK_DEAD = 2 };
@@ -45,6 +48,8 @@ static struct address_space spaces[NTASKS] __attribute__((aligned(4096)));
 static uint64_t low_pt[512] __attribute__((aligned(4096)));
 static struct task tasks[NTASKS];
 static int current;
+static uint8_t switch_log[SWITCH_LOG]; /* pid per CR3 load, in order */
+static unsigned int nr_switches;
 
 /* ---- user side: runs in ring 3 ------------------------------------------------------- */
 
@@ -223,6 +228,31 @@ static void task_create(int i, const char *name, void (*entry)(void))
 	agent_line_send(&l);
 }
 
+static void load_cr3(int task)
+{
+	if (nr_switches < SWITCH_LOG)
+		switch_log[nr_switches] = (uint8_t)tasks[task].pid;
+	nr_switches++;
+	write_cr3(tasks[task].cr3);
+}
+
+static void print_switch_log(void)
+{
+	unsigned int i;
+
+	uart_puts("minios: cr3 loads");
+	for (i = 0; i < nr_switches && i < SWITCH_LOG; i++) {
+		uart_putc(' ');
+		uart_dec(switch_log[i]);
+	}
+	if (nr_switches > SWITCH_LOG) {
+		uart_puts(" +");
+		uart_dec(nr_switches - SWITCH_LOG);
+		uart_puts(" more");
+	}
+	uart_putc('\n');
+}
+
 /* Make the next runnable task current and load its context into *f; exit when none is left. */
 static void schedule(struct trap_frame *f)
 {
@@ -235,10 +265,11 @@ static void schedule(struct trap_frame *f)
 	}
 	if (i > NTASKS) {
 		uart_puts("minios: all tasks finished\n");
+		print_switch_log();
 		guest_done();
 	}
 	if (tasks[next].cr3 != tasks[current].cr3 || tasks[current].state == TASK_DEAD)
-		write_cr3(tasks[next].cr3);
+		load_cr3(next);
 	current = next;
 	*f = tasks[next].ctx;
 }
@@ -350,7 +381,7 @@ void guest_main(uint32_t magic, uint32_t mbi)
 	task_create(3, "count", count_main);
 
 	current = 0;
-	write_cr3(tasks[0].cr3);
+	load_cr3(0);
 	f = (struct trap_frame *)(cpu_trap_stack_top() - sizeof(*f));
 	*f = tasks[0].ctx;
 	trap_resume(f);
