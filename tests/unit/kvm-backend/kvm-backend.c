@@ -8,9 +8,9 @@
  *   0x1004  mov $3, %ecx               (another count in the watermark test)
  *   0x1009  loop 0x1009                LOOP, twice
  *   0x100b  call 0x1040                CALL; 0x1040 ret -> 0x1010  RET
- *   0x1010  mov %ss, %eax; mov %eax, %ss; jmp 0x1018   JMP covered by the mov-ss step: not
- *                                      recorded (kvm-patches patch 5 does not decode the
- *                                      instruction a MOV SS step also covers; a known limit)
+ *   0x1010  mov %ss, %eax; mov %eax, %ss; jmp 0x1018   JMP covered by the mov-ss step:
+ *                                      recorded all the same (the kernel decodes the
+ *                                      instruction a MOV SS step also covers)
  *   0x1018  ud2                        EXCEPTION 6 -> 0x1100 (delivered and stepped in the
  *                                      kernel: no gap)
  *   0x101a  mov $0x80, %dx; out %al, %dx                 an I/O exit
@@ -58,6 +58,7 @@ static const struct expect_branch expected[] = {
 	{ 0x1009, 0x1009, VBTS_BR_LOOP },
 	{ 0x100b, 0x1040, VBTS_BR_CALL },
 	{ 0x1040, 0x1010, VBTS_BR_RET },
+	{ 0x1014, 0x1018, VBTS_BR_JMP },
 	{ 0x1018, 0x1100, VBTS_BR_EXCEPTION },
 	{ 0x102e, 0x1032, VBTS_BR_IRET },
 };
