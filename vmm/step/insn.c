@@ -119,6 +119,7 @@ static void classify(const ZydisDecodedInstruction *zi, uint64_t ip, struct insn
 		out->kind = VBTS_BR_LOOP;
 		out->flags |= INSN_F_DIRECT | INSN_F_COND;
 		out->target = relative_target(zi, ip);
+		out->cond = zi->opcode; /* e0 loopne, e1 loope, e2 loop */
 		return;
 	case ZYDIS_MNEMONIC_JCXZ:
 	case ZYDIS_MNEMONIC_JECXZ:
@@ -126,6 +127,7 @@ static void classify(const ZydisDecodedInstruction *zi, uint64_t ip, struct insn
 		out->kind = VBTS_BR_JRCXZ;
 		out->flags |= INSN_F_DIRECT | INSN_F_COND;
 		out->target = relative_target(zi, ip);
+		out->cond = zi->opcode; /* e3 */
 		return;
 	case ZYDIS_MNEMONIC_INT:
 		set_vector(out, VBTS_BR_INT, (uint8_t)zi->raw.imm[0].value.u, INSN_F_SOFT_INT);
@@ -196,6 +198,10 @@ static void classify(const ZydisDecodedInstruction *zi, uint64_t ip, struct insn
 	if (zi->meta.category == ZYDIS_CATEGORY_COND_BR) {
 		out->kind = VBTS_BR_JCC;
 		out->flags |= INSN_F_COND;
+		/* 70+cc rel8 or 0f 80+cc rel16/32 */
+		if ((zi->opcode_map == ZYDIS_OPCODE_MAP_DEFAULT && (zi->opcode & 0xf0) == 0x70) ||
+		    (zi->opcode_map == ZYDIS_OPCODE_MAP_0F && (zi->opcode & 0xf0) == 0x80))
+			out->cond = 0x70 | (zi->opcode & 0xf);
 		if (zi->raw.imm[0].is_relative) {
 			out->flags |= INSN_F_DIRECT;
 			out->target = relative_target(zi, ip);
@@ -227,6 +233,7 @@ int insn__decode(const struct insn_decoder *d, enum insn_mode mode, uint64_t ip,
 		return -EILSEQ;
 	out->len = zi.length;
 	out->opsize = zi.operand_width / 8;
+	out->adsize = zi.address_width / 8;
 	classify(&zi, ip, out);
 	return 0;
 }

@@ -61,6 +61,9 @@ enum insn_mode {
  *          VBTS_BR_UNKNOWN (0) for instructions that never do by themselves
  * @vector: the vector raised (int n, int3, into, int1, ud0/1/2), valid with INSN_F_VECTOR
  * @opsize: operand size in bytes (2, 4 or 8): the stack slot size of iret and far ret
+ * @adsize: address size in bytes (2, 4 or 8): the width of rCX for loop and jrcxz
+ * @cond:   the condition of a conditional branch, as its one-byte opcode: 0x70 + cc for a
+ *          jcc in either encoding, 0xe0 loopne, 0xe1 loope, 0xe2 loop, 0xe3 jrcxz; else 0
  * @flags:  INSN_F_*
  * @target: with INSN_F_DIRECT, the new instruction pointer (not linear: add the CS base)
  */
@@ -69,6 +72,8 @@ struct insn_info {
 	uint8_t kind;
 	uint8_t vector;
 	uint8_t opsize;
+	uint8_t adsize;
+	uint8_t cond;
 	uint16_t flags;
 	uint64_t target;
 };

@@ -145,6 +145,95 @@ static enum step_verdict resolve(const struct step_decoded *d, uint8_t cpl, uint
 	return STEP_LOST;
 }
 
+/* RFLAGS bits the conditions test. */
+#define FL_CF (1ULL << 0)
+#define FL_PF (1ULL << 2)
+#define FL_ZF (1ULL << 6)
+#define FL_SF (1ULL << 7)
+#define FL_OF (1ULL << 11)
+
+/* The jcc condition cc (0..15): odd ones are the negation of the even one before them. */
+static bool test_cc(unsigned int cc, uint64_t fl)
+{
+	bool r;
+
+	switch ((cc >> 1) & 7) {
+	case 0:
+		r = fl & FL_OF;
+		break;
+	case 1:
+		r = fl & FL_CF;
+		break;
+	case 2:
+		r = fl & FL_ZF;
+		break;
+	case 3:
+		r = fl & (FL_CF | FL_ZF);
+		break;
+	case 4:
+		r = fl & FL_SF;
+		break;
+	case 5:
+		r = fl & FL_PF;
+		break;
+	case 6:
+		r = !(fl & FL_SF) != !(fl & FL_OF);
+		break;
+	default:
+		r = (fl & FL_ZF) || !(fl & FL_SF) != !(fl & FL_OF);
+		break;
+	}
+	return (cc & 1) ? !r : r;
+}
+
+int step__cond_taken(const struct insn_info *info, uint64_t rflags, uint64_t rcx, bool *taken)
+{
+	uint64_t mask;
+
+	if (!(info->flags & INSN_F_COND) || info->kind == VBTS_BR_INT)
+		return -EINVAL;
+	if (info->kind == VBTS_BR_JCC && (info->cond & 0xf0) == 0x70) {
+		*taken = test_cc(info->cond & 0xf, rflags);
+		return 0;
+	}
+	if (info->adsize != 2 && info->adsize != 4 && info->adsize != 8)
+		return -EINVAL;
+	mask = info->adsize == 8 ? ~0ULL : (1ULL << (info->adsize * 8)) - 1;
+	switch (info->cond) {
+	case 0xe0: /* loopne: --rCX != 0 && !ZF */
+	case 0xe1: /* loope: --rCX != 0 && ZF */
+	case 0xe2: /* loop: --rCX != 0 */
+		if (info->kind != VBTS_BR_LOOP)
+			return -EINVAL;
+		*taken = ((rcx - 1) & mask) &&
+			 (info->cond == 0xe2 || !(rflags & FL_ZF) == (info->cond == 0xe0));
+		return 0;
+	case 0xe3: /* jrcxz: rCX == 0 */
+		if (info->kind != VBTS_BR_JRCXZ)
+			return -EINVAL;
+		*taken = !(rcx & mask);
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+/*
+ * A transfer to its own fall-through address (`call 1f; 1:`, `ljmp $cs, $1f; 1:`) is taken
+ * all the same, and hardware BTS records it: so does the step, once the step trap shows the
+ * instruction retired. A conditional one (`je 1f; 1:`) is recorded when its condition,
+ * evaluated on the RFLAGS and rCX it executed with, held. QEMU's execution log, the oracle,
+ * shows neither: the test guests contain none (tests/oracle checks their images).
+ */
+static bool taken_to_next(const struct step_decoded *d)
+{
+	if (d->info.kind == VBTS_BR_UNKNOWN || (d->info.flags & (INSN_F_REP_STRING | INSN_F_HLT)))
+		return false;
+	if (d->info.flags & INSN_F_COND)
+		return d->cond_known && d->cond_taken;
+	return true;
+}
+
 /*
  * The step after an iret or an event stopped one instruction past the return address or the
  * handler's entry (this host's KVM emulates them and traps only after the next instruction):
@@ -161,7 +250,9 @@ static bool resolve_landing(const struct step_insn *in, uint64_t now_la,
 		return false;
 	if (unseen_after(l) || (l->info.flags & INSN_F_MOV_SS))
 		return false;
-	taken = (l->info.flags & INSN_F_DIRECT) && now_la == l->target;
+	/* its flags are the ones the iret pops: a conditional branch to next is not judged */
+	taken = (l->info.flags & INSN_F_DIRECT) && now_la == l->target &&
+		(l->target != next_la(l) || taken_to_next(l));
 	if (!taken && now_la != next_la(l) &&
 	    !((l->info.flags & INSN_F_REP_STRING) && now_la == l->la))
 		return false;
@@ -170,19 +261,6 @@ static bool resolve_landing(const struct step_insn *in, uint64_t now_la,
 		emit_branch(out, filter, in->landing_cpl, l, now_la);
 	out->hlt_retired = l->info.flags & INSN_F_HLT;
 	return true;
-}
-
-/*
- * A transfer to its own fall-through address (`call 1f; 1:`, `ljmp $cs, $1f; 1:`) is taken
- * all the same, and hardware BTS records it: so does the step, once the step trap shows the
- * instruction retired. A conditional one (`je 1f; 1:`) cannot be told from a not-taken one
- * and is not recorded. QEMU's execution log, the oracle, shows neither: the test guests
- * contain none (tests/oracle checks their images).
- */
-static bool taken_to_next(const struct step_decoded *d)
-{
-	return d->info.kind != VBTS_BR_UNKNOWN &&
-	       !(d->info.flags & (INSN_F_COND | INSN_F_REP_STRING | INSN_F_HLT));
 }
 
 /*
@@ -214,6 +292,8 @@ static enum step_verdict classify_pair(const struct step_insn *in, uint64_t now_
 		return resolve(b, in->cpl, now_la, singlestep, filter, out);
 	if (now_la == b->la || now_la == next_la(b)) {
 		out->hlt_retired = singlestep && ((a->info.flags | b->info.flags) & INSN_F_HLT);
+		if (singlestep && now_la == next_la(b) && taken_to_next(b))
+			emit_branch(out, filter, in->cpl, b, now_la);
 		return STEP_DONE;
 	}
 	if (b->info.kind == VBTS_BR_UNKNOWN) {

@@ -41,13 +41,29 @@ struct step_obs {
  *              direct branch target, the handler of a verified gate / the SYSCALL MSR, or
  *              the return address an iret pops
  * @target:     that address
+ * @cond_known: @info is a jcc, loop(cc) or jrcxz and @cond_taken was evaluated on the
+ *              RFLAGS and rCX it executes with (step__cond_taken())
+ * @cond_taken: it transfers control, whether or not @target is its fall-through address
  */
 struct step_decoded {
 	uint64_t la;
 	struct insn_info info;
 	bool has_target;
 	uint64_t target;
+	bool cond_known;
+	bool cond_taken;
 };
+
+/**
+ * step__cond_taken() - whether a conditional branch transfers control.
+ * @info:   the decoded jcc, loop(cc) or jrcxz (@info->cond)
+ * @rflags: RFLAGS before it executes
+ * @rcx:    RCX before it executes; loop decrements its @info->adsize low bytes first
+ * @taken:  result
+ *
+ * Return: 0; -EINVAL when @info is not one of those branches.
+ */
+int step__cond_taken(const struct insn_info *info, uint64_t rflags, uint64_t rcx, bool *taken);
 
 /**
  * struct step_insn - what a step was armed for.

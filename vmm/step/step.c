@@ -318,6 +318,17 @@ static void decode_handler(const struct tracer_vcpu *tv, struct step_vcpu *sv,
 				    &in->landing);
 }
 
+/*
+ * Whether a conditional branch about to run under the step is taken, from the current RFLAGS
+ * and RCX (a `mov ss`/`pop ss` before it changes neither): a jcc whose target is its own
+ * fall-through address is told from a not-taken one only this way.
+ */
+static void eval_cond(const struct step_vcpu *sv, struct step_decoded *d)
+{
+	d->cond_known = !step__cond_taken(&d->info, sv->regs.rflags, sv->regs.rcx,
+					  &d->cond_taken);
+}
+
 static void decode_next(const struct tracer_vcpu *tv, struct step_vcpu *sv,
 			const struct step_obs *o, struct step_insn *in)
 {
@@ -331,6 +342,7 @@ static void decode_next(const struct tracer_vcpu *tv, struct step_vcpu *sv,
 	in->valid = decode_at(tv, sv, mode, o->cpl, o->la, sv->regs.rip, &in->first);
 	if (!in->valid)
 		return;
+	eval_cond(sv, &in->first);
 	if (in->first.info.kind == VBTS_BR_IRET || in->first.info.kind == VBTS_BR_FAR_RET)
 		predict_return(tv, sv, mode, in);
 	else if ((in->first.info.flags & STEP_EVENT_FLAGS) && in->first.has_target && !in->real)
@@ -343,6 +355,8 @@ static void decode_next(const struct tracer_vcpu *tv, struct step_vcpu *sv,
 										  0xffffULL;
 	in->has_second = true;
 	in->valid = decode_at(tv, sv, mode, o->cpl, linear(sv, mode, ip2), ip2, &in->second);
+	if (in->valid)
+		eval_cond(sv, &in->second);
 }
 
 static void write_out(struct tracer_vcpu *tv, const struct step_core *c, const struct step_out *o)

@@ -15,6 +15,8 @@
  *   0x101f  build an iretq frame; iretq -> 0x1032       IRET
  *   0x1032  hlt                        the loop ends at the halt (a ud2 follows)
  *   0x1100  #UD handler: nop; addq $2, (%rsp); iretq
+ * A second guest, started at 0x1200, branches to its own fall-through addresses (to_next below)
+ * and ends at the same hlt.
  * Exit status: 0 all passed, 1 a failure, 77 no usable /dev/kvm.
  */
 #include <errno.h>
@@ -56,6 +58,41 @@ static const struct expect_branch expected[] = {
 	{ 0x1014, 0x1018, VBTS_BR_JMP },
 	{ 0x1018, 0x1100, VBTS_BR_EXCEPTION },
 	{ 0x102e, 0x1032, VBTS_BR_IRET },
+};
+
+/*
+ * Branches whose target is the next instruction: taken all the same (hardware BTS records them),
+ * except the jne and the second loop, whose conditions fail.
+ */
+static const uint8_t to_next[] = {
+	0x31, 0xc0,                         /* 1200 xor %eax, %eax (ZF = 1) */
+	0xeb, 0x00,                         /* 1202 jmp 1f; 1:       JMP */
+	0xe8, 0x00, 0x00, 0x00, 0x00,       /* 1204 call 1f; 1:      CALL */
+	0x5a,                               /* 1209 pop %rdx */
+	0x74, 0x00,                         /* 120a je 1f; 1:        JCC, taken */
+	0x75, 0x00,                         /* 120c jne 1f; 1:       not taken */
+	0xb9, 0x02, 0x00, 0x00, 0x00,       /* 120e mov $2, %ecx */
+	0xe2, 0x00,                         /* 1213 loop 1f; 1:      LOOP, rcx 2 -> 1 */
+	0xe2, 0x00,                         /* 1215 loop 1f; 1:      not taken, rcx 1 -> 0 */
+	0xe3, 0x00,                         /* 1217 jrcxz 1f; 1:     JRCXZ */
+	0x8c, 0xd0,                         /* 1219 mov %ss, %eax */
+	0x8e, 0xd0,                         /* 121b mov %eax, %ss */
+	0x74, 0x00,                         /* 121d je 1f; 1:        JCC, in the mov-ss step */
+	0x48, 0x8d, 0x05, 0x02, 0, 0, 0,    /* 121f lea 0x1228(%rip), %rax */
+	0x50,                               /* 1226 push %rax */
+	0xc3,                               /* 1227 ret              RET to 1228 */
+	0xe9, 0x05, 0xfe, 0xff, 0xff,       /* 1228 jmp 0x1032       JMP to the hlt */
+};
+
+static const struct expect_branch to_next_expected[] = {
+	{ 0x1202, 0x1204, VBTS_BR_JMP },
+	{ 0x1204, 0x1209, VBTS_BR_CALL },
+	{ 0x120a, 0x120c, VBTS_BR_JCC },
+	{ 0x1213, 0x1215, VBTS_BR_LOOP },
+	{ 0x1217, 0x1219, VBTS_BR_JRCXZ },
+	{ 0x121d, 0x121f, VBTS_BR_JCC },
+	{ 0x1227, 0x1228, VBTS_BR_RET },
+	{ 0x1228, 0x1032, VBTS_BR_JMP },
 };
 
 /**
@@ -268,6 +305,37 @@ START_TEST(test_kvm_trace)
 }
 END_TEST
 
+START_TEST(test_kvm_to_next)
+{
+	const unsigned int n = sizeof(to_next_expected) / sizeof(to_next_expected[0]);
+	struct kvm_env *e = calloc(1, sizeof(*e));
+	const struct vbts_record *r;
+
+	ck_assert_ptr_nonnull(e);
+	env_create(e, VBTS_CPL_ALL, host_caps(false), 0x1200);
+	kvm_guest__put(e->mem, 0x1200, to_next, sizeof(to_next));
+	env_run(e);
+	env_records(e);
+	/* START, TASK_ARRIVE, the branches in order, STOP: no gap */
+	ck_assert_uint_eq(e->nrec, 2 + n + 1);
+	ck_assert_uint_eq(vbts_record__escape_kind(&e->rec[e->nrec - 1]), VBTS_ESC_STOP);
+	for (unsigned int i = 0; i < n; i++) {
+		r = &e->rec[2 + i];
+		ck_assert_msg(!vbts_record__is_escape(r), "record %u is an escape", 2 + i);
+		ck_assert_msg(r->from == to_next_expected[i].from && r->to == to_next_expected[i].to &&
+				      kind_of(r) == to_next_expected[i].kind,
+			      "branch %u: %#llx -> %#llx kind %u, want %#llx -> %#llx kind %u", i,
+			      (unsigned long long)r->from, (unsigned long long)r->to, kind_of(r),
+			      (unsigned long long)to_next_expected[i].from,
+			      (unsigned long long)to_next_expected[i].to, to_next_expected[i].kind);
+		ck_assert_uint_eq((r->flags & VBTS_REC_CPL_MASK) >> VBTS_REC_CPL_SHIFT, 0);
+	}
+	ck_assert_uint_eq(e->tv.stat_gaps, 0);
+	env_destroy(e);
+	free(e);
+}
+END_TEST
+
 START_TEST(test_kvm_filter_user)
 {
 	struct kvm_env *e = calloc(1, sizeof(*e));
@@ -330,6 +398,7 @@ static Suite *kvm_step_suite(void)
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, test_kvm_trace, 0, 2);
+	tcase_add_test(tc, test_kvm_to_next);
 	tcase_add_test(tc, test_kvm_filter_user);
 	tcase_add_test(tc, test_kvm_nostep);
 	tcase_add_test(tc, test_kvm_hlt);

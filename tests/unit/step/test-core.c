@@ -205,6 +205,25 @@ START_TEST(test_classify_mov_ss)
 	ck_assert_int_eq(step__classify(&in, 0x9000, true, VBTS_CPL_ALL, &out), STEP_LOST);
 	assert_escape(&out.rec[0], VBTS_ESC_GAP_BEGIN, 0x1005, VBTS_GAP_UNKNOWN);
 
+	/* mov ss; loop 1f; 1: with the loop taken, and with it not taken */
+	in.second = with_target(dec(0x1007, 2, VBTS_BR_LOOP, INSN_F_DIRECT | INSN_F_COND),
+				0x1009);
+	in.second.cond_known = true;
+	in.second.cond_taken = true;
+	out.n = 0;
+	ck_assert_int_eq(step__classify(&in, 0x1009, true, VBTS_CPL_ALL, &out), STEP_DONE);
+	ck_assert_uint_eq(out.n, 1);
+	assert_branch(&out.rec[0], 0x1007, 0x1009, 0, VBTS_BR_LOOP);
+	in.second.cond_taken = false;
+	out.n = 0;
+	ck_assert_int_eq(step__classify(&in, 0x1009, true, VBTS_CPL_ALL, &out), STEP_DONE);
+	ck_assert_uint_eq(out.n, 0);
+	/* mov ss; call 1f; 1: */
+	in.second = with_target(dec(0x1007, 5, VBTS_BR_CALL, INSN_F_DIRECT), 0x100c);
+	ck_assert_int_eq(step__classify(&in, 0x100c, true, VBTS_CPL_ALL, &out), STEP_DONE);
+	ck_assert_uint_eq(out.n, 1);
+	assert_branch(&out.rec[0], 0x1007, 0x100c, 0, VBTS_BR_CALL);
+
 	/* pop %ss; ret */
 	in.first = dec(0x2000, 1, 0, INSN_F_MOV_SS);
 	in.second = dec(0x2001, 1, VBTS_BR_RET, 0);
@@ -413,8 +432,20 @@ START_TEST(test_classify_to_next)
 	out.n = 0;
 	ck_assert_int_eq(step__classify(&call, 0x1005, false, VBTS_CPL_ALL, &out), STEP_DONE);
 	ck_assert_uint_eq(out.n, 0);
-	/* a conditional one cannot be told from not taken: no record */
+	/* a conditional one whose condition was not evaluated: no record */
 	ck_assert_int_eq(step__classify(&je, 0x1002, true, VBTS_CPL_ALL, &out), STEP_DONE);
+	ck_assert_uint_eq(out.n, 0);
+	/* evaluated before the step: not taken, no record; taken, recorded */
+	je.first.cond_known = true;
+	ck_assert_int_eq(step__classify(&je, 0x1002, true, VBTS_CPL_ALL, &out), STEP_DONE);
+	ck_assert_uint_eq(out.n, 0);
+	je.first.cond_taken = true;
+	ck_assert_int_eq(step__classify(&je, 0x1002, true, VBTS_CPL_ALL, &out), STEP_DONE);
+	ck_assert_uint_eq(out.n, 1);
+	assert_branch(&out.rec[0], 0x1000, 0x1002, 0, VBTS_BR_JCC);
+	/* ... but not before it retired */
+	out.n = 0;
+	ck_assert_int_eq(step__classify(&je, 0x1002, false, VBTS_CPL_ALL, &out), STEP_DONE);
 	ck_assert_uint_eq(out.n, 0);
 	/* this host: the trap comes after the hlt at the return address; the halt is handed on */
 	iret.first.target = 0x1032;
@@ -424,6 +455,107 @@ START_TEST(test_classify_to_next)
 	ck_assert_uint_eq(out.n, 1);
 	assert_branch(&out.rec[0], 0x102e, 0x1032, 0, VBTS_BR_IRET);
 	ck_assert(out.hlt_retired);
+}
+END_TEST
+
+/* ---- step__cond_taken ---------------------------------------------------------------------- */
+
+#define CF (1ULL << 0)
+#define PF (1ULL << 2)
+#define ZF (1ULL << 6)
+#define SF (1ULL << 7)
+#define OF (1ULL << 11)
+
+struct cond_case {
+	const char *what;
+	enum insn_mode mode;
+	uint8_t bytes[6];
+	uint8_t n;
+	uint64_t rflags;
+	uint64_t rcx;
+	bool taken;
+};
+
+/*
+ * The conditions of SDM vol. 2 (Jcc, LOOP/LOOPcc, JCXZ/JECXZ/JRCXZ): LOOP decrements rCX at
+ * the address size and then tests it; JrCXZ tests it unchanged; a 67 prefix selects ECX in
+ * 64-bit mode, CX in 16-bit code.
+ */
+static const struct cond_case cond_cases[] = {
+	{ "jo", INSN_MODE_LONG64, { 0x70, 0 }, 2, OF, 0, true },
+	{ "jo, OF clear", INSN_MODE_LONG64, { 0x70, 0 }, 2, SF | ZF | CF | PF, 0, false },
+	{ "jno", INSN_MODE_LONG64, { 0x71, 0 }, 2, 0, 0, true },
+	{ "jb", INSN_MODE_LONG64, { 0x72, 0 }, 2, CF, 0, true },
+	{ "jae", INSN_MODE_LONG64, { 0x73, 0 }, 2, CF, 0, false },
+	{ "je", INSN_MODE_LONG64, { 0x74, 0 }, 2, ZF, 0, true },
+	{ "je, ZF clear", INSN_MODE_LONG64, { 0x74, 0 }, 2, 0, 0, false },
+	{ "jne", INSN_MODE_LONG64, { 0x75, 0 }, 2, 0, 0, true },
+	{ "jbe, CF", INSN_MODE_LONG64, { 0x76, 0 }, 2, CF, 0, true },
+	{ "jbe, ZF", INSN_MODE_LONG64, { 0x76, 0 }, 2, ZF, 0, true },
+	{ "ja", INSN_MODE_LONG64, { 0x77, 0 }, 2, 0, 0, true },
+	{ "ja, ZF", INSN_MODE_LONG64, { 0x77, 0 }, 2, ZF, 0, false },
+	{ "js", INSN_MODE_LONG64, { 0x78, 0 }, 2, SF, 0, true },
+	{ "jns", INSN_MODE_LONG64, { 0x79, 0 }, 2, SF, 0, false },
+	{ "jp", INSN_MODE_LONG64, { 0x7a, 0 }, 2, PF, 0, true },
+	{ "jnp", INSN_MODE_LONG64, { 0x7b, 0 }, 2, PF, 0, false },
+	{ "jl, SF != OF", INSN_MODE_LONG64, { 0x7c, 0 }, 2, SF, 0, true },
+	{ "jl, SF == OF", INSN_MODE_LONG64, { 0x7c, 0 }, 2, SF | OF, 0, false },
+	{ "jge, SF == OF", INSN_MODE_LONG64, { 0x7d, 0 }, 2, SF | OF, 0, true },
+	{ "jle, ZF", INSN_MODE_LONG64, { 0x7e, 0 }, 2, ZF | SF | OF, 0, true },
+	{ "jle, OF", INSN_MODE_LONG64, { 0x7e, 0 }, 2, OF, 0, true },
+	{ "jle, none", INSN_MODE_LONG64, { 0x7e, 0 }, 2, SF | OF, 0, false },
+	{ "jg", INSN_MODE_LONG64, { 0x7f, 0 }, 2, 0, 0, true },
+	{ "jg, SF", INSN_MODE_LONG64, { 0x7f, 0 }, 2, SF, 0, false },
+	{ "je rel32", INSN_MODE_LONG64, { 0x0f, 0x84, 0, 0, 0, 0 }, 6, ZF, 0, true },
+	{ "jbe rel16, 32-bit mode", INSN_MODE_PROT32, { 0x66, 0x0f, 0x86, 0, 0 }, 5, 0, 0, false },
+	{ "loop, rcx 2", INSN_MODE_LONG64, { 0xe2, 0 }, 2, 0, 2, true },
+	{ "loop, rcx 1", INSN_MODE_LONG64, { 0xe2, 0 }, 2, 0, 1, false },
+	{ "loop, rcx 0 wraps", INSN_MODE_LONG64, { 0xe2, 0 }, 2, 0, 0, true },
+	{ "loop, rcx 2^32 + 1", INSN_MODE_LONG64, { 0xe2, 0 }, 2, 0, 0x100000001ULL, true },
+	{ "addr32 loop, ecx 1", INSN_MODE_LONG64, { 0x67, 0xe2, 0 }, 3, 0, 0x100000001ULL, false },
+	{ "loop, 16-bit, cx 1", INSN_MODE_REAL16, { 0xe2, 0 }, 2, 0, 0x10001, false },
+	{ "loop, 32-bit, ecx 1", INSN_MODE_PROT32, { 0xe2, 0 }, 2, 0, 0xff00000001ULL, false },
+	{ "loope, ZF", INSN_MODE_LONG64, { 0xe1, 0 }, 2, ZF, 2, true },
+	{ "loope, no ZF", INSN_MODE_LONG64, { 0xe1, 0 }, 2, 0, 2, false },
+	{ "loope, rcx 1", INSN_MODE_LONG64, { 0xe1, 0 }, 2, ZF, 1, false },
+	{ "loopne, no ZF", INSN_MODE_LONG64, { 0xe0, 0 }, 2, 0, 2, true },
+	{ "loopne, ZF", INSN_MODE_LONG64, { 0xe0, 0 }, 2, ZF, 2, false },
+	{ "jrcxz, 0", INSN_MODE_LONG64, { 0xe3, 0 }, 2, 0, 0, true },
+	{ "jrcxz, 2^32", INSN_MODE_LONG64, { 0xe3, 0 }, 2, 0, 0x100000000ULL, false },
+	{ "jecxz, 2^32", INSN_MODE_LONG64, { 0x67, 0xe3, 0 }, 3, 0, 0x100000000ULL, true },
+	{ "jcxz, 16-bit", INSN_MODE_REAL16, { 0xe3, 0 }, 2, 0, 0x10000, true },
+};
+
+START_TEST(test_cond_taken)
+{
+	const struct cond_case *c = &cond_cases[_i];
+	struct insn_decoder d;
+	struct insn_info info;
+	bool taken = !c->taken;
+
+	ck_assert_int_eq(insn_decoder__init(&d), 0);
+	ck_assert_int_eq(insn__decode(&d, c->mode, 0x1000, c->bytes, c->n, &info), 0);
+	ck_assert_msg(info.len == c->n, "%s: length %u", c->what, info.len);
+	ck_assert_msg(!step__cond_taken(&info, c->rflags, c->rcx, &taken), "%s: refused", c->what);
+	ck_assert_msg(taken == c->taken, "%s: %s", c->what, taken ? "taken" : "not taken");
+}
+END_TEST
+
+START_TEST(test_cond_refused)
+{
+	/* jmp rel8, call rel32, into (32-bit), ret: not conditional branches */
+	static const uint8_t bytes[][5] = { { 0xeb, 0 }, { 0xe8, 0, 0, 0, 0 }, { 0xce }, { 0xc3 } };
+	static const enum insn_mode modes[] = { INSN_MODE_LONG64, INSN_MODE_LONG64,
+						INSN_MODE_PROT32, INSN_MODE_LONG64 };
+	struct insn_decoder d;
+	struct insn_info info;
+	bool taken;
+
+	ck_assert_int_eq(insn_decoder__init(&d), 0);
+	for (unsigned int i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		ck_assert_int_eq(insn__decode(&d, modes[i], 0x1000, bytes[i], 5, &info), 0);
+		ck_assert_int_eq(step__cond_taken(&info, ZF | CF | OF, 0, &taken), -EINVAL);
+	}
 }
 END_TEST
 
@@ -947,6 +1079,8 @@ Suite *core_suite(void)
 	tcase_add_test(tc, test_classify_sysret);
 	tcase_add_test(tc, test_classify_to_next);
 	tcase_add_test(tc, test_classify_filter);
+	tcase_add_loop_test(tc, test_cond_taken, 0, sizeof(cond_cases) / sizeof(cond_cases[0]));
+	tcase_add_test(tc, test_cond_refused);
 	suite_add_tcase(s, tc);
 
 	tcase_add_test(sm, test_core_start_stop);
