@@ -10,8 +10,24 @@
 #include <check.h>
 #include <linux/kvm.h>
 
+#include <vbts/ring-format.h>
+
 #include "kvm-guest.h"
 #include "memory.h"
+
+const struct kvm_guest_branch kvm_guest_branches[] = {
+	{ 0x1000, 0x1004, VBTS_BR_JMP },
+	{ 0x1009, 0x1009, VBTS_BR_LOOP },
+	{ 0x1009, 0x1009, VBTS_BR_LOOP },
+	{ 0x100b, 0x1040, VBTS_BR_CALL },
+	{ 0x1040, 0x1010, VBTS_BR_RET },
+	{ 0x1014, 0x1018, VBTS_BR_JMP },
+	{ 0x1018, 0x1100, VBTS_BR_EXCEPTION },
+	{ 0x102e, 0x1032, VBTS_BR_IRET },
+};
+
+const unsigned int kvm_guest_nr_branches =
+	sizeof(kvm_guest_branches) / sizeof(kvm_guest_branches[0]);
 
 static const uint8_t guest_code[] = {
 	0xeb, 0x02,                         /* 1000 jmp 0x1004 */

@@ -27,6 +27,21 @@ struct guest_memory;
 #define KVM_GUEST_LOOP_COUNT_GPA 0x1005
 
 /**
+ * struct kvm_guest_branch - a branch the guest takes.
+ * @from: source address
+ * @to:   target address
+ * @kind: VBTS_BR_*
+ */
+struct kvm_guest_branch {
+	uint64_t from, to;
+	unsigned int kind;
+};
+
+/* Every branch outside the #UD handler, in order, with the loop count 3 (two LOOP branches). */
+extern const struct kvm_guest_branch kvm_guest_branches[];
+extern const unsigned int kvm_guest_nr_branches;
+
+/**
  * kvm_guest__put() - copy bytes into guest memory (a Check assertion fails outside RAM).
  * @mem: guest memory
  * @gpa: guest physical address

@@ -45,24 +45,6 @@
 #define MAX_RUNS 100000
 #define MAX_RECORDS 4096
 
-
-struct expect_branch {
-	uint64_t from, to;
-	unsigned int kind;
-};
-
-/* Every branch outside the handler, in order (with the loop count 3). */
-static const struct expect_branch expected[] = {
-	{ 0x1000, 0x1004, VBTS_BR_JMP },
-	{ 0x1009, 0x1009, VBTS_BR_LOOP },
-	{ 0x1009, 0x1009, VBTS_BR_LOOP },
-	{ 0x100b, 0x1040, VBTS_BR_CALL },
-	{ 0x1040, 0x1010, VBTS_BR_RET },
-	{ 0x1014, 0x1018, VBTS_BR_JMP },
-	{ 0x1018, 0x1100, VBTS_BR_EXCEPTION },
-	{ 0x102e, 0x1032, VBTS_BR_IRET },
-};
-
 /**
  * struct kvm_env - one VM with one vCPU and the tracer's view of it.
  */
@@ -229,12 +211,12 @@ static void check_frame(struct kvm_env *e, uint64_t cpl_bits)
 /* The branches outside the #UD handler, in order, with the loop taken @loops times. */
 static void check_branches(struct kvm_env *e, unsigned int loops)
 {
-	const unsigned int nexp = sizeof(expected) / sizeof(expected[0]);
+	const unsigned int nexp = kvm_guest_nr_branches;
 	const struct vbts_record *r = e->rec;
 	unsigned int nb = 0, want = nexp - 2 + loops, handler = 0;
 
 	for (unsigned int i = 0; i < e->nrec; i++) {
-		const struct expect_branch *x;
+		const struct kvm_guest_branch *x;
 
 		if (vbts_record__is_escape(&r[i]))
 			continue;
@@ -246,8 +228,8 @@ static void check_branches(struct kvm_env *e, unsigned int loops)
 		}
 		ck_assert_msg(nb < want, "extra branch %#llx -> %#llx",
 			      (unsigned long long)r[i].from, (unsigned long long)r[i].to);
-		/* expected[1] stands for every loop branch */
-		x = &expected[nb < 1 ? 0 : nb < 1 + loops ? 1 : nb - loops + 2];
+		/* kvm_guest_branches[1] stands for every loop branch */
+		x = &kvm_guest_branches[nb < 1 ? 0 : nb < 1 + loops ? 1 : nb - loops + 2];
 		ck_assert_msg(r[i].from == x->from && r[i].to == x->to && kind_of(&r[i]) == x->kind,
 			      "branch %u: %#llx -> %#llx kind %u, want %#llx -> %#llx kind %u", nb,
 			      (unsigned long long)r[i].from, (unsigned long long)r[i].to,

@@ -42,24 +42,6 @@
 #define MAX_RUNS 100000
 #define MAX_RECORDS 4096
 
-
-struct expect_branch {
-	uint64_t from, to;
-	unsigned int kind;
-};
-
-/* Every branch outside the handler, in order. */
-static const struct expect_branch expected[] = {
-	{ 0x1000, 0x1004, VBTS_BR_JMP },
-	{ 0x1009, 0x1009, VBTS_BR_LOOP },
-	{ 0x1009, 0x1009, VBTS_BR_LOOP },
-	{ 0x100b, 0x1040, VBTS_BR_CALL },
-	{ 0x1040, 0x1010, VBTS_BR_RET },
-	{ 0x1014, 0x1018, VBTS_BR_JMP },
-	{ 0x1018, 0x1100, VBTS_BR_EXCEPTION },
-	{ 0x102e, 0x1032, VBTS_BR_IRET },
-};
-
 /*
  * Branches whose target is the next instruction: taken all the same (hardware BTS records them),
  * except the jne and the second loop, whose conditions fail.
@@ -84,7 +66,7 @@ static const uint8_t to_next[] = {
 	0xe9, 0x05, 0xfe, 0xff, 0xff,       /* 1228 jmp 0x1032       JMP to the hlt */
 };
 
-static const struct expect_branch to_next_expected[] = {
+static const struct kvm_guest_branch to_next_expected[] = {
 	{ 0x1202, 0x1204, VBTS_BR_JMP },
 	{ 0x1204, 0x1209, VBTS_BR_CALL },
 	{ 0x120a, 0x120c, VBTS_BR_JCC },
@@ -253,23 +235,23 @@ static void check_full_trace(struct kvm_env *e)
 		ck_assert_uint_eq((r[i].flags & VBTS_REC_CPL_MASK) >> VBTS_REC_CPL_SHIFT, 0);
 		if (in_handler(r[i].from))
 			continue; /* whatever part of the handler this host lets us see */
-		ck_assert_msg(nb < sizeof(expected) / sizeof(expected[0]),
+		ck_assert_msg(nb < kvm_guest_nr_branches,
 			      "extra branch %#llx -> %#llx", (unsigned long long)r[i].from,
 			      (unsigned long long)r[i].to);
-		ck_assert_msg(r[i].from == expected[nb].from && r[i].to == expected[nb].to &&
-				      kind_of(&r[i]) == expected[nb].kind,
+		ck_assert_msg(r[i].from == kvm_guest_branches[nb].from && r[i].to == kvm_guest_branches[nb].to &&
+				      kind_of(&r[i]) == kvm_guest_branches[nb].kind,
 			      "branch %u: %#llx -> %#llx kind %u, want %#llx -> %#llx kind %u", nb,
 			      (unsigned long long)r[i].from, (unsigned long long)r[i].to,
-			      kind_of(&r[i]), (unsigned long long)expected[nb].from,
-			      (unsigned long long)expected[nb].to, expected[nb].kind);
-		if (expected[nb].kind == VBTS_BR_EXCEPTION) {
+			      kind_of(&r[i]), (unsigned long long)kvm_guest_branches[nb].from,
+			      (unsigned long long)kvm_guest_branches[nb].to, kvm_guest_branches[nb].kind);
+		if (kvm_guest_branches[nb].kind == VBTS_BR_EXCEPTION) {
 			ck_assert(r[i].flags & VBTS_REC_VECTOR_VALID);
 			ck_assert_uint_eq((r[i].flags & VBTS_REC_VECTOR_MASK) >>
 						  VBTS_REC_VECTOR_SHIFT, 6);
 		}
 		nb++;
 	}
-	ck_assert_uint_eq(nb, sizeof(expected) / sizeof(expected[0]));
+	ck_assert_uint_eq(nb, kvm_guest_nr_branches);
 	/* nested kvm-amd: the handler runs unseen (one gap); this host steps into it (none) */
 	ck_assert_uint_le(gap_begin, 1);
 	ck_assert_uint_eq(gap_end, gap_begin);
