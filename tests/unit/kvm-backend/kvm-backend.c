@@ -26,8 +26,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <check.h>
@@ -35,136 +33,10 @@
 #include <vbts/ring-format.h>
 
 #include "kvm-backend/kvm-backend.h"
+#include "kvm-env.h"
 #include "kvm-guest.h"
 #include "kvm.h"
-#include "memory.h"
-#include "ring-writer.h"
 #include "tracer.h"
-
-#define GUEST_RAM (4ULL << 20)
-#define MAX_RUNS 100000
-#define MAX_RECORDS 4096
-
-/**
- * struct kvm_env - one VM with one vCPU and the tracer's view of it.
- */
-struct kvm_env {
-	struct kvm k;
-	struct guest_memory *mem;
-	int vcpu;
-	struct kvm_run *run;
-	int run_size;
-	char dir[64];
-	char path[96];
-	struct tracer_vcpu tv;
-	unsigned int io_exits;
-	unsigned int halts;
-	unsigned int bts_exits;
-	uint64_t halt_rip;
-	struct vbts_record rec[MAX_RECORDS];
-	unsigned int nrec;
-};
-
-static void env_create(struct kvm_env *e, enum vbts_cpl_filter cpl, uint64_t ring_records,
-		       uint64_t rip)
-{
-	struct ring_writer_config cfg = { .capacity = MAX_RECORDS, .mode = VBTS_RING_WRAP };
-
-	memset(e, 0, sizeof(*e));
-	ck_assert_int_eq(kvm__open(&e->k), 0);
-	e->mem = guest_memory__create(GUEST_RAM);
-	ck_assert_ptr_nonnull(e->mem);
-	ck_assert_int_eq(guest_memory__register(e->mem, e->k.vm_fd), 0);
-	e->vcpu = ioctl(e->k.vm_fd, KVM_CREATE_VCPU, 0);
-	ck_assert_int_ge(e->vcpu, 0);
-	ck_assert_int_eq(ioctl(e->vcpu, KVM_SET_CPUID2, e->k.cpuid), 0);
-	e->run_size = e->k.run_size;
-	e->run = mmap(NULL, e->run_size, PROT_READ | PROT_WRITE, MAP_SHARED, e->vcpu, 0);
-	ck_assert(e->run != MAP_FAILED);
-	kvm_guest__setup(e->mem, e->vcpu, rip);
-
-	snprintf(e->dir, sizeof(e->dir), "/tmp/check-kvm-backend.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(e->dir));
-	snprintf(e->path, sizeof(e->path), "%s/vcpu0.ring", e->dir);
-	e->tv.ring = ring_writer__create(e->path, &cfg);
-	ck_assert_ptr_nonnull(e->tv.ring);
-	e->tv.index = 0;
-	e->tv.fd = e->vcpu;
-	e->tv.run = e->run;
-	e->tv.mem = e->mem;
-	e->tv.cpl = cpl;
-	e->tv.ring_records = ring_records;
-	e->tv.start_ns = kvm_guest__monotonic_ns();
-}
-
-/* The exit loop of the VMM, reduced to what this guest does. */
-static void env_run(struct kvm_env *e)
-{
-	const struct tracer_ops *ops = &kvm_tracer_ops;
-	struct kvm_regs regs;
-	int ret;
-
-	ck_assert_int_eq(ops->vcpu_init(&e->tv), 0);
-	for (unsigned int i = 0; i < MAX_RUNS; i++) {
-		ck_assert_int_eq(ops->before_run(&e->tv), 0);
-		ck_assert_int_eq(ioctl(e->vcpu, KVM_RUN, 0), 0);
-		ret = ops->after_exit(&e->tv);
-		ck_assert_int_ge(ret, 0);
-		if (ret == 1) {
-			ck_assert_uint_eq(e->run->exit_reason, VBTS_KVM_EXIT_X86_BTS);
-			e->bts_exits++;
-			continue;
-		}
-		if (e->run->exit_reason == KVM_EXIT_IO) {
-			ck_assert_uint_eq(e->run->io.port, 0x80);
-			e->io_exits++;
-			continue;
-		}
-		ck_assert_msg(e->run->exit_reason == KVM_EXIT_HLT, "unexpected exit %u",
-			      e->run->exit_reason);
-		e->halts++;
-		break;
-	}
-	ck_assert_uint_eq(e->halts, 1);
-	ck_assert_int_eq(ioctl(e->vcpu, KVM_GET_REGS, &regs), 0);
-	ck_assert_uint_eq(regs.rip, 0x1033); /* right after the hlt */
-	ops->vcpu_fini(&e->tv);
-}
-
-/* Read the ring back: the writer published every record (no wrap at this size). */
-static void env_records(struct kvm_env *e)
-{
-	struct vbts_ring_header h;
-	FILE *f;
-
-	ck_assert_int_eq(ring_writer__close(e->tv.ring), 0);
-	e->tv.ring = NULL;
-	f = fopen(e->path, "rb");
-	ck_assert_ptr_nonnull(f);
-	ck_assert_uint_eq(fread(&h, sizeof(h), 1, f), 1);
-	ck_assert_uint_eq(h.magic, VBTS_RING_MAGIC);
-	ck_assert_uint_le(h.committed, MAX_RECORDS);
-	e->nrec = (unsigned int)h.committed;
-	ck_assert_uint_eq(fread(e->rec, sizeof(e->rec[0]), e->nrec, f), e->nrec);
-	fclose(f);
-}
-
-static void env_destroy(struct kvm_env *e)
-{
-	if (e->tv.ring)
-		ring_writer__close(e->tv.ring);
-	unlink(e->path);
-	rmdir(e->dir);
-	munmap(e->run, e->run_size);
-	close(e->vcpu);
-	kvm__close(&e->k);
-	guest_memory__destroy(e->mem);
-}
-
-static unsigned int kind_of(const struct vbts_record *r)
-{
-	return (unsigned int)((r->flags & VBTS_REC_KIND_MASK) >> VBTS_REC_KIND_SHIFT);
-}
 
 static bool in_handler(uint64_t a)
 {
@@ -230,10 +102,10 @@ static void check_branches(struct kvm_env *e, unsigned int loops)
 			      (unsigned long long)r[i].from, (unsigned long long)r[i].to);
 		/* kvm_guest_branches[1] stands for every loop branch */
 		x = &kvm_guest_branches[nb < 1 ? 0 : nb < 1 + loops ? 1 : nb - loops + 2];
-		ck_assert_msg(r[i].from == x->from && r[i].to == x->to && kind_of(&r[i]) == x->kind,
+		ck_assert_msg(r[i].from == x->from && r[i].to == x->to && kvm_env__kind(&r[i]) == x->kind,
 			      "branch %u: %#llx -> %#llx kind %u, want %#llx -> %#llx kind %u", nb,
 			      (unsigned long long)r[i].from, (unsigned long long)r[i].to,
-			      kind_of(&r[i]), (unsigned long long)x->from,
+			      kvm_env__kind(&r[i]), (unsigned long long)x->from,
 			      (unsigned long long)x->to, x->kind);
 		if (x->kind == VBTS_BR_EXCEPTION) {
 			ck_assert(r[i].flags & VBTS_REC_VECTOR_VALID);
@@ -249,52 +121,47 @@ static void check_branches(struct kvm_env *e, unsigned int loops)
 
 START_TEST(test_kvm_trace)
 {
-	struct kvm_env *e = calloc(1, sizeof(*e));
+	struct kvm_env *e = kvm_env__create(VBTS_CPL_ALL, 0x1000);
 
-	ck_assert_ptr_nonnull(e);
-	env_create(e, VBTS_CPL_ALL, 65536, 0x1000);
-	env_run(e);
-	env_records(e);
+	e->tv.ring_records = 65536;
+	kvm_env__run(e, &kvm_tracer_ops, VBTS_KVM_EXIT_X86_BTS);
+	kvm_env__records(e);
 	check_frame(e, VBTS_START_CPL_USER | VBTS_START_CPL_KERNEL);
 	check_branches(e, 2);
-	ck_assert_uint_eq(e->bts_exits, 0);
-	env_destroy(e);
-	free(e);
+	ck_assert_uint_eq(e->tracer_exits, 0);
+	kvm_env__destroy(e);
 }
 END_TEST
 
 START_TEST(test_kvm_watermark)
 {
 	/* 300 loop iterations through a 64-record kernel ring: watermark exits, nothing lost */
-	struct kvm_env *e = calloc(1, sizeof(*e));
+	struct kvm_env *e;
 	uint32_t count = 300;
 
-	ck_assert_ptr_nonnull(e);
-	env_create(e, VBTS_CPL_ALL, 64, 0x1000);
+	e = kvm_env__create(VBTS_CPL_ALL, 0x1000);
+	e->tv.ring_records = 64;
 	kvm_guest__put(e->mem, KVM_GUEST_LOOP_COUNT_GPA, &count, sizeof(count));
-	env_run(e);
-	env_records(e);
+	kvm_env__run(e, &kvm_tracer_ops, VBTS_KVM_EXIT_X86_BTS);
+	kvm_env__records(e);
 	check_frame(e, VBTS_START_CPL_USER | VBTS_START_CPL_KERNEL);
 	check_branches(e, count - 1);
-	ck_assert_uint_ge(e->bts_exits, 300 / 32 - 1);
-	env_destroy(e);
-	free(e);
+	ck_assert_uint_ge(e->tracer_exits, 300 / 32 - 1);
+	kvm_env__destroy(e);
 }
 END_TEST
 
 START_TEST(test_kvm_filter_user)
 {
-	struct kvm_env *e = calloc(1, sizeof(*e));
+	struct kvm_env *e = kvm_env__create(VBTS_CPL_USER, 0x1000);
 
-	ck_assert_ptr_nonnull(e);
-	env_create(e, VBTS_CPL_USER, 65536, 0x1000);
-	env_run(e);
-	env_records(e);
+	e->tv.ring_records = 65536;
+	kvm_env__run(e, &kvm_tracer_ops, VBTS_KVM_EXIT_X86_BTS);
+	kvm_env__records(e);
 	check_frame(e, VBTS_START_CPL_USER);
 	for (unsigned int i = 0; i < e->nrec; i++)
 		ck_assert_msg(vbts_record__is_escape(&e->rec[i]), "a ring-0 branch was recorded");
-	env_destroy(e);
-	free(e);
+	kvm_env__destroy(e);
 }
 END_TEST
 

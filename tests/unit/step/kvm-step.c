@@ -25,22 +25,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <check.h>
 #include <vbts/ring-format.h>
 
+#include "kvm-env.h"
 #include "kvm-guest.h"
 #include "kvm.h"
-#include "memory.h"
-#include "ring-writer.h"
 #include "tracer.h"
-
-#define GUEST_RAM (4ULL << 20)
-#define MAX_RUNS 100000
-#define MAX_RECORDS 4096
 
 /*
  * Branches whose target is the next instruction: taken all the same (hardware BTS records them),
@@ -76,123 +69,6 @@ static const struct kvm_guest_branch to_next_expected[] = {
 	{ 0x1227, 0x1228, VBTS_BR_RET },
 	{ 0x1228, 0x1032, VBTS_BR_JMP },
 };
-
-/**
- * struct kvm_env - one VM with one vCPU and the tracer's view of it.
- */
-struct kvm_env {
-	struct kvm k;
-	struct guest_memory *mem;
-	int vcpu;
-	struct kvm_run *run;
-	int run_size;
-	char dir[64];
-	char path[96];
-	struct tracer_vcpu tv;
-	unsigned int io_exits;
-	unsigned int halts;
-	uint64_t halt_rip;
-	struct vbts_record rec[MAX_RECORDS];
-	unsigned int nrec;
-};
-
-static void env_create(struct kvm_env *e, enum vbts_cpl_filter cpl, struct tracer_caps caps,
-		       uint64_t rip)
-{
-	struct ring_writer_config cfg = { .capacity = MAX_RECORDS, .mode = VBTS_RING_WRAP };
-
-	memset(e, 0, sizeof(*e));
-	ck_assert_int_eq(kvm__open(&e->k), 0);
-	e->mem = guest_memory__create(GUEST_RAM);
-	ck_assert_ptr_nonnull(e->mem);
-	ck_assert_int_eq(guest_memory__register(e->mem, e->k.vm_fd), 0);
-	e->vcpu = ioctl(e->k.vm_fd, KVM_CREATE_VCPU, 0);
-	ck_assert_int_ge(e->vcpu, 0);
-	ck_assert_int_eq(ioctl(e->vcpu, KVM_SET_CPUID2, e->k.cpuid), 0);
-	e->run_size = e->k.run_size;
-	e->run = mmap(NULL, e->run_size, PROT_READ | PROT_WRITE, MAP_SHARED, e->vcpu, 0);
-	ck_assert(e->run != MAP_FAILED);
-	kvm_guest__setup(e->mem, e->vcpu, rip);
-
-	snprintf(e->dir, sizeof(e->dir), "/tmp/check-step-kvm.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(e->dir));
-	snprintf(e->path, sizeof(e->path), "%s/vcpu0.ring", e->dir);
-	e->tv.ring = ring_writer__create(e->path, &cfg);
-	ck_assert_ptr_nonnull(e->tv.ring);
-	e->tv.index = 0;
-	e->tv.fd = e->vcpu;
-	e->tv.run = e->run;
-	e->tv.mem = e->mem;
-	e->tv.cpl = cpl;
-	e->tv.caps = caps;
-	e->tv.start_ns = kvm_guest__monotonic_ns();
-}
-
-/* The exit loop of the VMM, reduced to what this guest does. */
-static void env_run(struct kvm_env *e)
-{
-	const struct tracer_ops *ops = &step_tracer_ops;
-	struct kvm_regs regs;
-	int ret;
-
-	ck_assert_int_eq(ops->vcpu_init(&e->tv), 0);
-	for (unsigned int i = 0; i < MAX_RUNS; i++) {
-		ck_assert_int_eq(ops->before_run(&e->tv), 0);
-		ck_assert_int_eq(ioctl(e->vcpu, KVM_RUN, 0), 0);
-		ret = ops->after_exit(&e->tv);
-		ck_assert_int_ge(ret, 0);
-		if (ret == 1)
-			continue;
-		if (e->run->exit_reason == KVM_EXIT_IO) {
-			ck_assert_uint_eq(e->run->io.port, 0x80);
-			e->io_exits++;
-			continue;
-		}
-		ck_assert_msg(e->run->exit_reason == KVM_EXIT_HLT, "unexpected exit %u",
-			      e->run->exit_reason);
-		e->halts++;
-		break;
-	}
-	ck_assert_uint_eq(e->halts, 1);
-	ck_assert_int_eq(ioctl(e->vcpu, KVM_GET_REGS, &regs), 0);
-	ck_assert_uint_eq(regs.rip, 0x1033); /* right after the hlt */
-	ops->vcpu_fini(&e->tv);
-}
-
-/* Read the ring back: the writer published every record (no wrap at this size). */
-static void env_records(struct kvm_env *e)
-{
-	struct vbts_ring_header h;
-	FILE *f;
-
-	ck_assert_int_eq(ring_writer__close(e->tv.ring), 0);
-	e->tv.ring = NULL;
-	f = fopen(e->path, "rb");
-	ck_assert_ptr_nonnull(f);
-	ck_assert_uint_eq(fread(&h, sizeof(h), 1, f), 1);
-	ck_assert_uint_eq(h.magic, VBTS_RING_MAGIC);
-	ck_assert_uint_le(h.committed, MAX_RECORDS);
-	e->nrec = (unsigned int)h.committed;
-	ck_assert_uint_eq(fread(e->rec, sizeof(e->rec[0]), e->nrec, f), e->nrec);
-	fclose(f);
-}
-
-static void env_destroy(struct kvm_env *e)
-{
-	if (e->tv.ring)
-		ring_writer__close(e->tv.ring);
-	unlink(e->path);
-	rmdir(e->dir);
-	munmap(e->run, e->run_size);
-	close(e->vcpu);
-	kvm__close(&e->k);
-	guest_memory__destroy(e->mem);
-}
-
-static unsigned int kind_of(const struct vbts_record *r)
-{
-	return (unsigned int)((r->flags & VBTS_REC_KIND_MASK) >> VBTS_REC_KIND_SHIFT);
-}
 
 static bool in_handler(uint64_t a)
 {
@@ -239,10 +115,10 @@ static void check_full_trace(struct kvm_env *e)
 			      "extra branch %#llx -> %#llx", (unsigned long long)r[i].from,
 			      (unsigned long long)r[i].to);
 		ck_assert_msg(r[i].from == kvm_guest_branches[nb].from && r[i].to == kvm_guest_branches[nb].to &&
-				      kind_of(&r[i]) == kvm_guest_branches[nb].kind,
+				      kvm_env__kind(&r[i]) == kvm_guest_branches[nb].kind,
 			      "branch %u: %#llx -> %#llx kind %u, want %#llx -> %#llx kind %u", nb,
 			      (unsigned long long)r[i].from, (unsigned long long)r[i].to,
-			      kind_of(&r[i]), (unsigned long long)kvm_guest_branches[nb].from,
+			      kvm_env__kind(&r[i]), (unsigned long long)kvm_guest_branches[nb].from,
 			      (unsigned long long)kvm_guest_branches[nb].to, kvm_guest_branches[nb].kind);
 		if (kvm_guest_branches[nb].kind == VBTS_BR_EXCEPTION) {
 			ck_assert(r[i].flags & VBTS_REC_VECTOR_VALID);
@@ -270,34 +146,31 @@ static struct tracer_caps host_caps(bool sync)
 
 START_TEST(test_kvm_trace)
 {
-	struct kvm_env *e = calloc(1, sizeof(*e));
+	struct kvm_env *e = kvm_env__create(VBTS_CPL_ALL, 0x1000);
 
-	ck_assert_ptr_nonnull(e);
-	env_create(e, VBTS_CPL_ALL, host_caps(_i == 1), 0x1000);
+	e->tv.caps = host_caps(_i == 1);
 	if (_i == 1 && !kvm__check_extension(&e->k, KVM_CAP_SYNC_REGS)) {
-		env_destroy(e);
-		free(e);
+		kvm_env__destroy(e);
 		return; /* no sync regs on this host: the ioctl path was tested already */
 	}
-	env_run(e);
-	env_records(e);
+	kvm_env__run(e, &step_tracer_ops, 0);
+	kvm_env__records(e);
 	check_full_trace(e);
-	env_destroy(e);
-	free(e);
+	kvm_env__destroy(e);
 }
 END_TEST
 
 START_TEST(test_kvm_to_next)
 {
 	const unsigned int n = sizeof(to_next_expected) / sizeof(to_next_expected[0]);
-	struct kvm_env *e = calloc(1, sizeof(*e));
+	struct kvm_env *e;
 	const struct vbts_record *r;
 
-	ck_assert_ptr_nonnull(e);
-	env_create(e, VBTS_CPL_ALL, host_caps(false), 0x1200);
+	e = kvm_env__create(VBTS_CPL_ALL, 0x1200);
+	e->tv.caps = host_caps(false);
 	kvm_guest__put(e->mem, 0x1200, to_next, sizeof(to_next));
-	env_run(e);
-	env_records(e);
+	kvm_env__run(e, &step_tracer_ops, 0);
+	kvm_env__records(e);
 	/* START, TASK_ARRIVE, the branches in order, STOP: no gap */
 	ck_assert_uint_eq(e->nrec, 2 + n + 1);
 	ck_assert_uint_eq(vbts_record__escape_kind(&e->rec[e->nrec - 1]), VBTS_ESC_STOP);
@@ -305,46 +178,43 @@ START_TEST(test_kvm_to_next)
 		r = &e->rec[2 + i];
 		ck_assert_msg(!vbts_record__is_escape(r), "record %u is an escape", 2 + i);
 		ck_assert_msg(r->from == to_next_expected[i].from && r->to == to_next_expected[i].to &&
-				      kind_of(r) == to_next_expected[i].kind,
+				      kvm_env__kind(r) == to_next_expected[i].kind,
 			      "branch %u: %#llx -> %#llx kind %u, want %#llx -> %#llx kind %u", i,
-			      (unsigned long long)r->from, (unsigned long long)r->to, kind_of(r),
+			      (unsigned long long)r->from, (unsigned long long)r->to, kvm_env__kind(r),
 			      (unsigned long long)to_next_expected[i].from,
 			      (unsigned long long)to_next_expected[i].to, to_next_expected[i].kind);
 		ck_assert_uint_eq((r->flags & VBTS_REC_CPL_MASK) >> VBTS_REC_CPL_SHIFT, 0);
 	}
 	ck_assert_uint_eq(e->tv.stat_gaps, 0);
-	env_destroy(e);
-	free(e);
+	kvm_env__destroy(e);
 }
 END_TEST
 
 START_TEST(test_kvm_filter_user)
 {
-	struct kvm_env *e = calloc(1, sizeof(*e));
+	struct kvm_env *e = kvm_env__create(VBTS_CPL_USER, 0x1000);
 
-	ck_assert_ptr_nonnull(e);
-	env_create(e, VBTS_CPL_USER, host_caps(false), 0x1000);
-	env_run(e);
-	env_records(e);
+	e->tv.caps = host_caps(false);
+	kvm_env__run(e, &step_tracer_ops, 0);
+	kvm_env__records(e);
 	ck_assert_uint_eq(vbts_record__escape_aux(&e->rec[0]), VBTS_START_CPL_USER);
 	for (unsigned int i = 0; i < e->nrec; i++)
 		ck_assert_msg(vbts_record__is_escape(&e->rec[i]), "a ring-0 branch was recorded");
 	ck_assert_uint_ge(e->tv.stat_steps, 20);
-	env_destroy(e);
-	free(e);
+	kvm_env__destroy(e);
 }
 END_TEST
 
 START_TEST(test_kvm_nostep)
 {
 	/* a host that cannot step at all: one gap from the start to the end, no branch */
-	struct kvm_env *e = calloc(1, sizeof(*e));
+	struct kvm_env *e;
 	struct tracer_caps none = { 0 };
 
-	ck_assert_ptr_nonnull(e);
-	env_create(e, VBTS_CPL_ALL, none, 0x1000);
-	env_run(e);
-	env_records(e);
+	e = kvm_env__create(VBTS_CPL_ALL, 0x1000);
+	e->tv.caps = none;
+	kvm_env__run(e, &step_tracer_ops, 0);
+	kvm_env__records(e);
 	ck_assert_uint_eq(e->nrec, 5);
 	ck_assert_uint_eq(vbts_record__escape_kind(&e->rec[2]), VBTS_ESC_GAP_BEGIN);
 	ck_assert_uint_eq(e->rec[2].to, 0x1000);
@@ -352,24 +222,21 @@ START_TEST(test_kvm_nostep)
 	ck_assert_uint_eq(vbts_record__escape_kind(&e->rec[3]), VBTS_ESC_GAP_END);
 	ck_assert_uint_eq(vbts_record__escape_kind(&e->rec[4]), VBTS_ESC_STOP);
 	ck_assert_uint_eq(e->tv.stat_steps, 0);
-	env_destroy(e);
-	free(e);
+	kvm_env__destroy(e);
 }
 END_TEST
 
 START_TEST(test_kvm_hlt)
 {
 	/* a hlt stepped on its own is still a halt (this host reports a step past it instead) */
-	struct kvm_env *e = calloc(1, sizeof(*e));
+	struct kvm_env *e = kvm_env__create(VBTS_CPL_ALL, 0x1032);
 
-	ck_assert_ptr_nonnull(e);
-	env_create(e, VBTS_CPL_ALL, host_caps(false), 0x1032);
-	env_run(e);
-	env_records(e);
+	e->tv.caps = host_caps(false);
+	kvm_env__run(e, &step_tracer_ops, 0);
+	kvm_env__records(e);
 	ck_assert_uint_eq(e->nrec, 3); /* START, TASK_ARRIVE, STOP */
 	ck_assert_uint_eq(e->tv.stat_steps, 1);
-	env_destroy(e);
-	free(e);
+	kvm_env__destroy(e);
 }
 END_TEST
 
