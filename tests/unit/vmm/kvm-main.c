@@ -244,7 +244,9 @@ static bool reaches(struct vcpu *v, enum vcpu_state want)
 
 START_TEST(test_vcpu_states)
 {
-	static const uint8_t spin[] = { 0xeb, 0xfe }; /* jmp . */
+	/* mov $0x2000, %eax; 1: incl (%eax); jmp 1b - in 32- and 64-bit mode alike */
+	static const uint8_t spin[] = { 0xb8, 0x00, 0x20, 0x00, 0x00, 0xff, 0x00, 0xeb, 0xfc };
+	volatile uint32_t *count;
 	struct vcpu_boot boot = { .rip = 0x100000, .cs = 0x10, .ds = 0x18, .gdt_limit = 0 };
 	struct vm vm;
 	struct vcpu *v;
@@ -265,6 +267,11 @@ START_TEST(test_vcpu_states)
 	ck_assert_int_eq(vcpu__set_boot(v, &boot), 0);
 	ck_assert_int_eq(vcpu__start(v, true), 0);
 	ck_assert(reaches(v, VCPU_RUNNING));
+	/* The guest counts: the vCPU thread is inside KVM_RUN, and stays there until kicked. */
+	count = guest_memory__ptr(vm.mem, 0x2000, sizeof(*count));
+	for (int i = 0; i < 5000 && !*count; i++)
+		usleep(1000);
+	ck_assert_uint_ne(*count, 0);
 
 	/* Pause kicks it out of KVM_RUN (signal + immediate_exit) and parks it. */
 	vcpu__request(v, VCPU_PAUSED);
