@@ -142,58 +142,100 @@ static bool canonical(uint64_t cr4, uint64_t la)
 	return (uint64_t)((int64_t)(la << (64 - bits)) >> (64 - bits)) == la;
 }
 
+/* What a walk of the IA-32e paging structures for one linear address ended with. */
+enum pt_end {
+	PT_OK,          /* a leaf entry maps it */
+	PT_NOT_PRESENT, /* an entry with P clear */
+	PT_RESERVED,    /* a reserved bit set (NX without EFER.NXE, PS, large-page address) */
+	PT_NOT_RAM,     /* an entry outside guest RAM */
+};
+
 /*
- * A supervisor data access to the page of @la: the 4- or 5-level walk of IA-32e paging with
- * the permission checks of a supervisor access (R/W with CR0.WP, SMAP on user pages, which
- * is refused even where EFLAGS.AC would allow it), queuing the accessed bit of every entry
- * and the dirty bit of the leaf for a write.
+ * struct pt_walk - the entries one walk read, top level first, and what they allow.
+ * @entry: guest-physical address of each entry read
+ * @n:     their number
+ * @leaf:  the leaf entry (PT_OK)
+ * @mask:  the offset bits of the leaf's page
+ * @rw:    R/W set at every level
+ * @us:    U/S set at every level
  */
-static int walk(struct tr_ctx *x, uint64_t la, bool write, uint64_t *gpa)
+struct pt_walk {
+	uint64_t entry[5];
+	unsigned int n;
+	uint64_t leaf;
+	uint64_t mask;
+	bool rw;
+	bool us;
+};
+
+/* The 4- or 5-level walk of IA-32e paging for @la, without permission checks. */
+static enum pt_end pt_walk(const struct tr_ctx *x, uint64_t la, struct pt_walk *w)
 {
 	unsigned int levels = (x->cr4 & CR4_LA57) ? 5 : 4;
 	uint64_t table = x->cr3 & PTE_ADDR;
-	bool rw = true, us = true;
+
+	w->n = 0;
+	w->rw = true;
+	w->us = true;
+	for (unsigned int lvl = levels; lvl >= 1; lvl--) {
+		unsigned int shift = 12 + 9 * (lvl - 1);
+		uint64_t egpa = table + ((la >> shift) & 0x1ff) * 8, e;
+		const void *p = x->ptr(x->ctx, egpa, 8);
+		bool leaf;
+
+		if (!p)
+			return PT_NOT_RAM;
+		memcpy(&e, p, 8);
+		if (!(e & PTE_P))
+			return PT_NOT_PRESENT;
+		if ((e & PTE_NX) && !(x->efer & EFER_NXE))
+			return PT_RESERVED;
+		w->entry[w->n++] = egpa;
+		w->rw = w->rw && (e & PTE_RW);
+		w->us = w->us && (e & PTE_US);
+		leaf = lvl == 1 || ((e & PTE_PS) && (lvl == 2 || lvl == 3));
+		if (!leaf && (e & PTE_PS))
+			return PT_RESERVED;
+		if (leaf) {
+			w->mask = (1ULL << shift) - 1;
+			if (lvl > 1 && (e & PTE_ADDR & w->mask & ~0x1000ULL))
+				return PT_RESERVED; /* reserved address bits of a large page */
+			w->leaf = e;
+			return PT_OK;
+		}
+		table = e & PTE_ADDR;
+	}
+	return PT_RESERVED; /* not reached: level 1 is always a leaf */
+}
+
+/*
+ * A supervisor data access to the page of @la: the walk with the permission checks of a
+ * supervisor access (R/W with CR0.WP, SMAP on user pages, which is refused even where
+ * EFLAGS.AC would allow it), queuing the accessed bit of every entry and the dirty bit of the
+ * leaf for a write.
+ */
+static int walk(struct tr_ctx *x, uint64_t la, bool write, uint64_t *gpa)
+{
+	struct pt_walk w;
 	int err;
 
 	if (!canonical(x->cr4, la))
 		return -EFAULT;
 	if (!(x->cr0 & CR0_PG))
 		return -EOPNOTSUPP; /* long mode without paging does not exist */
-	for (unsigned int lvl = levels; lvl >= 1; lvl--) {
-		unsigned int shift = 12 + 9 * (lvl - 1);
-		uint64_t egpa = table + ((la >> shift) & 0x1ff) * 8, e, mask;
-		const void *p = x->ptr(x->ctx, egpa, 8);
-		bool leaf;
-
-		if (!p)
-			return -EFAULT;
-		memcpy(&e, p, 8);
-		if (!(e & PTE_P))
-			return -EFAULT;
-		if ((e & PTE_NX) && !(x->efer & EFER_NXE))
-			return -EFAULT; /* reserved bit set: #PF */
-		rw = rw && (e & PTE_RW);
-		us = us && (e & PTE_US);
-		leaf = lvl == 1 || ((e & PTE_PS) && (lvl == 2 || lvl == 3));
-		if (!leaf && (e & PTE_PS))
-			return -EFAULT;
-		mask = leaf ? (1ULL << shift) - 1 : 0;
-		if (leaf && lvl > 1 && (e & PTE_ADDR & mask & ~0x1000ULL))
-			return -EFAULT; /* reserved address bits of a large page */
-		if (leaf && write && !rw && (x->cr0 & CR0_WP))
-			return -EFAULT; /* write-protected */
-		if (leaf && us && (x->cr4 & CR4_SMAP))
-			return -EFAULT;
-		err = queue(x, egpa, PTE_A | (leaf && write ? PTE_D : 0), 8, true);
+	if (pt_walk(x, la, &w) != PT_OK)
+		return -EFAULT;
+	if (write && !w.rw && (x->cr0 & CR0_WP))
+		return -EFAULT; /* write-protected */
+	if (w.us && (x->cr4 & CR4_SMAP))
+		return -EFAULT;
+	for (unsigned int i = 0; i < w.n; i++) {
+		err = queue(x, w.entry[i], PTE_A | (i == w.n - 1 && write ? PTE_D : 0), 8, true);
 		if (err)
 			return err;
-		if (leaf) {
-			*gpa = (e & PTE_ADDR & ~mask) | (la & (mask | 0xfff));
-			return 0;
-		}
-		table = e & PTE_ADDR;
 	}
-	return -EFAULT;
+	*gpa = (w.leaf & PTE_ADDR & ~w.mask) | (la & (w.mask | 0xfff));
+	return 0;
 }
 
 /* Read @len bytes of linear memory as a supervisor data read. */
@@ -619,38 +661,18 @@ int transition__emulate(struct transition_state *st, const struct insn_info *inf
  */
 static int user_page(const struct tr_ctx *x, uint64_t la, bool write, uint32_t *code)
 {
-	unsigned int levels = (x->cr4 & CR4_LA57) ? 5 : 4;
-	uint64_t table = x->cr3 & PTE_ADDR;
-	bool rw = true, us = true;
+	struct pt_walk w;
 
-	for (unsigned int lvl = levels; lvl >= 1; lvl--) {
-		unsigned int shift = 12 + 9 * (lvl - 1);
-		const void *p = x->ptr(x->ctx, table + ((la >> shift) & 0x1ff) * 8, 8);
-		uint64_t e, mask;
-		bool leaf;
-
-		if (!p)
-			return -EOPNOTSUPP;
-		memcpy(&e, p, 8);
-		if (!(e & PTE_P)) {
-			*code = PF_USER | (write ? PF_WRITE : 0);
-			return 1;
-		}
-		if ((e & PTE_NX) && !(x->efer & EFER_NXE))
-			return -EOPNOTSUPP;
-		rw = rw && (e & PTE_RW);
-		us = us && (e & PTE_US);
-		leaf = lvl == 1 || ((e & PTE_PS) && (lvl == 2 || lvl == 3));
-		if (!leaf && (e & PTE_PS))
-			return -EOPNOTSUPP;
-		mask = leaf ? (1ULL << shift) - 1 : 0;
-		if (leaf && lvl > 1 && (e & PTE_ADDR & mask & ~0x1000ULL))
-			return -EOPNOTSUPP;
-		if (leaf)
-			break;
-		table = e & PTE_ADDR;
+	switch (pt_walk(x, la, &w)) {
+	case PT_OK:
+		break;
+	case PT_NOT_PRESENT:
+		*code = PF_USER | (write ? PF_WRITE : 0);
+		return 1;
+	default:
+		return -EOPNOTSUPP;
 	}
-	if (!us || (write && !rw)) {
+	if (!w.us || (write && !w.rw)) {
 		*code = PF_PRESENT | PF_USER | (write ? PF_WRITE : 0);
 		return 1;
 	}
