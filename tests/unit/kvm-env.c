@@ -3,6 +3,8 @@
  * kvm-env.c - the VM fixture of check-step-kvm and check-kvm-backend: the test guest of
  * kvm-guest.h on the host's /dev/kvm under a tracer backend, and the ring file it wrote.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,4 +123,27 @@ void kvm_env__destroy(struct kvm_env *e)
 unsigned int kvm_env__kind(const struct vbts_record *r)
 {
 	return (unsigned int)((r->flags & VBTS_REC_KIND_MASK) >> VBTS_REC_KIND_SHIFT);
+}
+
+int kvm_env__main(Suite *s, bool (*usable)(int kvm_fd), const char *unusable)
+{
+	SRunner *sr;
+	int fd, failed;
+
+	fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		printf("SKIP: /dev/kvm: %s\n", strerror(errno));
+		return 77;
+	}
+	if (usable && !usable(fd)) {
+		close(fd);
+		printf("SKIP: %s\n", unusable);
+		return 77;
+	}
+	close(fd);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -6,7 +6,10 @@
 #ifndef VBTS_TESTS_KVM_ENV_H
 #define VBTS_TESTS_KVM_ENV_H
 
+#include <stdbool.h>
 #include <stdint.h>
+
+#include <check.h>
 
 #include <vbts/ring-format.h>
 
@@ -86,5 +89,16 @@ void kvm_env__destroy(struct kvm_env *e);
  * Return: the kind.
  */
 unsigned int kvm_env__kind(const struct vbts_record *r);
+
+/**
+ * kvm_env__main() - main() of a KVM test binary: skip (77, one line) without a usable
+ * /dev/kvm, or when @usable says no; else run @s.
+ * @s:        the suite
+ * @usable:   an extra check on the /dev/kvm fd, or NULL
+ * @unusable: the reason printed when @usable says no
+ *
+ * Return: the exit status: 0 all passed, 1 a failure, 77 skipped.
+ */
+int kvm_env__main(Suite *s, bool (*usable)(int kvm_fd), const char *unusable);
 
 #endif /* VBTS_TESTS_KVM_ENV_H */

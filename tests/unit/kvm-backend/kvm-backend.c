@@ -20,13 +20,7 @@
  * Exit status: 0 all passed, 1 a failure, 77 no /dev/kvm or no KVM_CAP_X86_BTS (stock KVM; the
  * kvm-patches suite runs this inside the harness with the patched modules).
  */
-#include <errno.h>
-#include <fcntl.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <unistd.h>
 
 #include <check.h>
 #include <vbts/kvm-bts-uapi.h>
@@ -180,23 +174,6 @@ static Suite *kvm_backend_suite(void)
 
 int main(void)
 {
-	SRunner *sr;
-	int fd, failed;
-
-	fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
-	if (fd < 0) {
-		printf("SKIP: /dev/kvm: %s\n", strerror(errno));
-		return 77;
-	}
-	if (!kvm_bts__usable(fd)) {
-		close(fd);
-		printf("SKIP: this KVM has no KVM_CAP_X86_BTS (load the modules of kvm-patches/)\n");
-		return 77;
-	}
-	close(fd);
-	sr = srunner_create(kvm_backend_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return kvm_env__main(kvm_backend_suite(), kvm_bts__usable,
+			     "this KVM has no KVM_CAP_X86_BTS (load the modules of kvm-patches/)");
 }

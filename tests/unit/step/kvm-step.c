@@ -19,13 +19,7 @@
  * and ends at the same hlt.
  * Exit status: 0 all passed, 1 a failure, 77 no usable /dev/kvm.
  */
-#include <errno.h>
-#include <fcntl.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <unistd.h>
 
 #include <check.h>
 #include <vbts/ring-format.h>
@@ -257,18 +251,5 @@ static Suite *kvm_step_suite(void)
 
 int main(void)
 {
-	SRunner *sr;
-	int fd, failed;
-
-	fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
-	if (fd < 0) {
-		printf("SKIP: /dev/kvm: %s\n", strerror(errno));
-		return 77;
-	}
-	close(fd);
-	sr = srunner_create(kvm_step_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return kvm_env__main(kvm_step_suite(), NULL, NULL);
 }
