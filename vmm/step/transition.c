@@ -14,6 +14,7 @@
 
 #include <vbts/ring-format.h>
 
+#include "gva.h"
 #include "transition.h"
 
 #define CR0_WP (1ULL << 16)
@@ -87,15 +88,11 @@ struct tr_write {
 };
 
 /**
- * struct tr_ctx - one emulation: the paging registers, the accessor, the queued writes.
+ * struct tr_ctx - one emulation: the address space (paging registers, accessor), the queued
+ * writes.
  */
 struct tr_ctx {
-	void *(*ptr)(const void *ctx, uint64_t gpa, uint64_t len);
-	const void *ctx;
-	uint64_t cr0;
-	uint64_t cr3;
-	uint64_t cr4;
-	uint64_t efer;
+	struct gva_space as;
 	struct tr_write w[TR_WRITES_MAX];
 	unsigned int nw;
 };
@@ -110,7 +107,7 @@ static int queue(struct tr_ctx *x, uint64_t gpa, uint64_t val, uint8_t len, bool
 	}
 	if (x->nw == TR_WRITES_MAX)
 		return -E2BIG;
-	if (!x->ptr(x->ctx, gpa, len))
+	if (!x->as.ptr(x->as.ctx, gpa, len))
 		return -EFAULT;
 	x->w[x->nw++] = (struct tr_write){ .gpa = gpa, .val = val, .len = len, .or = or };
 	return 0;
@@ -124,7 +121,7 @@ static void apply_writes(const struct tr_ctx *x)
 {
 	for (unsigned int i = 0; i < x->nw; i++) {
 		const struct tr_write *w = &x->w[i];
-		uint8_t *p = x->ptr(x->ctx, w->gpa, w->len);
+		uint8_t *p = x->as.ptr(x->as.ctx, w->gpa, w->len);
 
 		if (w->or && w->len == 8 && !(w->gpa & 7))
 			__atomic_fetch_or((uint64_t *)(void *)p, w->val, __ATOMIC_SEQ_CST);
@@ -171,8 +168,8 @@ struct pt_walk {
 /* The 4- or 5-level walk of IA-32e paging for @la, without permission checks. */
 static enum pt_end pt_walk(const struct tr_ctx *x, uint64_t la, struct pt_walk *w)
 {
-	unsigned int levels = (x->cr4 & CR4_LA57) ? 5 : 4;
-	uint64_t table = x->cr3 & PTE_ADDR;
+	unsigned int levels = (x->as.cr4 & CR4_LA57) ? 5 : 4;
+	uint64_t table = x->as.cr3 & PTE_ADDR;
 
 	w->n = 0;
 	w->rw = true;
@@ -180,7 +177,7 @@ static enum pt_end pt_walk(const struct tr_ctx *x, uint64_t la, struct pt_walk *
 	for (unsigned int lvl = levels; lvl >= 1; lvl--) {
 		unsigned int shift = 12 + 9 * (lvl - 1);
 		uint64_t egpa = table + ((la >> shift) & 0x1ff) * 8, e;
-		const void *p = x->ptr(x->ctx, egpa, 8);
+		const void *p = x->as.ptr(x->as.ctx, egpa, 8);
 		bool leaf;
 
 		if (!p)
@@ -188,7 +185,7 @@ static enum pt_end pt_walk(const struct tr_ctx *x, uint64_t la, struct pt_walk *
 		memcpy(&e, p, 8);
 		if (!(e & PTE_P))
 			return PT_NOT_PRESENT;
-		if ((e & PTE_NX) && !(x->efer & EFER_NXE))
+		if ((e & PTE_NX) && !(x->as.efer & EFER_NXE))
 			return PT_RESERVED;
 		w->entry[w->n++] = egpa;
 		w->rw = w->rw && (e & PTE_RW);
@@ -219,15 +216,15 @@ static int walk(struct tr_ctx *x, uint64_t la, bool write, uint64_t *gpa)
 	struct pt_walk w;
 	int err;
 
-	if (!canonical(x->cr4, la))
+	if (!canonical(x->as.cr4, la))
 		return -EFAULT;
-	if (!(x->cr0 & CR0_PG))
+	if (!(x->as.cr0 & CR0_PG))
 		return -EOPNOTSUPP; /* long mode without paging does not exist */
 	if (pt_walk(x, la, &w) != PT_OK)
 		return -EFAULT;
-	if (write && !w.rw && (x->cr0 & CR0_WP))
+	if (write && !w.rw && (x->as.cr0 & CR0_WP))
 		return -EFAULT; /* write-protected */
-	if (w.us && (x->cr4 & CR4_SMAP))
+	if (w.us && (x->as.cr4 & CR4_SMAP))
 		return -EFAULT;
 	for (unsigned int i = 0; i < w.n; i++) {
 		err = queue(x, w.entry[i], PTE_A | (i == w.n - 1 && write ? PTE_D : 0), 8, true);
@@ -253,7 +250,7 @@ static int read_la(struct tr_ctx *x, uint64_t la, void *buf, uint64_t len)
 		err = walk(x, a, false, &gpa);
 		if (err)
 			return err;
-		p = x->ptr(x->ctx, gpa, chunk);
+		p = x->as.ptr(x->as.ctx, gpa, chunk);
 		if (!p)
 			return -EFAULT;
 		memcpy((uint8_t *)buf + done, p, chunk);
@@ -441,7 +438,7 @@ static int iret(struct transition_state *st, struct tr_ctx *x, const struct insn
 	if (!(ss_d & DESC_S) || (ss_d & DESC_CODE) || !(ss_d & DESC_RW) ||
 	    ((ss_d >> 45) & 3) != 3 || !(ss_d & DESC_P))
 		return -EINVAL;
-	if (!canonical(x->cr4, f[0]))
+	if (!canonical(x->as.cr4, f[0]))
 		return -EINVAL;
 	if (!(st->cpl_ok & (1U << 3)))
 		return -EPERM;
@@ -533,7 +530,7 @@ static int deliver(struct transition_state *st, struct tr_ctx *x, const struct t
 		return -EINVAL;
 	if ((cs_d & DESC_C) || ((cs_d >> 45) & 3) != 0 || !(cs_d & DESC_L) || (cs_d & DESC_DB))
 		return -EOPNOTSUPP;
-	if (!canonical(x->cr4, off))
+	if (!canonical(x->as.cr4, off))
 		return -EINVAL;
 	if (!(st->cpl_ok & 1U))
 		return -EPERM;
@@ -551,7 +548,7 @@ static int deliver(struct transition_state *st, struct tr_ctx *x, const struct t
 		err = read_la(x, sr->tr.base + tss_off, &rsp, sizeof(rsp));
 		if (err)
 			return err;
-		if (!canonical(x->cr4, rsp))
+		if (!canonical(x->as.cr4, rsp))
 			return -EINVAL; /* #SS */
 	} else {
 		rsp = r->rsp;
@@ -604,10 +601,10 @@ static int vector_insn(struct transition_state *st, struct tr_ctx *x,
 
 static void init_ctx(struct tr_ctx *x, const struct transition_state *st)
 {
-	x->cr0 = st->sregs.cr0;
-	x->cr3 = st->sregs.cr3;
-	x->cr4 = st->sregs.cr4;
-	x->efer = st->sregs.efer;
+	x->as.cr0 = st->sregs.cr0;
+	x->as.cr3 = st->sregs.cr3;
+	x->as.cr4 = st->sregs.cr4;
+	x->as.efer = st->sregs.efer;
 }
 
 bool transition__wanted(const struct insn_info *info)
@@ -632,7 +629,7 @@ int transition__emulate(struct transition_state *st, const struct insn_info *inf
 			void *(*ptr)(const void *ctx, uint64_t gpa, uint64_t len), const void *ctx)
 {
 	struct transition_state tmp;
-	struct tr_ctx x = { .ptr = ptr, .ctx = ctx };
+	struct tr_ctx x = { .as = { .ptr = ptr, .ctx = ctx } };
 	int err;
 
 	if (!transition__wanted(info) || !mode64(st) || (st->regs.rflags & RFLAGS_VM))
@@ -683,17 +680,17 @@ int transition__user_fault(const struct transition_state *st, uint64_t la, uint3
 			   bool write, void *(*ptr)(const void *ctx, uint64_t gpa, uint64_t len),
 			   const void *ctx, uint32_t *code)
 {
-	struct tr_ctx x = { .ptr = ptr, .ctx = ctx };
+	struct tr_ctx x = { .as = { .ptr = ptr, .ctx = ctx } };
 	int ret;
 
 	init_ctx(&x, st);
-	if (!mode64(st) || cpl_of(st) != 3 || !(x.cr0 & CR0_PG) || len == 0 || len > 64)
+	if (!mode64(st) || cpl_of(st) != 3 || !(x.as.cr0 & CR0_PG) || len == 0 || len > 64)
 		return -EOPNOTSUPP;
-	if (x.cr4 & CR4_PKE)
+	if (x.as.cr4 & CR4_PKE)
 		return -EOPNOTSUPP; /* protection keys: not predicted */
-	if ((x.cr0 & CR0_AM) && (st->regs.rflags & RFLAGS_AC))
+	if ((x.as.cr0 & CR0_AM) && (st->regs.rflags & RFLAGS_AC))
 		return -EOPNOTSUPP; /* an alignment check may come first */
-	if (!canonical(x.cr4, la) || !canonical(x.cr4, la + len - 1))
+	if (!canonical(x.as.cr4, la) || !canonical(x.as.cr4, la + len - 1))
 		return -EOPNOTSUPP; /* #GP or #SS, not a page fault */
 	ret = user_page(&x, la, write, code);
 	if (ret)
@@ -710,7 +707,7 @@ int transition__page_fault(struct transition_state *st, uint64_t cr2, uint32_t c
 {
 	struct tr_event ev = { .vector = PF_VECTOR, .has_err = true, .err = code,
 			       .rip = st->regs.rip };
-	struct tr_ctx x = { .ptr = ptr, .ctx = ctx };
+	struct tr_ctx x = { .as = { .ptr = ptr, .ctx = ctx } };
 	struct transition_state tmp;
 	int err;
 
