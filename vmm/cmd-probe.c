@@ -32,7 +32,8 @@ static const char usage[] =
 	"\n"
 	"  --json      one JSON object instead of the lines\n"
 	"  --verbose   say what each probe guest did\n"
-	"  --harness   probe the KVM inside the QEMU harness (tests/harness/run) instead\n"
+	"  --harness   probe the KVM inside the QEMU harness (tests/harness/run) instead, with\n"
+	"              kvm-patches/'s modules (built on first use, cached in BUILD/kvm-patches)\n"
 	"\n"
 	"Exit status: 0, or 2 when /dev/kvm is missing or unusable.\n";
 
@@ -48,8 +49,9 @@ static int probe(int argc, char **argv)
 	char modes[64];
 	int opt, ret;
 
+	/* Inside the harness, probe the series' modules: what `run --backend kvm` would get. */
 	if (harness__strip(&argc, argv))
-		return harness__run(argv);
+		return harness__run(argv, HARNESS_KVM_SERIES);
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "+", longopts, NULL)) != -1) {
 		switch (opt) {

@@ -92,7 +92,10 @@ static const char usage[] =
 	"  --timeout SECONDS  stop the guest after SECONDS (exit status 1)\n"
 	"  --harness          run inside the QEMU harness (tests/harness/run: QEMU TCG with\n"
 	"                     nested SVM and Debian's KVM), for hosts whose KVM cannot step\n"
-	"                     ring 3; DIR must then lie inside the source tree\n"
+	"                     ring 3; DIR must then lie inside the source tree. With --backend\n"
+	"                     kvm the harness loads kvm-patches/'s modules, built on first use\n"
+	"                     (kvm-patches/build, cached in BUILD/kvm-patches); auto uses them\n"
+	"                     once built\n"
 	"\n"
 	"Devices: 8250 UART at 0x3f8, debug-exit at 0xf4, agent channel at 0x700 (JSON lines to\n"
 	"events.jsonl), pvpanic at 0x505.\n"
@@ -630,6 +633,7 @@ static int run(int argc, char **argv)
 {
 	struct run_ctx *c;
 	unsigned int done = 0;
+	enum harness_kvm kvm;
 	bool harness;
 	int status;
 
@@ -650,8 +654,12 @@ static int run(int argc, char **argv)
 			free(c);
 			return 2;
 		}
+		/* --backend kvm needs the series' modules; auto uses them once built. */
+		kvm = c->opts.backend == RUN_BACKEND_KVM  ? HARNESS_KVM_SERIES :
+		      c->opts.backend == RUN_BACKEND_AUTO ? HARNESS_KVM_SERIES_CACHED :
+							    HARNESS_KVM_STOCK;
 		free(c);
-		return harness__run(argv);
+		return harness__run(argv, kvm);
 	}
 	/* Refuse a bad ring size before touching anything. */
 	if (c->opts.trace_dir) {
