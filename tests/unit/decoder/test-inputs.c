@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * test-inputs.c - how `vbts decode` reads its inputs: the bounded line reader, and more ring
- * files than file descriptors. Every input is made for real in a temporary trace directory.
+ * test-inputs.c - what `vbts decode` does with inputs that are not the regular files of
+ * bounded size it expects: FIFOs, devices (directly and through symbolic links), directories,
+ * files too large or with an endless line, broken and missing rings, and more ring files than
+ * file descriptors. Every input is made for real in a temporary trace directory.
  *
  * Each decode runs in a child process with a hang guard (SIGALRM) and, outside valgrind, an
  * address-space limit, so that a decoder that blocks or grows without bound fails the test
- * instead of the machine.
+ * instead of the machine. A partly unreadable trace must name each problem on stderr, decode
+ * the rest (compared with the decode of a trace that lacks the bad part) and exit 2.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,10 +31,41 @@
 #include "commands.h"
 #include "decoder-test.h"
 #include "input-file.h"
+#include "procmap.h"
+#include "ring-reader.h"
 #include "ring-writer.h"
+#include "symbols.h"
 
 /* Hang guard of one decode, in seconds: far above what a decode of these traces takes. */
 #define DECODE_GUARD_S 30
+
+#define CR3_A 0x203000
+#define CR3_B 0x204000
+
+static const struct vbts_record ring0[] = {
+	ESC(VBTS_ESC_START, 0, VBTS_START_CPL_USER | VBTS_START_CPL_KERNEL),
+	ESC(VBTS_ESC_TASK_ARRIVE, CR3_A, 100),
+	BR(0x13, 0x40, 3, VBTS_BR_CALL),
+	BR(0x6f, 0x70, 3, VBTS_BR_CALL),
+	ESC(VBTS_ESC_TASK_DEPART, CR3_A, 300),
+	ESC(VBTS_ESC_TASK_ARRIVE, CR3_B, 310),
+	BR(0x30, 0x44, 3, VBTS_BR_CALL),
+	ESC(VBTS_ESC_STOP, 410, 0),
+};
+
+static const struct vbts_record ring1[] = {
+	ESC(VBTS_ESC_START, 0, VBTS_START_CPL_KERNEL),
+	ESC(VBTS_ESC_TIME, 150, 0),
+	BR(0x1, 0x2, 0, VBTS_BR_JMP),
+	ESC(VBTS_ESC_TIME, 350, 0),
+	BR(0xa0, 0xb0, 0, VBTS_BR_JMP_IND),
+};
+
+static const char events[] =
+	"{\"time\":90,\"vcpu\":0,\"event\":\"task\",\"pid\":1,\"name\":\"ping\","
+	"\"cr3\":\"0x203000\"}\n"
+	"{\"time\":95,\"vcpu\":0,\"event\":\"task\",\"pid\":2,\"name\":\"pong\","
+	"\"cr3\":\"0x204000\"}\n";
 
 static void write_file(const char *path, const void *data, size_t len)
 {
@@ -65,6 +99,27 @@ static void write_ring(const char *dir, uint32_t vcpu, uint64_t capacity,
 	for (size_t i = 0; i < n; i++)
 		ck_assert_int_eq(ring_writer__append(w, &recs[i]), 0);
 	ck_assert_int_eq(ring_writer__close(w), 0);
+}
+
+static void write_vm_json(const char *dir, const char *image, unsigned int vcpus)
+{
+	char vm[1024];
+
+	snprintf(vm, sizeof(vm),
+		 "{\"version\":1,\"vm_id\":\"00000000000000ab\",\"image\":\"%s\","
+		 "\"vcpus\":%u,\"backend\":\"step\"}\n", image, vcpus);
+	write_text(dir, "vm.json", vm);
+}
+
+/* A two-vCPU trace with task names and symbols. */
+static void make_trace(char *dir, size_t size)
+{
+	snprintf(dir, size, "/tmp/vbts-inputs-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	write_vm_json(dir, SYMTEST64, 2);
+	write_text(dir, "events.jsonl", events);
+	write_ring(dir, 0, 64, ring0, sizeof(ring0) / sizeof(ring0[0]));
+	write_ring(dir, 1, 64, ring1, sizeof(ring1) / sizeof(ring1[0]));
 }
 
 static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -154,6 +209,317 @@ static int run_decode(char **out, char **err, rlim_t nofile, const char *const *
 	return WEXITSTATUS(status);
 }
 
+static unsigned int count_lines(const char *s)
+{
+	unsigned int n = 0;
+
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+/* Replaces "DIR" in @pattern by @dir. */
+static void expand(char *buf, size_t size, const char *pattern, const char *dir)
+{
+	const char *p = strstr(pattern, "DIR");
+
+	if (p)
+		snprintf(buf, size, "%.*s%s%s", (int)(p - pattern), pattern, dir, p + 3);
+	else
+		snprintf(buf, size, "%s", pattern);
+}
+
+static void make_fifo(const char *dir, const char *name)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	unlink(path);
+	ck_assert_int_eq(mkfifo(path, 0600), 0);
+}
+
+static void make_symlink(const char *dir, const char *name, const char *target)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	unlink(path);
+	ck_assert_int_eq(symlink(target, path), 0);
+}
+
+static void make_dir(const char *dir, const char *name)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	unlink(path);
+	ck_assert_int_eq(mkdir(path, 0755), 0);
+}
+
+/* Extends @name to @size bytes without writing them (a sparse file of zeros). */
+static void make_sparse(const char *dir, const char *name, off_t size)
+{
+	char path[512];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_WRONLY | O_CREAT, 0644);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ftruncate(fd, size), 0);
+	close(fd);
+}
+
+static void patch_ring(const char *dir, const char *name, off_t off, uint64_t v)
+{
+	char path[512];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_RDWR);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pwrite(fd, &v, sizeof(v), off), (ssize_t)sizeof(v));
+	close(fd);
+}
+
+enum input_setup {
+	VMJSON_FIFO, VMJSON_ZERO, VMJSON_DIR, VMJSON_BIG,
+	RING_FIFO, RING_ZERO, RING_DIR, RING_BAD_MAGIC, RING_TRUNCATED, RING_MISSING,
+	RINGS_MISSING_MANY, RINGS_ALL_BAD,
+	EVENTS_FIFO, EVENTS_URANDOM, EVENTS_ZERO, EVENTS_DIR, EVENTS_ENDLESS_LINE,
+	EVENTS_LONG_LINE,
+	IMAGE_FIFO, IMAGE_ZERO, IMAGE_DIR, IMAGE_BIG,
+};
+
+/* What stdout must be: the decode of the intact trace with this part left out. */
+enum input_expect {
+	EXPECT_NOTHING,         /* stdout empty */
+	EXPECT_ALL,             /* as the intact trace */
+	EXPECT_VCPU0,           /* as `--vcpu 0` of the intact trace */
+	EXPECT_NO_EVENTS,       /* as the intact trace without events.jsonl */
+	EXPECT_NO_SYMBOLS,      /* as the intact trace with an image that does not exist */
+};
+
+static const struct {
+	enum input_setup setup;
+	const char *want;       /* in stderr; "DIR" is the trace directory */
+	unsigned int lines;     /* of stderr */
+	int status;
+	enum input_expect expect;
+} input_cases[] = {
+	{ VMJSON_FIFO, "vbts decode: DIR/vm.json: not a regular file (a FIFO)\n", 1, 2,
+	  EXPECT_NOTHING },
+	{ VMJSON_ZERO, "vbts decode: DIR/vm.json: not a regular file (a character device)\n", 1,
+	  2, EXPECT_NOTHING },
+	{ VMJSON_DIR, "vbts decode: DIR/vm.json: not a regular file (a directory)\n", 1, 2,
+	  EXPECT_NOTHING },
+	{ VMJSON_BIG, "vbts decode: DIR/vm.json: 2097152 bytes, larger than the limit of "
+		      "1048576\n", 1, 2, EXPECT_NOTHING },
+	{ RING_FIFO, "warning: DIR/vcpu1.ring: not a regular file (a FIFO); ring skipped\n", 1,
+	  2, EXPECT_VCPU0 },
+	{ RING_ZERO, "warning: DIR/vcpu1.ring: not a regular file (a character device); ring "
+		     "skipped\n", 1, 2, EXPECT_VCPU0 },
+	{ RING_DIR, "warning: DIR/vcpu1.ring: not a regular file (a directory); ring skipped\n",
+	  1, 2, EXPECT_VCPU0 },
+	{ RING_BAD_MAGIC, "warning: DIR/vcpu1.ring: offset 0x0: bad magic 0x0000000000000000, "
+			  "not a vbts ring file; ring skipped\n", 1, 2, EXPECT_VCPU0 },
+	{ RING_TRUNCATED, "warning: DIR/vcpu1.ring: offset 0x18: capacity 64 does not fit a "
+			  "file of 4120 bytes; ring skipped\n", 1, 2, EXPECT_VCPU0 },
+	{ RING_MISSING, "warning: DIR/vcpu1.ring: No such file or directory; ring skipped\n", 1,
+	  2, EXPECT_VCPU0 },
+	/* vm.json says 40 vCPUs, there are 2 rings: 10 warnings and a count of the rest. */
+	{ RINGS_MISSING_MANY, "warning: DIR: 28 more problems not shown\n", 11, 2, EXPECT_ALL },
+	{ RINGS_ALL_BAD, "vbts decode: DIR: none of the 2 ring files is readable\n", 3, 2,
+	  EXPECT_NOTHING },
+	{ EVENTS_FIFO, "warning: DIR/events.jsonl: not a regular file (a FIFO), no task names\n",
+	  1, 2, EXPECT_NO_EVENTS },
+	{ EVENTS_URANDOM, "warning: DIR/events.jsonl: not a regular file (a character device), "
+			  "no task names\n", 1, 2, EXPECT_NO_EVENTS },
+	{ EVENTS_ZERO, "warning: DIR/events.jsonl: not a regular file (a character device), "
+		       "no task names\n", 1, 2, EXPECT_NO_EVENTS },
+	{ EVENTS_DIR, "warning: DIR/events.jsonl: not a regular file (a directory), no task "
+		      "names\n", 1, 2, EXPECT_NO_EVENTS },
+	/* 3 GiB: the two events, then zeros without a newline; the first 64 MiB are read. */
+	{ EVENTS_ENDLESS_LINE, "warning: DIR/events.jsonl: 1 line longer than 4096 bytes ignored "
+			       "(the first is line 3)\n", 2, 2, EXPECT_ALL },
+	{ EVENTS_ENDLESS_LINE, "warning: DIR/events.jsonl: larger than 67108864 bytes, the "
+			       "lines after line 3 are not read\n", 2, 2, EXPECT_ALL },
+	/* A long line between the two events: a bad line, not a damaged trace. */
+	{ EVENTS_LONG_LINE, "warning: DIR/events.jsonl: 1 line longer than 4096 bytes ignored "
+			    "(the first is line 2)\n", 1, 0, EXPECT_ALL },
+	{ IMAGE_FIFO, "warning: DIR/image: not a regular file (a FIFO), no symbols\n", 1, 2,
+	  EXPECT_NO_SYMBOLS },
+	{ IMAGE_ZERO, "warning: DIR/image: not a regular file (a character device), no "
+		      "symbols\n", 1, 2, EXPECT_NO_SYMBOLS },
+	{ IMAGE_DIR, "warning: DIR/image: not a regular file (a directory), no symbols\n", 1, 2,
+	  EXPECT_NO_SYMBOLS },
+	{ IMAGE_BIG, "warning: DIR/image: 1073741825 bytes, larger than the limit of 1073741824, "
+		     "no symbols\n", 1, 2, EXPECT_NO_SYMBOLS },
+};
+
+static void setup_input(const char *dir, enum input_setup setup)
+{
+	const char *second;
+	char path[512];
+	char *big;
+	FILE *f;
+
+	switch (setup) {
+	case VMJSON_FIFO:
+		make_fifo(dir, "vm.json");
+		break;
+	case VMJSON_ZERO:
+		make_symlink(dir, "vm.json", "/dev/zero");
+		break;
+	case VMJSON_DIR:
+		make_dir(dir, "vm.json");
+		break;
+	case VMJSON_BIG:
+		/* Valid JSON, padded with spaces to 2 MiB. */
+		big = malloc(2 << 20);
+		ck_assert_ptr_nonnull(big);
+		memset(big, ' ', 2 << 20);
+		memcpy(big, "{\"vcpus\":2}", 11);
+		snprintf(path, sizeof(path), "%s/vm.json", dir);
+		write_file(path, big, 2 << 20);
+		free(big);
+		break;
+	case RING_FIFO:
+		make_fifo(dir, "vcpu1.ring");
+		break;
+	case RING_ZERO:
+		make_symlink(dir, "vcpu1.ring", "/dev/zero");
+		break;
+	case RING_DIR:
+		make_dir(dir, "vcpu1.ring");
+		break;
+	case RING_BAD_MAGIC:
+		patch_ring(dir, "vcpu1.ring", 0, 0);
+		break;
+	case RING_TRUNCATED:
+		snprintf(path, sizeof(path), "%s/vcpu1.ring", dir);
+		ck_assert_int_eq(truncate(path, 4120), 0);
+		break;
+	case RING_MISSING:
+		snprintf(path, sizeof(path), "%s/vcpu1.ring", dir);
+		ck_assert_int_eq(unlink(path), 0);
+		break;
+	case RINGS_MISSING_MANY:
+		write_vm_json(dir, SYMTEST64, 40);
+		break;
+	case RINGS_ALL_BAD:
+		patch_ring(dir, "vcpu0.ring", 0, 0);
+		patch_ring(dir, "vcpu1.ring", 0, 0);
+		break;
+	case EVENTS_FIFO:
+		make_fifo(dir, "events.jsonl");
+		break;
+	case EVENTS_URANDOM:
+		make_symlink(dir, "events.jsonl", "/dev/urandom");
+		break;
+	case EVENTS_ZERO:
+		make_symlink(dir, "events.jsonl", "/dev/zero");
+		break;
+	case EVENTS_DIR:
+		make_dir(dir, "events.jsonl");
+		break;
+	case EVENTS_ENDLESS_LINE:
+		make_sparse(dir, "events.jsonl", 3LL << 30);
+		break;
+	case EVENTS_LONG_LINE:
+		/* The first event, a line of 100,000 bytes, the second event. */
+		big = malloc(100000);
+		ck_assert_ptr_nonnull(big);
+		memset(big, 'x', 100000);
+		big[99999] = '\n';
+		snprintf(path, sizeof(path), "%s/events.jsonl", dir);
+		f = fopen(path, "w");
+		ck_assert_ptr_nonnull(f);
+		second = strchr(events, '\n') + 1;
+		fwrite(events, 1, (size_t)(second - events), f);
+		fwrite(big, 1, 100000, f);
+		fputs(second, f);
+		ck_assert_int_eq(fclose(f), 0);
+		free(big);
+		break;
+	case IMAGE_FIFO:
+		snprintf(path, sizeof(path), "%s/image", dir);
+		write_vm_json(dir, path, 2);
+		make_fifo(dir, "image");
+		break;
+	case IMAGE_ZERO:
+		snprintf(path, sizeof(path), "%s/image", dir);
+		write_vm_json(dir, path, 2);
+		make_symlink(dir, "image", "/dev/zero");
+		break;
+	case IMAGE_DIR:
+		snprintf(path, sizeof(path), "%s/image", dir);
+		write_vm_json(dir, path, 2);
+		make_dir(dir, "image");
+		break;
+	case IMAGE_BIG:
+		snprintf(path, sizeof(path), "%s/image", dir);
+		write_vm_json(dir, path, 2);
+		make_sparse(dir, "image", (1LL << 30) + 1);
+		break;
+	}
+}
+
+/* The stdout a case must produce, from the decode of a trace without the bad part. */
+static char *expected_output(enum input_expect expect)
+{
+	const char *argv[4] = { NULL };
+	char dir[64], path[512], *out, *err;
+
+	if (expect == EXPECT_NOTHING)
+		return strdup("");
+	make_trace(dir, sizeof(dir));
+	switch (expect) {
+	case EXPECT_VCPU0:
+		argv[0] = "--vcpu";
+		argv[1] = "0";
+		break;
+	case EXPECT_NO_EVENTS:
+		snprintf(path, sizeof(path), "%s/events.jsonl", dir);
+		ck_assert_int_eq(unlink(path), 0);
+		break;
+	case EXPECT_NO_SYMBOLS:
+		write_vm_json(dir, "/nonexistent/image", 2);
+		break;
+	default:
+		break;
+	}
+	argv[argv[0] ? 2 : 0] = dir;
+	ck_assert_int_eq(run_decode(&out, &err, 0, argv), 0);
+	free(err);
+	remove_trace(dir);
+	return out;
+}
+
+START_TEST(test_bad_inputs)
+{
+	char dir[64], want[1024], *out, *err, *ref;
+	const char *argv[] = { NULL, NULL };
+	int status;
+
+	make_trace(dir, sizeof(dir));
+	setup_input(dir, input_cases[_i].setup);
+	argv[0] = dir;
+	status = run_decode(&out, &err, 0, argv);
+	ck_assert_msg(status == input_cases[_i].status, "exit %d (-14: hung), stderr: %s", status,
+		      err);
+	expand(want, sizeof(want), input_cases[_i].want, dir);
+	ck_assert_msg(strstr(err, want), "stderr:\n%s\nlacks: %s", err, want);
+	ck_assert_msg(count_lines(err) == input_cases[_i].lines, "%u lines, not %u:\n%s",
+		      count_lines(err), input_cases[_i].lines, err);
+	ref = expected_output(input_cases[_i].expect);
+	ck_assert_msg(!strcmp(out, ref), "stdout:\n%s\nwanted:\n%s", out, ref);
+	free(ref);
+	free(out);
+	free(err);
+	remove_trace(dir);
+}
+END_TEST
+
 #define MANY_RINGS 1500
 #define BRANCH_LINE "{\"type\":\"branch\""
 
@@ -193,6 +559,41 @@ START_TEST(test_many_rings)
 	ck_assert_uint_eq(next, 0);
 	free(out);
 	free(err);
+	remove_trace(dir);
+}
+END_TEST
+
+/* The library entry points refuse a FIFO at once instead of blocking in open(2). */
+START_TEST(test_api_fifo)
+{
+	char dir[64], path[512], err[RING_READER_ERR_MAX];
+	struct procmap *pm;
+	int status;
+	pid_t pid;
+
+	snprintf(dir, sizeof(dir), "/tmp/vbts-fifo-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	make_fifo(dir, "f");
+	snprintf(path, sizeof(path), "%s/f", dir);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		signal(SIGALRM, SIG_DFL);
+		alarm(DECODE_GUARD_S);
+		errno = 0;
+		if (ring_reader__open(path, err, sizeof(err)) || errno != EINVAL)
+			_exit(1);
+		if (symbols__load(path) || errno != EINVAL)
+			_exit(2);
+		pm = procmap__new();
+		if (!pm || procmap__load(pm, path) != -EINVAL)
+			_exit(3);
+		procmap__free(pm);
+		_exit(0);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "status %#x (SIGALRM: an open blocked)", status);
 	remove_trace(dir);
 }
 END_TEST
@@ -271,9 +672,12 @@ Suite *inputs_suite(void)
 
 	/* Hang guards are in the children; this one only bounds a whole test. */
 	tcase_set_timeout(tc, 4 * DECODE_GUARD_S);
+	tcase_add_loop_test(tc, test_bad_inputs, 0,
+			    (int)(sizeof(input_cases) / sizeof(input_cases[0])));
 	tcase_add_loop_test(tc, test_input_lines, 0,
 			    (int)(sizeof(line_cases) / sizeof(line_cases[0])));
 	tcase_add_test(tc, test_many_rings);
+	tcase_add_test(tc, test_api_fifo);
 	suite_add_tcase(s, tc);
 	return s;
 }
