@@ -15,10 +15,8 @@
 
 #include <vbts/ring-format.h>
 
+#include "input-file.h"
 #include "procmap.h"
-
-/* Longest line accepted; the VMM bounds the lines it writes far below this. */
-#define PROCMAP_LINE_MAX 4096
 
 struct procmap_exit {
 	int64_t pid, code;
@@ -144,39 +142,48 @@ out:
 	return ret;
 }
 
+int procmap__add_line(struct procmap *pm, char *line, size_t len, uint64_t lineno)
+{
+	int ret;
+
+	if (len > PROCMAP_LINE_MAX || memchr(line, '\0', len)) {
+		note_bad(pm, lineno);
+		return 0;
+	}
+	while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+		line[--len] = '\0';
+	if (!len)
+		return 0;
+	ret = parse_line(pm, line);
+	if (ret == -ENOMEM)
+		return ret;
+	if (ret < 0)
+		note_bad(pm, lineno);
+	return 0;
+}
+
 int procmap__load(struct procmap *pm, const char *path)
 {
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t len;
-	uint64_t lineno = 0;
-	FILE *f;
-	int ret = 0;
+	struct input_lines *in;
+	char *line;
+	size_t len;
+	int ret;
 
-	f = fopen(path, "re");
-	if (!f)
+	in = input_lines__open(path, PROCMAP_LINE_MAX, PROCMAP_FILE_MAX, NULL, 0);
+	if (!in)
 		return -errno;
-	while ((len = getline(&line, &cap, f)) >= 0) {
-		lineno++;
-		if (len > PROCMAP_LINE_MAX || memchr(line, '\0', (size_t)len)) {
-			note_bad(pm, lineno);
+	while ((ret = input_lines__next(in, &line, &len)) != 0) {
+		if (ret == -E2BIG) {
+			note_bad(pm, input_lines__lineno(in));
 			continue;
 		}
-		while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
-			line[--len] = '\0';
-		if (!len)
-			continue;
-		ret = parse_line(pm, line);
-		if (ret == -ENOMEM)
-			break;
 		if (ret < 0)
-			note_bad(pm, lineno);
-		ret = 0;
+			break;
+		ret = procmap__add_line(pm, line, len, input_lines__lineno(in));
+		if (ret)
+			break;
 	}
-	if (!ret && ferror(f))
-		ret = -EIO;
-	free(line);
-	fclose(f);
+	input_lines__close(in);
 	return ret;
 }
 

@@ -18,6 +18,11 @@
 
 struct procmap;
 
+/* Longest events.jsonl line used, newline excluded; the VMM writes far shorter ones. */
+#define PROCMAP_LINE_MAX 4096
+/* Bytes of events.jsonl read at most: VBTS_AGENT_EVENTS_MAX lines of 1 KiB. */
+#define PROCMAP_FILE_MAX (64ULL << 20)
+
 /**
  * struct procmap_task - one task as the events describe it.
  * @pid:   guest pid
@@ -51,10 +56,25 @@ struct procmap *procmap__new(void);
  * @pm:   map
  * @path: the file
  *
- * Return: 0, or -errno when the file cannot be opened or read (-ENOENT, ...), -ENOMEM.
- * Bad lines are not errors: see procmap__bad_lines().
+ * Reads at most PROCMAP_FILE_MAX bytes of a regular file (input_lines__open()).
+ *
+ * Return: 0, or -errno when the file cannot be opened or read: -ENOENT, -EINVAL for anything
+ * but a regular file, -EFBIG when it is larger than PROCMAP_FILE_MAX (the tasks of the part
+ * read are kept), -EIO, ...; -ENOMEM. Bad lines, and lines longer than PROCMAP_LINE_MAX, are
+ * not errors: see procmap__bad_lines().
  */
 int procmap__load(struct procmap *pm, const char *path);
+
+/**
+ * procmap__add_line() - add the event of one events.jsonl line.
+ * @pm:     map
+ * @line:   the line, without its newline (a trailing CR is removed in place)
+ * @len:    its length in bytes (at most PROCMAP_LINE_MAX; a NUL byte in it makes it bad)
+ * @lineno: its number in the file, for procmap__bad_lines()
+ *
+ * Return: 0, or -ENOMEM. A line that is not a usable event is counted, not an error.
+ */
+int procmap__add_line(struct procmap *pm, char *line, size_t len, uint64_t lineno);
 
 /**
  * procmap__add() - add one task (tests, and sources other than events.jsonl).

@@ -11,7 +11,6 @@
  * file stay open for that as long as the table lives.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <elfutils/libdw.h>
 #include <gelf.h>
 #include <libelf.h>
@@ -21,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "input-file.h"
 #include "symbols.h"
 
 struct symbol {
@@ -201,23 +201,31 @@ static void set_extents(Elf *elf, struct symbols *s)
 
 struct symbols *symbols__load(const char *path)
 {
+	int fd = input_file__open(path, SYMBOLS_FILE_MAX, NULL, NULL, 0);
+
+	if (fd < 0) {
+		errno = -fd;
+		return NULL;
+	}
+	return symbols__load_fd(fd);
+}
+
+struct symbols *symbols__load_fd(int fd)
+{
 	struct symbols *s;
 	Elf *elf;
-	int fd, err;
+	int err;
 
 	if (elf_version(EV_CURRENT) == EV_NONE) {
-		errno = ENOEXEC;
-		return NULL;
+		err = ENOEXEC;
+		goto err_close;
 	}
 	s = calloc(1, sizeof(*s));
-	if (!s)
-		return NULL;
-	s->fd = -1;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		err = errno;
-		goto err_free;
+	if (!s) {
+		err = ENOMEM;
+		goto err_close;
 	}
+	s->fd = -1;
 	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF) {
 		err = ENOEXEC;
@@ -242,9 +250,9 @@ struct symbols *symbols__load(const char *path)
 
 err_end:
 	elf_end(elf);
-	close(fd);
-err_free:
 	symbols__free(s);
+err_close:
+	close(fd);
 	errno = err;
 	return NULL;
 }

@@ -15,6 +15,7 @@ Suite *decoder_suite(void);
 Suite *procmap_suite(void);
 Suite *symbols_suite(void);
 Suite *golden_suite(void);
+Suite *inputs_suite(void);
 
 /* The same as constant initializers, for static tables. */
 #define BR(from, to, cpl, kind)                                                              \
