@@ -2,6 +2,7 @@
 /*
  * trace-dir.c - open a vbts trace directory: vm.json, rings, events.jsonl, symbols.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>
@@ -243,6 +244,20 @@ static int open_rings(struct trace_dir *t, json_t *vm, const char *vm_path, char
 	return 0;
 }
 
+/*
+ * A GNU build ID as vm.json carries it: 2 to 64 bytes in lowercase or uppercase hex. It names a
+ * directory under symbols/, so nothing else ("../", "/") may pass.
+ */
+static bool build_id_valid(const char *id)
+{
+	size_t n = 0;
+
+	for (; id[n]; n++)
+		if (!isxdigit((unsigned char)id[n]) || n >= 128)
+			return false;
+	return n >= 4 && n % 2 == 0;
+}
+
 /* Symbols: --image, else vm.json's image, else symbols/<build-id>/ in the trace directory. */
 static void load_symbols(struct trace_dir *t, json_t *vm)
 {
@@ -254,6 +269,10 @@ static void load_symbols(struct trace_dir *t, json_t *vm)
 	int fd;
 
 	want_id = json_string_value(json_object_get(vm, "build_id"));
+	if (want_id && *want_id && !build_id_valid(want_id)) {
+		damage(t, "%s/vm.json: build_id is not a hex build ID; ignored", t->dir);
+		want_id = NULL;
+	}
 	if (!image)
 		image = json_string_value(json_object_get(vm, "image"));
 	if (image && !file_exists(image) && image[0] != '/') {

@@ -288,6 +288,7 @@ enum input_setup {
 	EVENTS_FIFO, EVENTS_URANDOM, EVENTS_ZERO, EVENTS_DIR, EVENTS_ENDLESS_LINE,
 	EVENTS_LONG_LINE,
 	IMAGE_FIFO, IMAGE_ZERO, IMAGE_DIR, IMAGE_BIG,
+	BUILD_ID_PATH,
 };
 
 /* What stdout must be: the decode of the intact trace with this part left out. */
@@ -351,6 +352,9 @@ static const struct {
 	{ IMAGE_ZERO, "warning: DIR/image: not a regular file (a character device), no "
 		      "symbols\n", 1, 2, EXPECT_NO_SYMBOLS },
 	{ IMAGE_DIR, "warning: DIR/image: not a regular file (a directory), no symbols\n", 1, 2,
+	  EXPECT_NO_SYMBOLS },
+	/* A build ID that climbs out of symbols/ is refused, not used as a path. */
+	{ BUILD_ID_PATH, "warning: DIR/vm.json: build_id is not a hex build ID; ignored\n", 2, 2,
 	  EXPECT_NO_SYMBOLS },
 	{ IMAGE_BIG, "warning: DIR/image: 1073741825 bytes, larger than the limit of 1073741824, "
 		     "no symbols\n", 1, 2, EXPECT_NO_SYMBOLS },
@@ -455,6 +459,16 @@ static void setup_input(const char *dir, enum input_setup setup)
 		snprintf(path, sizeof(path), "%s/image", dir);
 		write_vm_json(dir, path, 2);
 		make_dir(dir, "image");
+		break;
+	case BUILD_ID_PATH:
+		/* DIR/symbols/../escape/executable is DIR/escape/executable, a valid ELF. */
+		write_text(dir, "vm.json", "{\"version\":1,\"vm_id\":\"00000000000000ab\","
+			   "\"image\":\"/nonexistent/image\",\"vcpus\":2,\"backend\":\"step\","
+			   "\"build_id\":\"../escape\"}\n");
+		make_dir(dir, "symbols");
+		make_dir(dir, "escape");
+		snprintf(path, sizeof(path), "%s/escape/executable", dir);
+		ck_assert_int_eq(symlink(SYMTEST64, path), 0);
 		break;
 	case IMAGE_BIG:
 		snprintf(path, sizeof(path), "%s/image", dir);
