@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,12 +44,15 @@ static void remove_tmp(void)
 	ck_assert_int_eq(system(cmd), 0);
 }
 
-/* Run vbts with @args (NULL-terminated); stdout and stderr go to tmp/out and tmp/err. */
-static int vbts(const char *const *args)
+/*
+ * Start vbts with @args (NULL-terminated) and @env ("NAME=VALUE" added to its environment, or
+ * NULL); stdout and stderr go to tmp/out and tmp/err.
+ */
+static pid_t vbts_spawn(const char *const *args, const char *env)
 {
 	const char *argv[32] = { VBTS_EXE };
 	char out[PATH_MAX + 8], err[PATH_MAX + 8];
-	int status, n = 1;
+	int n = 1;
 	pid_t pid;
 
 	while (*args && n < 31)
@@ -64,11 +68,45 @@ static int vbts(const char *const *args)
 
 		dup2(o, 1);
 		dup2(e, 2);
+		if (env)
+			putenv((char *)env);
 		execv(VBTS_EXE, (char *const *)argv);
 		_exit(127);
 	}
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	ck_assert(WIFEXITED(status));
+	return pid;
+}
+
+#define HANG_GUARD_S 20
+
+/*
+ * waitpid(@pid, @options) with a hang guard of HANG_GUARD_S seconds (no timing is asserted):
+ * the wait status, or -1 when vbts did not change state in time (it is then killed).
+ */
+static int wait_guarded(pid_t pid, int options)
+{
+	int status;
+
+	for (int i = 0; i < HANG_GUARD_S * 100; i++) {
+		pid_t r = waitpid(pid, &status, options | WNOHANG);
+
+		ck_assert_int_ge(r, 0);
+		if (r == pid)
+			return status;
+		usleep(10000);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	return -1;
+}
+
+/* Run vbts with @args (NULL-terminated) to its end; its exit status. */
+static int vbts(const char *const *args)
+{
+	int status = wait_guarded(vbts_spawn(args, NULL), 0);
+
+	ck_assert_msg(status != -1, "vbts %s did not end within %d s", args[0], HANG_GUARD_S);
+	ck_assert_msg(WIFEXITED(status), "vbts %s was killed by signal %d", args[0],
+		      WTERMSIG(status));
 	return WEXITSTATUS(status);
 }
 
@@ -153,6 +191,27 @@ START_TEST(test_run_trace)
 	ck_assert_uint_eq(hdr.capacity, 1024);
 	ck_assert_uint_ge(hdr.committed, 2); /* at least start and stop */
 	ck_assert_uint_ne(hdr.flags & VBTS_RING_F_CLOSED, 0);
+	remove_tmp();
+}
+END_TEST
+
+/*
+ * The guest exits with its first instruction, while vbts may still be starting the other
+ * vCPUs' threads: every run ends with the guest's status, none hangs (a stop request is never
+ * lost). Each run has the hang guard of vbts().
+ */
+START_TEST(test_stop_while_starting)
+{
+	char vcpus[16];
+	struct kvm k;
+
+	make_tmp();
+	ck_assert_int_eq(kvm__open(&k), 0);
+	snprintf(vcpus, sizeof(vcpus), "%u", k.max_vcpus < 256 ? k.max_vcpus : 256);
+	kvm__close(&k);
+	for (int i = 0; i < 10; i++)
+		ck_assert_int_eq(vbts((const char *[]){ "run", "--vcpus", vcpus, EXIT_ELF, NULL }),
+				 67);
 	remove_tmp();
 }
 END_TEST
@@ -343,6 +402,7 @@ static Suite *kvm_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_run_hello);
 	tcase_add_test(tc, test_run_trace);
+	tcase_add_test(tc, test_stop_while_starting);
 	tcase_add_test(tc, test_bad_input);
 	tcase_add_test(tc, test_probe);
 	tcase_add_test(tc, test_vcpu_states);
