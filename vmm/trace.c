@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "ring-writer.h"
+#include "test-hook.h"
 #include "trace.h"
 
 struct trace {
@@ -234,6 +235,7 @@ struct trace *trace__create(const struct trace_config *cfg, char *err, size_t er
 			strerror(errno));
 		goto err_free;
 	}
+	test_hook__stop_at("trace-dir");
 	if (getrandom(&t->vm_id, sizeof(t->vm_id), 0) != sizeof(t->vm_id))
 		t->vm_id = realtime_ns() ^ ((uint64_t)getpid() << 32);
 	start_ns = realtime_ns();
@@ -242,6 +244,7 @@ struct trace *trace__create(const struct trace_config *cfg, char *err, size_t er
 		set_err(err, errlen, "cannot write %s/vm.json: %s", cfg->dir, strerror(-ret));
 		goto err_remove;
 	}
+	test_hook__stop_at("vm.json");
 	rc.capacity = cfg->ring_records;
 	rc.mode = VBTS_RING_WRAP;
 	rc.vm_id = t->vm_id;
@@ -266,6 +269,7 @@ struct trace *trace__create(const struct trace_config *cfg, char *err, size_t er
 		}
 		free(path);
 		t->nr_rings = i + 1;
+		test_hook__stop_at(name);
 	}
 	path = path_in(t, "events.jsonl");
 	if (!path) {

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "iobus.h"
@@ -575,6 +576,25 @@ void vcpu__join(struct vcpu *v)
 	if (v->started)
 		pthread_join(v->thread, NULL);
 	v->started = false;
+}
+
+int vcpu__join_timed(struct vcpu *v, uint64_t timeout_ns)
+{
+	struct timespec ts;
+	uint64_t end;
+	int ret;
+
+	if (!v->started)
+		return 0;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	end = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec + timeout_ns;
+	ts.tv_sec = end / 1000000000ULL;
+	ts.tv_nsec = end % 1000000000ULL;
+	ret = pthread_timedjoin_np(v->thread, NULL, &ts);
+	if (ret == ETIMEDOUT)
+		return -ETIMEDOUT;
+	v->started = false;
+	return 0;
 }
 
 void vcpu__stats(const struct vcpu *v, struct vcpu_stats *stats)

@@ -122,6 +122,15 @@ enum vcpu_state vcpu__state(struct vcpu *v);
 void vcpu__join(struct vcpu *v);
 
 /**
+ * vcpu__join_timed() - vcpu__join(), waiting at most @timeout_ns.
+ * @v:          vCPU
+ * @timeout_ns: nanoseconds to wait at most
+ *
+ * Return: 0 when the thread has ended (or was never started), -ETIMEDOUT when it still runs.
+ */
+int vcpu__join_timed(struct vcpu *v, uint64_t timeout_ns);
+
+/**
  * vcpu__note_crash() - the guest died on this vCPU: write a FREEZE escape record (@reason) to
  * its ring now and freeze the ring when the thread ends, so the path into the crash is kept.
  * Only the first call counts. Call it from the vCPU's own thread.

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * kvm-main.c - check-vmm-kvm: `vbts run` and `vbts probe` on the host's /dev/kvm with the
- * hello guest: exit status, console, trace directory, agent events, refusals of bad input.
- * Exits 77 when /dev/kvm cannot be opened.
+ * test guests: exit status, console, trace directory, agent events, refusals of bad input,
+ * and how runs end: a guest that exits while vCPUs start, signals at each point of start-up
+ * (stopped there with the test hook VBTS_TEST_STOP_AT), --timeout, a blocked console.
+ * Every vbts run has a hang guard. Exits 77 when /dev/kvm cannot be opened.
  */
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -13,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -76,7 +80,7 @@ static pid_t vbts_spawn(const char *const *args, const char *env)
 	return pid;
 }
 
-#define HANG_GUARD_S 20
+#define HANG_GUARD_S 60
 
 /*
  * waitpid(@pid, @options) with a hang guard of HANG_GUARD_S seconds (no timing is asserted):
@@ -133,6 +137,60 @@ static int lines(const char *s)
 	for (; *s; s++)
 		n += *s == '\n';
 	return n;
+}
+
+/* Entries of the directory tmp/@name other than . and ..; -1 when it cannot be opened. */
+static int entries(const char *name)
+{
+	char path[PATH_MAX + 16];
+	struct dirent *de;
+	int n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "%s/%s", tmp, name);
+	d = opendir(path);
+	if (!d)
+		return -1;
+	while ((de = readdir(d)))
+		n += strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
+	closedir(d);
+	return n;
+}
+
+/* Start vbts with @args and VBTS_TEST_STOP_AT=@point; wait until it stops itself there. */
+static pid_t vbts_stop_at(const char *const *args, const char *point)
+{
+	static char env[64];
+	pid_t pid;
+	int status;
+
+	snprintf(env, sizeof(env), "VBTS_TEST_STOP_AT=%s", point);
+	pid = vbts_spawn(args, env);
+	status = wait_guarded(pid, WUNTRACED);
+	ck_assert_msg(status != -1 && WIFSTOPPED(status), "vbts did not stop at %s", point);
+	return pid;
+}
+
+/* vbts_stop_at(), then send it @sig and continue it. Return: its pid. */
+static pid_t vbts_signal_at(const char *const *args, const char *point, int sig)
+{
+	pid_t pid = vbts_stop_at(args, point);
+
+	ck_assert_int_eq(kill(pid, sig), 0);
+	ck_assert_int_eq(kill(pid, SIGCONT), 0);
+	return pid;
+}
+
+/* Wait for vbts (hang guard) and check that it exited with @want, after @point. */
+static void expect_exit(pid_t pid, int want, const char *point)
+{
+	int status = wait_guarded(pid, 0);
+
+	ck_assert_msg(status != -1, "vbts did not end after a signal at %s", point);
+	ck_assert_msg(WIFEXITED(status), "vbts was killed by signal %d at %s", WTERMSIG(status),
+		      point);
+	ck_assert_msg(WEXITSTATUS(status) == want, "exit status %d at %s, expected %d",
+		      WEXITSTATUS(status), point, want);
 }
 
 START_TEST(test_run_hello)
@@ -212,6 +270,125 @@ START_TEST(test_stop_while_starting)
 	for (int i = 0; i < 10; i++)
 		ck_assert_int_eq(vbts((const char *[]){ "run", "--vcpus", vcpus, EXIT_ELF, NULL }),
 				 67);
+	remove_tmp();
+}
+END_TEST
+
+/* The points of start-up where the test hook can stop `vbts run --trace DIR --vcpus 2`. */
+static const char *const startup_points[] = {
+	"core", "memory", "vcpus", "devices", "trace-dir", "vm.json", "vcpu0.ring", "vcpu1.ring",
+	"collector",
+};
+
+#define NR_STARTUP_POINTS (sizeof(startup_points) / sizeof(startup_points[0]))
+
+/*
+ * SIGTERM or SIGINT at each point of start-up: vbts exits with 128 + the signal after one
+ * line, the trace directory is as it was before (absent, or empty), and a new run into it
+ * succeeds. Loop: _i / 2 is the point, bit 0 whether DIR existed (empty); the signal
+ * alternates between points.
+ */
+START_TEST(test_signal_during_startup)
+{
+	const char *point = startup_points[_i / 2];
+	int sig = (_i / 2) & 1 ? SIGINT : SIGTERM;
+	char dir[PATH_MAX + 8];
+	const char *args[] = { "run", "--vcpus", "2", "--trace", dir, HELLO_ELF, NULL };
+
+	make_tmp();
+	snprintf(dir, sizeof(dir), "%s/trace", tmp);
+	if (_i & 1)
+		ck_assert_int_eq(mkdir(dir, 0755), 0);
+	expect_exit(vbts_signal_at(args, point, sig), 128 + sig, point);
+	ck_assert_int_eq(lines(slurp("err")), 1);
+	ck_assert_ptr_nonnull(strstr(slurp("err"), "start-up"));
+	if (_i & 1)
+		ck_assert_int_eq(entries("trace"), 0);
+	else
+		ck_assert_int_eq(access(dir, F_OK), -1);
+	ck_assert_int_eq(vbts(args), 67);
+	ck_assert_int_eq(entries("trace"), 4);
+	remove_tmp();
+}
+END_TEST
+
+/* --timeout counts start-up too: a start-up held up past it ends with 1 and leaves nothing. */
+START_TEST(test_timeout_during_startup)
+{
+	char dir[PATH_MAX + 8];
+	const char *args[] = { "run", "--timeout", "1", "--trace", dir, HELLO_ELF, NULL };
+	pid_t pid;
+
+	make_tmp();
+	snprintf(dir, sizeof(dir), "%s/trace", tmp);
+	/* Held at vm.json for 2 s: past the 1 s timeout. */
+	pid = vbts_stop_at(args, "vm.json");
+	sleep(2);
+	ck_assert_int_eq(kill(pid, SIGCONT), 0);
+	expect_exit(pid, 1, "vm.json");
+	ck_assert_ptr_nonnull(strstr(slurp("err"), "--timeout"));
+	ck_assert_int_eq(access(dir, F_OK), -1);
+	remove_tmp();
+}
+END_TEST
+
+/*
+ * SIGTERM once the guest runs (the hook stops vbts right after starting the vCPUs), and
+ * --timeout: the run ends with 143 or 1 and the trace is closed and decodes.
+ */
+START_TEST(test_stop_while_running)
+{
+	char dir[PATH_MAX + 8], ring[PATH_MAX + 32];
+	const char *args[] = { "run", "--console", "/dev/null", "--trace", dir, SPIN_ELF, NULL };
+	const char *timed[] = { "run", "--console", "/dev/null", "--timeout", "1", SPIN_ELF, NULL };
+	struct vbts_ring_header hdr;
+	FILE *f;
+
+	make_tmp();
+	snprintf(dir, sizeof(dir), "%s/trace", tmp);
+	expect_exit(vbts_signal_at(args, "running", SIGTERM), 143, "running");
+	ck_assert_ptr_nonnull(strstr(slurp("err"), "stopping the guest"));
+	snprintf(ring, sizeof(ring), "%s/vcpu0.ring", dir);
+	f = fopen(ring, "r");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fread(&hdr, sizeof(hdr), 1, f), 1);
+	fclose(f);
+	ck_assert_uint_eq(hdr.magic, VBTS_RING_MAGIC);
+	ck_assert_uint_ne(hdr.flags & VBTS_RING_F_CLOSED, 0);
+	ck_assert_int_eq(vbts((const char *[]){ "decode", dir, NULL }), 0);
+	ck_assert_int_eq(vbts(timed), 1);
+	ck_assert_ptr_nonnull(strstr(slurp("err"), "--timeout"));
+	remove_tmp();
+}
+END_TEST
+
+/*
+ * The guest writes to a console nobody reads (a FIFO) until its vCPU thread blocks in the
+ * write: SIGTERM still ends the run.
+ */
+START_TEST(test_stop_blocked_console)
+{
+	char fifo[PATH_MAX + 8];
+	const char *args[] = { "run", "--console", fifo, SPIN_ELF, NULL };
+	int rd, queued = 0, last = -1;
+	pid_t pid;
+
+	make_tmp();
+	snprintf(fifo, sizeof(fifo), "%s/fifo", tmp);
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	rd = open(fifo, O_RDONLY | O_NONBLOCK);
+	ck_assert_int_ge(rd, 0);
+	pid = vbts_spawn(args, NULL);
+	/* Wait (bounded) until the pipe stops filling: the writer is blocked. */
+	for (int i = 0; i < HANG_GUARD_S * 10 && (queued < 4096 || queued != last); i++) {
+		last = queued;
+		usleep(100000);
+		ck_assert_int_eq(ioctl(rd, FIONREAD, &queued), 0);
+	}
+	ck_assert_int_ge(queued, 4096);
+	ck_assert_int_eq(kill(pid, SIGTERM), 0);
+	expect_exit(pid, 143, "a blocked console");
+	close(rd);
 	remove_tmp();
 }
 END_TEST
@@ -398,16 +575,24 @@ static Suite *kvm_suite(void)
 {
 	Suite *s = suite_create("vmm-kvm");
 	TCase *tc = tcase_create("run");
+	TCase *stop = tcase_create("stop");
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_run_hello);
 	tcase_add_test(tc, test_run_trace);
-	tcase_add_test(tc, test_stop_while_starting);
 	tcase_add_test(tc, test_bad_input);
 	tcase_add_test(tc, test_probe);
 	tcase_add_test(tc, test_vcpu_states);
 	tcase_add_test(tc, test_parked_ap_and_halt);
 	suite_add_tcase(s, tc);
+	/* Many runs each (and slow inside the QEMU harness): a wider hang guard. */
+	tcase_set_timeout(stop, 300);
+	tcase_add_test(stop, test_stop_while_starting);
+	tcase_add_loop_test(stop, test_signal_during_startup, 0, NR_STARTUP_POINTS * 2);
+	tcase_add_test(stop, test_timeout_during_startup);
+	tcase_add_test(stop, test_stop_while_running);
+	tcase_add_test(stop, test_stop_blocked_console);
+	suite_add_tcase(s, stop);
 	return s;
 }
 
