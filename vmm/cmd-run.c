@@ -4,7 +4,8 @@
  * the guest's debug-exit status.
  *
  * Set-up and tear-down follow one ordered table (core → memory → vCPUs → devices →
- * collector), torn down in reverse; a failing stage unwinds the ones before it.
+ * collector → console), torn down in reverse; a failing stage unwinds the ones before it.
+ * Everything that can refuse the run comes before the first file is created or truncated.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -303,17 +304,8 @@ static int devices_init(struct run_ctx *c)
 {
 	int ret;
 
-	if (c->opts.console) {
-		c->console = fopen(c->opts.console, "we");
-		if (!c->console) {
-			pr_err("--console %s: %s", c->opts.console, strerror(errno));
-			c->fail_status = 2;
-			return -errno;
-		}
-	} else {
-		c->console = stdout;
-	}
-	c->vm.uart = uart__create(c->console, CONSOLE_LIMIT);
+	/* The console file is opened last (console_init), once nothing can refuse the run. */
+	c->vm.uart = uart__create(NULL, CONSOLE_LIMIT);
 	c->vm.dexit.notify = debug_exit_notify;
 	c->vm.dexit.opaque = &c->vm;
 	c->vm.pvpanic.notify = pvpanic_notify;
@@ -351,11 +343,6 @@ static void devices_fini(struct run_ctx *c)
 	c->vm.agent = NULL;
 	uart__destroy(c->vm.uart);
 	c->vm.uart = NULL;
-	if (c->console && c->console != stdout)
-		fclose(c->console);
-	else if (c->console)
-		fflush(c->console);
-	c->console = NULL;
 }
 
 /* The tracer of --backend; 0, or -errno with fail_status set. */
@@ -466,6 +453,40 @@ static void collector_fini(struct run_ctx *c)
 	c->trace = NULL;
 }
 
+/*
+ * The guest's console: the last stage, so that a run refused for any other reason leaves
+ * the file as it was (opening it truncates it).
+ */
+static int console_init(struct run_ctx *c)
+{
+	int ret;
+
+	if (!c->opts.console) {
+		c->console = stdout;
+	} else {
+		c->console = fopen(c->opts.console, "we");
+		if (!c->console) {
+			ret = -errno;
+			/* A FIFO without a reader blocks until a stop signal interrupts it. */
+			if (ret == -EINTR && stop_signal)
+				return ret;
+			pr_err("--console %s: %s", c->opts.console, strerror(-ret));
+			c->fail_status = 2;
+			return ret;
+		}
+	}
+	uart__set_output(c->vm.uart, c->console);
+	return 0;
+}
+
+static void console_fini(struct run_ctx *c)
+{
+	uart__set_output(c->vm.uart, NULL);
+	if (c->console && c->console != stdout)
+		fclose(c->console);
+	c->console = NULL;
+}
+
 static const struct stage {
 	const char *name;
 	int (*init)(struct run_ctx *c);
@@ -476,6 +497,7 @@ static const struct stage {
 	{ "vcpus", vcpus_init, vcpus_fini },
 	{ "devices", devices_init, devices_fini },
 	{ "collector", collector_init, collector_fini },
+	{ "console", console_init, console_fini },
 };
 
 #define NR_STAGES (sizeof(stages) / sizeof(stages[0]))

@@ -277,7 +277,7 @@ END_TEST
 /* The points of start-up where the test hook can stop `vbts run --trace DIR --vcpus 2`. */
 static const char *const startup_points[] = {
 	"core", "memory", "vcpus", "devices", "trace-dir", "vm.json", "vcpu0.ring", "vcpu1.ring",
-	"collector",
+	"collector", "console",
 };
 
 #define NR_STARTUP_POINTS (sizeof(startup_points) / sizeof(startup_points[0]))
@@ -427,6 +427,71 @@ START_TEST(test_bad_input)
 	ck_assert_int_eq(vbts((const char *[]){ "run", "--memory", "0", HELLO_ELF, NULL }), 2);
 	ck_assert_int_eq(vbts((const char *[]){ "run", "--cpl", "ring2", HELLO_ELF, NULL }), 2);
 	ck_assert_int_eq(vbts((const char *[]){ "run", NULL }), 2);
+	remove_tmp();
+}
+END_TEST
+
+/* Write @text to tmp/@name. */
+static void put_file(const char *name, const char *text)
+{
+	char path[PATH_MAX + 16];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", tmp, name);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/*
+ * A refused run changes no file: the console named by --console keeps its contents when the
+ * trace directory, the backend or the image is refused; a refused console leaves no trace
+ * directory. Each refusal is one line, exit status 2.
+ */
+START_TEST(test_refused_run_changes_nothing)
+{
+	char console[PATH_MAX + 16], full[PATH_MAX + 16], file[PATH_MAX + 16], dir[PATH_MAX + 16];
+	int status;
+
+	make_tmp();
+	snprintf(console, sizeof(console), "%s/console", tmp);
+	snprintf(full, sizeof(full), "%s/full", tmp);
+	snprintf(file, sizeof(file), "%s/not-elf", tmp);
+	snprintf(dir, sizeof(dir), "%s/t", tmp);
+	put_file("not-elf", "data\n");
+	put_file("console", "keep\n");
+	ck_assert_int_eq(mkdir(full, 0755), 0);
+	put_file("full/x", "x\n");
+
+	ck_assert_int_eq(vbts((const char *[]){ "run", "--console", console, "--trace", full,
+						HELLO_ELF, NULL }), 2);
+	ck_assert_int_eq(lines(slurp("err")), 1);
+	ck_assert_ptr_nonnull(strstr(slurp("err"), "exists and is not empty"));
+	ck_assert_str_eq(slurp("console"), "keep\n");
+	ck_assert_int_eq(entries("full"), 1);
+
+	ck_assert_int_eq(vbts((const char *[]){ "run", "--console", console, "--trace", dir,
+						file, NULL }), 2);
+	ck_assert_int_eq(lines(slurp("err")), 1);
+	ck_assert_str_eq(slurp("console"), "keep\n");
+	ck_assert_int_eq(access(dir, F_OK), -1);
+
+	/* Where this KVM has no kvm backend, --backend kvm is refused. */
+	status = vbts((const char *[]){ "run", "--console", console, "--trace", dir, "--backend",
+					"kvm", HELLO_ELF, NULL });
+	if (status == 2) {
+		ck_assert_int_eq(lines(slurp("err")), 1);
+		ck_assert_str_eq(slurp("console"), "keep\n");
+		ck_assert_int_eq(access(dir, F_OK), -1);
+	}
+
+	/* A console that cannot be opened: no trace directory is left. */
+	ck_assert_int_eq(vbts((const char *[]){ "run", "--console", full, "--trace", dir,
+						HELLO_ELF, NULL }), 2);
+	ck_assert_int_eq(lines(slurp("err")), 1);
+	ck_assert_int_eq(access(dir, F_OK), -1);
+	ck_assert_int_eq(entries("full"), 1);
 	remove_tmp();
 }
 END_TEST
@@ -581,6 +646,7 @@ static Suite *kvm_suite(void)
 	tcase_add_test(tc, test_run_hello);
 	tcase_add_test(tc, test_run_trace);
 	tcase_add_test(tc, test_bad_input);
+	tcase_add_test(tc, test_refused_run_changes_nothing);
 	tcase_add_test(tc, test_probe);
 	tcase_add_test(tc, test_vcpu_states);
 	tcase_add_test(tc, test_parked_ap_and_halt);
