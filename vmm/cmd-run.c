@@ -763,12 +763,13 @@ static int run(int argc, char **argv)
 		free(c);
 		return harness__run(argv);
 	}
-	/* Refuse a bad ring size before touching anything. */
+	/* Refuse a bad ring size or trace directory before touching anything. */
 	if (c->opts.trace_dir) {
 		char err[256];
 
 		if (trace__check_budget(c->opts.ring_records, c->opts.vcpus,
-					trace__host_available_memory(), err, sizeof(err)) < 0) {
+					trace__host_available_memory(), err, sizeof(err)) < 0 ||
+		    trace__check_dir(c->opts.trace_dir, err, sizeof(err)) < 0) {
 			pr_err("%s", err);
 			free(c);
 			return 2;

@@ -496,6 +496,23 @@ START_TEST(test_refused_run_changes_nothing)
 }
 END_TEST
 
+/* --trace naming a regular file: refused as not a directory (one line), the file kept. */
+START_TEST(test_trace_is_a_file)
+{
+	char file[PATH_MAX + 16];
+
+	make_tmp();
+	snprintf(file, sizeof(file), "%s/file", tmp);
+	put_file("file", "data\n");
+	ck_assert_int_eq(vbts((const char *[]){ "run", "--trace", file, HELLO_ELF, NULL }), 2);
+	ck_assert_int_eq(lines(slurp("err")), 1);
+	ck_assert_ptr_nonnull(strstr(slurp("err"), "is not a directory"));
+	ck_assert_ptr_null(strstr(slurp("err"), "not empty"));
+	ck_assert_str_eq(slurp("file"), "data\n");
+	remove_tmp();
+}
+END_TEST
+
 START_TEST(test_probe)
 {
 	static const char *const keys[] = {
@@ -647,6 +664,7 @@ static Suite *kvm_suite(void)
 	tcase_add_test(tc, test_run_trace);
 	tcase_add_test(tc, test_bad_input);
 	tcase_add_test(tc, test_refused_run_changes_nothing);
+	tcase_add_test(tc, test_trace_is_a_file);
 	tcase_add_test(tc, test_probe);
 	tcase_add_test(tc, test_vcpu_states);
 	tcase_add_test(tc, test_parked_ap_and_halt);
