@@ -496,6 +496,32 @@ START_TEST(test_refused_run_changes_nothing)
 }
 END_TEST
 
+/*
+ * An image that is not a regular file (a FIFO nobody writes, a directory) or is larger than
+ * guest memory: one line, exit 2, at once (the hang guard of vbts()).
+ */
+START_TEST(test_image_not_regular)
+{
+	char fifo[PATH_MAX + 16], big[PATH_MAX + 16];
+
+	make_tmp();
+	snprintf(fifo, sizeof(fifo), "%s/fifo", tmp);
+	snprintf(big, sizeof(big), "%s/big.elf", tmp);
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	ck_assert_int_eq(vbts((const char *[]){ "run", fifo, NULL }), 2);
+	ck_assert_int_eq(lines(slurp("err")), 1);
+	ck_assert_ptr_nonnull(strstr(slurp("err"), "not a regular file"));
+	ck_assert_int_eq(vbts((const char *[]){ "run", tmp, NULL }), 2);
+	ck_assert_int_eq(lines(slurp("err")), 1);
+	put_file("big.elf", "");
+	ck_assert_int_eq(truncate(big, (3 << 20) + 1), 0);
+	ck_assert_int_eq(vbts((const char *[]){ "run", "--memory", "3", big, NULL }), 2);
+	ck_assert_int_eq(lines(slurp("err")), 1);
+	ck_assert_ptr_nonnull(strstr(slurp("err"), "larger than"));
+	remove_tmp();
+}
+END_TEST
+
 /* --trace naming a regular file: refused as not a directory (one line), the file kept. */
 START_TEST(test_trace_is_a_file)
 {
@@ -665,6 +691,7 @@ static Suite *kvm_suite(void)
 	tcase_add_test(tc, test_bad_input);
 	tcase_add_test(tc, test_refused_run_changes_nothing);
 	tcase_add_test(tc, test_trace_is_a_file);
+	tcase_add_test(tc, test_image_not_regular);
 	tcase_add_test(tc, test_probe);
 	tcase_add_test(tc, test_vcpu_states);
 	tcase_add_test(tc, test_parked_ap_and_halt);
