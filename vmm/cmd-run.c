@@ -626,6 +626,9 @@ static int run_vm(struct run_ctx *c)
 
 /* ---- options ---------------------------------------------------------------------------- */
 
+/* Ends the one line of an option error. */
+#define HELP_HINT "see 'vbts help run'"
+
 static int parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max, uint64_t *out)
 {
 	unsigned long long v;
@@ -664,7 +667,8 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 	o->vcpus = 1;
 	o->memory_mib = DEFAULT_MEMORY_MIB;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "+", longopts, NULL)) != -1) {
+	opterr = 0; /* one line of our own instead of getopt's */
+	while ((opt = getopt_long(argc, argv, "+:", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 't':
 			o->trace_dir = optarg;
@@ -724,12 +728,22 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 			log__debug = true;
 			break;
 		default:
-			fputs(usage, stderr);
+			command__option_error("run", opt, optopt, argv[optind - 1]);
 			return -EINVAL;
 		}
 	}
-	if (optind != argc - 1) {
-		fputs(usage, stderr);
+	if (optind == argc) {
+		pr_err("no IMAGE given; %s", HELP_HINT);
+		return -EINVAL;
+	}
+	if (optind < argc - 1 && argv[optind + 1][0] == '-') {
+		pr_err("'%s' after IMAGE %s: options go before IMAGE; %s", argv[optind + 1],
+		       argv[optind], HELP_HINT);
+		return -EINVAL;
+	}
+	if (optind < argc - 1) {
+		pr_err("one IMAGE expected, got '%s' and '%s'; %s", argv[optind], argv[optind + 1],
+		       HELP_HINT);
 		return -EINVAL;
 	}
 	o->image = argv[optind];
