@@ -312,11 +312,16 @@ START_TEST(test_signal_during_startup)
 }
 END_TEST
 
-/* --timeout counts start-up too: a start-up held up past it ends with 1 and leaves nothing. */
+/*
+ * --timeout counts start-up too: a start-up held up past it (stopped by the test hook, or
+ * opening a console FIFO nobody reads) ends with 1 and leaves nothing.
+ */
 START_TEST(test_timeout_during_startup)
 {
-	char dir[PATH_MAX + 8];
+	char dir[PATH_MAX + 8], fifo[PATH_MAX + 8];
 	const char *args[] = { "run", "--timeout", "1", "--trace", dir, HELLO_ELF, NULL };
+	const char *with_fifo[] = { "run", "--timeout", "1", "--console", fifo, "--trace", dir,
+				    HELLO_ELF, NULL };
 	pid_t pid;
 
 	make_tmp();
@@ -326,6 +331,14 @@ START_TEST(test_timeout_during_startup)
 	sleep(2);
 	ck_assert_int_eq(kill(pid, SIGCONT), 0);
 	expect_exit(pid, 1, "vm.json");
+	ck_assert_ptr_nonnull(strstr(slurp("err"), "--timeout"));
+	ck_assert_int_eq(access(dir, F_OK), -1);
+
+	/* A console FIFO nobody reads: opening it blocks until the timeout interrupts it. */
+	snprintf(fifo, sizeof(fifo), "%s/fifo", tmp);
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	ck_assert_int_eq(vbts(with_fifo), 1);
+	ck_assert_int_eq(lines(slurp("err")), 1);
 	ck_assert_ptr_nonnull(strstr(slurp("err"), "--timeout"));
 	ck_assert_int_eq(access(dir, F_OK), -1);
 	remove_tmp();
