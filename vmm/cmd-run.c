@@ -618,6 +618,7 @@ static int run_vm(struct run_ctx *c)
 	} else {
 		status = wait_vm(c);
 	}
+	alarm(0); /* the run is over: the --timeout has nothing left to stop */
 	join_vcpus(c, started);
 	if (c->opts.stats)
 		print_stats(c, vm__now_ns() - t0);
