@@ -53,6 +53,7 @@ static int probe(int argc, char **argv)
 	if (harness__strip(&argc, argv))
 		return harness__run(argv, HARNESS_KVM_SERIES);
 	optind = 1;
+	opterr = 0; /* one line of our own instead of getopt's */
 	while ((opt = getopt_long(argc, argv, "+", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'j':
@@ -62,12 +63,13 @@ static int probe(int argc, char **argv)
 			verbose = true;
 			break;
 		default:
-			fputs(usage, stderr);
+			command__option_error("probe", opt, optopt, argv[optind - 1]);
 			return 2;
 		}
 	}
 	if (optind != argc) {
-		fputs(usage, stderr);
+		pr_err("unexpected argument '%s' (probe takes options only); see 'vbts help probe'",
+		       argv[optind]);
 		return 2;
 	}
 	ret = probe__report(&rep);

@@ -34,6 +34,15 @@ struct uart *uart__create(FILE *out, uint64_t limit)
 	return u;
 }
 
+void uart__set_output(struct uart *u, FILE *out)
+{
+	pthread_mutex_lock(&u->lock);
+	if (u->out)
+		fflush(u->out);
+	u->out = out;
+	pthread_mutex_unlock(&u->lock);
+}
+
 void uart__destroy(struct uart *u)
 {
 	if (!u)

@@ -34,12 +34,19 @@ struct uart;
 
 /**
  * uart__create() - a UART whose transmitter writes to @out.
- * @out:   where guest output goes (not owned)
+ * @out:   where guest output goes (not owned), NULL: nowhere until uart__set_output()
  * @limit: bytes written to @out at most; the rest are counted as dropped
  *
  * Return: the UART, or NULL with errno ENOMEM.
  */
 struct uart *uart__create(FILE *out, uint64_t limit);
+
+/**
+ * uart__set_output() - flush the current output and write to @out from now on.
+ * @u:   UART
+ * @out: where guest output goes (not owned), NULL: nowhere (counted as dropped)
+ */
+void uart__set_output(struct uart *u, FILE *out);
 
 /**
  * uart__destroy() - flush the output and free the UART.
