@@ -67,15 +67,25 @@ static uint32_t utf8_decode(const unsigned char *p, size_t len)
 	return cp;
 }
 
-/*
- * Valid characters that still act on a terminal or on how text reads: C1 controls (8-bit
- * CSI and friends), the bidi embeddings, overrides and isolates, and the line and paragraph
- * separators.
- */
-static bool invisible(uint32_t cp)
+size_t escape__utf8_char(const void *p, size_t n, uint32_t *cp)
 {
-	return (cp >= 0x80 && cp <= 0x9f) || cp == 0x061c || cp == 0x200e || cp == 0x200f ||
-	       (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
+	size_t len = utf8_length(p, n);
+
+	if (!len || len > n)
+		return 0;
+	*cp = utf8_decode(p, len);
+	return len;
+}
+
+/*
+ * Besides C0 and DEL, valid characters that still act on a terminal or on how text reads:
+ * C1 controls (8-bit CSI and friends), the bidi marks, embeddings, overrides and isolates,
+ * and the line and paragraph separators.
+ */
+bool escape__printable(uint32_t cp)
+{
+	return !(cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || cp == 0x061c || cp == 0x200e ||
+		 cp == 0x200f || (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069));
 }
 
 /*
@@ -137,7 +147,7 @@ static size_t escape_unit(const unsigned char *p, size_t n, bool final, unsigned
 		*outlen = hex_bytes(out, 0, p, 1);
 		return 1;
 	}
-	if (invisible(utf8_decode(p, len))) {
+	if (!escape__printable(utf8_decode(p, len))) {
 		*outlen = hex_bytes(out, 0, p, len);
 	} else {
 		memcpy(out, p, len);

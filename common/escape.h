@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 /* The longest text one input character turns into: four bytes as \xNN each. */
@@ -50,6 +51,28 @@ size_t escape__buf(char *dst, size_t size, const void *src, size_t len, unsigned
  * Return: @dst.
  */
 const char *escape__str(char *dst, size_t size, const char *src);
+
+/**
+ * escape__utf8_char() - the well-formed UTF-8 character at @p.
+ * @p:  bytes
+ * @n:  how many, at least 1
+ * @cp: receives its code point
+ *
+ * Well-formed as Unicode defines it: no overlong forms, no surrogates, nothing above
+ * U+10FFFF, and complete within @n bytes.
+ *
+ * Return: its length, 1 to 4, or 0 when the bytes at @p do not start such a character.
+ */
+size_t escape__utf8_char(const void *p, size_t n, uint32_t *cp);
+
+/**
+ * escape__printable() - whether a terminal shows code point @cp and does nothing else.
+ * @cp: code point
+ *
+ * Return: false for C0 controls, DEL, C1 controls, bidi controls and the line and paragraph
+ * separators; true otherwise.
+ */
+bool escape__printable(uint32_t cp);
 
 /**
  * escape__fputs() - write a NUL-terminated string escaped (no flags), whatever its length.

@@ -96,6 +96,41 @@ START_TEST(test_escape_bound)
 }
 END_TEST
 
+START_TEST(test_escape_utf8_char)
+{
+	static const struct {
+		const char *in;
+		size_t n, len;
+		uint32_t cp;
+	} chars[] = {
+		{ "a", 1, 1, 'a' },
+		{ "\xc3\xa9", 2, 2, 0xe9 },
+		{ "\xc3\xa9", 1, 0, 0 },                /* incomplete */
+		{ "\xe2\x80\xae", 3, 3, 0x202e },
+		{ "\xf0\x9f\x98\x80", 4, 4, 0x1f600 },
+		{ "\xf4\x8f\xbf\xbf", 4, 4, 0x10ffff },
+		{ "\xf0\x9f\x98", 3, 0, 0 },
+		{ "\xc0\xaf", 2, 0, 0 },                /* overlong */
+		{ "\xed\xa0\x80", 3, 0, 0 },            /* surrogate */
+		{ "\xf4\x90\x80\x80", 4, 0, 0 },        /* above U+10FFFF */
+		{ "\x80", 1, 0, 0 },
+		{ "\xff", 1, 0, 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(chars) / sizeof(chars[0]); i++) {
+		uint32_t cp = 0;
+
+		ck_assert_uint_eq(escape__utf8_char(chars[i].in, chars[i].n, &cp), chars[i].len);
+		ck_assert_uint_eq(cp, chars[i].cp);
+	}
+	ck_assert(escape__printable('a') && escape__printable(0xe9) && escape__printable(0xa0));
+	ck_assert(escape__printable(0x1f600) && escape__printable(0x202f));
+	ck_assert(!escape__printable(0x1b) && !escape__printable(0x7f) && !escape__printable(0x9b));
+	ck_assert(!escape__printable(0x202e) && !escape__printable(0x2028));
+	ck_assert(!escape__printable(0x2066) && !escape__printable(0x200f));
+}
+END_TEST
+
 /* The stream, fed one byte at a time, writes what the buffer form writes. */
 START_TEST(test_escape_stream)
 {
@@ -214,6 +249,7 @@ static Suite *escape_suite(void)
 
 	tcase_add_loop_test(tc, test_escape_table, 0, (int)(sizeof(cases) / sizeof(cases[0])));
 	tcase_add_test(tc, test_escape_bound);
+	tcase_add_test(tc, test_escape_utf8_char);
 	tcase_add_test(tc, test_escape_stream);
 	tcase_add_test(tc, test_escape_stream_holds_only_undecided);
 	tcase_add_test(tc, test_escape_exhaustive);

@@ -5,6 +5,7 @@
  */
 #include <elf.h>
 #include <errno.h>
+#include <jansson.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -533,7 +534,10 @@ START_TEST(test_procmap_long_and_binary_lines)
 }
 END_TEST
 
-/* Guest-chosen task names cannot break the output: escaped in jsonl, replaced in text. */
+/*
+ * Guest-chosen task names cannot break the output: jsonl stays valid JSON (controls escaped,
+ * invalid UTF-8 replaced by U+FFFD), text shows them escaped.
+ */
 START_TEST(test_hostile_task_names)
 {
 	struct decoded_record r = {
@@ -542,22 +546,75 @@ START_TEST(test_hostile_task_names)
 	};
 	struct exporter e = { .format = EXPORT_JSONL };
 	struct procmap *pm = procmap__new();
-	char *buf = NULL;
+	char *buf = NULL, *line;
 	size_t len = 0;
 
 	ck_assert_ptr_nonnull(pm);
 	ck_assert_int_eq(procmap__add(pm, 1, "a\"b\\c\n\x1b[31m\x7f", 0x5000, 0), 0);
+	ck_assert_int_eq(procmap__add(pm, 2, "\xff\xc3(ok\xe2\x82", 0x6000, 0), 0);
 	e.procmap = pm;
 	e.out = open_memstream(&buf, &len);
 	ck_assert_ptr_nonnull(e.out);
 	ck_assert_int_eq(exporter__record(&e, &r), 0);
+	r.cr3 = 0x6000;
+	ck_assert_int_eq(exporter__record(&e, &r), 0);
 	e.format = EXPORT_TEXT;
+	ck_assert_int_eq(exporter__record(&e, &r), 0);
+	r.cr3 = 0x5000;
 	ck_assert_int_eq(exporter__record(&e, &r), 0);
 	fclose(e.out);
 	ck_assert_str_eq(buf,
 			 "{\"type\":\"branch\",\"vcpu\":0,\"seq\":7,\"from\":\"0x10\",\"to\":\"0x20\","
 			 "\"task\":\"a\\\"b\\\\c\\u000a\\u001b[31m\\u007f\"}\n"
-			 "  vcpu0 cpl? a\"b\\c??[31m?[1]  0x10  =>  0x20\n");
+			 "{\"type\":\"branch\",\"vcpu\":0,\"seq\":7,\"from\":\"0x10\",\"to\":\"0x20\","
+			 "\"task\":\"\\ufffd\\ufffd(ok\\ufffd\\ufffd\"}\n"
+			 "  vcpu0 cpl? \\xff\\xc3(ok\\xe2\\x82[2] 0x10  =>  0x20\n"
+			 "  vcpu0 cpl? a\"b\\\\c\\n\\x1b[31m\\x7f[1] 0x10  =>  0x20\n");
+	/* Both jsonl lines parse, and the names come back as the guest sent the valid parts. */
+	line = buf;
+	for (int i = 0; i < 2; i++) {
+		char *nl = strchr(line, '\n');
+		json_error_t jerr;
+		json_t *j;
+
+		ck_assert_ptr_nonnull(nl);
+		j = json_loadb(line, (size_t)(nl - line), 0, &jerr);
+		ck_assert_msg(j, "%s", jerr.text);
+		ck_assert_str_eq(json_string_value(json_object_get(j, "task")),
+				 i ? "\xef\xbf\xbd\xef\xbf\xbd(ok\xef\xbf\xbd\xef\xbf\xbd" :
+				     "a\"b\\c\n\x1b[31m\x7f");
+		json_decref(j);
+		line = nl + 1;
+	}
+	free(buf);
+	procmap__free(pm);
+}
+END_TEST
+
+/* A long name is cut in the text label, visibly, and the record stays one line. */
+START_TEST(test_long_task_name)
+{
+	struct decoded_record r = {
+		.type = DECODED_BRANCH, .vcpu = 0, .seq = 7, .from = 0x10, .to = 0x20,
+		.from_valid = true, .to_valid = true, .cr3 = 0x5000, .cr3_valid = true,
+	};
+	struct exporter e = { .format = EXPORT_TEXT };
+	struct procmap *pm = procmap__new();
+	char name[300], *buf = NULL;
+	size_t len = 0;
+
+	memset(name, '\x1b', sizeof(name) - 1);
+	name[sizeof(name) - 1] = '\0';
+	ck_assert_ptr_nonnull(pm);
+	ck_assert_int_eq(procmap__add(pm, 1, name, 0x5000, 0), 0);
+	e.procmap = pm;
+	e.out = open_memstream(&buf, &len);
+	ck_assert_ptr_nonnull(e.out);
+	ck_assert_int_eq(exporter__record(&e, &r), 0);
+	fclose(e.out);
+	ck_assert_msg(strstr(buf, "\\x1b\\x1b...[1] 0x10  =>  0x20\n"), "%s", buf);
+	ck_assert_uint_lt(len, 120);
+	ck_assert_ptr_null(strchr(buf, '\x1b'));
 	free(buf);
 	procmap__free(pm);
 }
@@ -571,6 +628,7 @@ Suite *procmap_suite(void)
 	tcase_add_test(tc, test_procmap_lines);
 	tcase_add_test(tc, test_procmap_long_and_binary_lines);
 	tcase_add_test(tc, test_hostile_task_names);
+	tcase_add_test(tc, test_long_task_name);
 	suite_add_tcase(s, tc);
 	return s;
 }
