@@ -33,16 +33,17 @@
 struct uart;
 
 /**
- * uart__create() - a UART whose transmitter writes to @out.
+ * uart__create() - a UART whose transmitter writes to @out, escaped (see uart.c).
  * @out:   where guest output goes (not owned)
- * @limit: bytes written to @out at most; the rest are counted as dropped
+ * @limit: guest bytes written to @out at most; the rest are counted as dropped
  *
  * Return: the UART, or NULL with errno ENOMEM.
  */
 struct uart *uart__create(FILE *out, uint64_t limit);
 
 /**
- * uart__destroy() - flush the output and free the UART.
+ * uart__destroy() - flush the output (with any bytes of an unfinished character, escaped)
+ * and free the UART.
  * @u: may be NULL
  */
 void uart__destroy(struct uart *u);
