@@ -2,14 +2,20 @@
 /*
  * export.c - text and jsonl output of decoded records, and the trace summary.
  *
- * Task names come from the guest: jsonl escapes them, text replaces unprintable bytes.
+ * Task names, symbol names and source file names come from the guest: jsonl escapes what JSON
+ * needs escaped and replaces invalid UTF-8, text escapes everything a terminal would act on
+ * (escape.h).
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
 #include "export.h"
+
+/* Escaped bytes of a task name in a text label, at most; the pid follows. */
+#define TASK_NAME_TEXT_MAX 48
 
 const struct procmap_task *exporter__task(const struct exporter *e,
 					  const struct decoded_record *r)
@@ -21,18 +27,29 @@ const struct procmap_task *exporter__task(const struct exporter *e,
 
 /* ---- jsonl -------------------------------------------------------------------------------- */
 
+/*
+ * A JSON string that is valid UTF-8 whatever @s holds (each ill-formed byte becomes U+FFFD)
+ * and safe to print: what escape__printable() rejects is written as \uXXXX.
+ */
 static void json_string(FILE *f, const char *s)
 {
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
+	size_t len = strlen(s), k;
+	uint32_t cp;
 
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20 || c == 0x7f)
-			fprintf(f, "\\u%04x", c);
+	fputc('"', f);
+	while (len) {
+		k = escape__utf8_char(s, len, &cp);
+		if (!k)
+			fputs("\\ufffd", f);
+		else if (cp == '"' || cp == '\\')
+			fprintf(f, "\\%c", (char)cp);
+		else if (!escape__printable(cp))
+			fprintf(f, "\\u%04x", (unsigned int)cp); /* all of them below U+10000 */
 		else
-			fputc(c, f);
+			fwrite(s, 1, k, f);
+		k = k ? k : 1;
+		s += k;
+		len -= k;
 	}
 	fputc('"', f);
 }
@@ -116,18 +133,19 @@ static void jsonl_record(const struct exporter *e, const struct decoded_record *
 
 /* ---- text --------------------------------------------------------------------------------- */
 
-/* "name[pid]", "cr3:0x..." or "-", with unprintable bytes of guest names replaced. */
+/* Room for a task label: the escaped name, "[pid]" and the NUL. */
+#define TASK_LABEL_MAX (TASK_NAME_TEXT_MAX + 24)
+
+/* "name[pid]", "cr3:0x..." or "-"; the guest's name escaped and bounded. */
 static void task_label(const struct exporter *e, const struct decoded_record *r, char *buf,
 		       size_t len)
 {
 	const struct procmap_task *t = exporter__task(e, r);
-	size_t i;
+	char name[TASK_NAME_TEXT_MAX + 1];
 
 	if (t) {
-		snprintf(buf, len, "%.40s[%" PRId64 "]", t->name, t->pid);
-		for (i = 0; buf[i]; i++)
-			if ((unsigned char)buf[i] < 0x20 || (unsigned char)buf[i] >= 0x7f)
-				buf[i] = '?';
+		snprintf(buf, len, "%s[%" PRId64 "]", escape__str(name, sizeof(name), t->name),
+			 t->pid);
 	} else if (r->cr3_valid) {
 		snprintf(buf, len, "cr3:0x%" PRIx64, r->cr3);
 	} else {
@@ -148,17 +166,23 @@ static void text_addr(const struct exporter *e, FILE *f, uint64_t addr, bool val
 	fprintf(f, "0x%" PRIx64, addr);
 	if (!e->symbols)
 		return;
-	if (symbols__lookup(e->symbols, addr, &hit))
+	if (symbols__lookup(e->symbols, addr, &hit)) {
 		fputs(" [unknown]", f);
-	else
-		fprintf(f, " %s+0x%" PRIx64, hit.name, hit.offset);
-	if (e->lines && !symbols__line(e->symbols, addr, &file, &line))
-		fprintf(f, " (%s:%d)", file, line);
+	} else {
+		fputc(' ', f);
+		escape__fputs(f, hit.name);
+		fprintf(f, "+0x%" PRIx64, hit.offset);
+	}
+	if (e->lines && !symbols__line(e->symbols, addr, &file, &line)) {
+		fputs(" (", f);
+		escape__fputs(f, file);
+		fprintf(f, ":%d)", line);
+	}
 }
 
 static void text_record(const struct exporter *e, const struct decoded_record *r)
 {
-	char task[64];
+	char task[TASK_LABEL_MAX];
 	const char *kind;
 	FILE *f = e->out;
 
@@ -293,7 +317,7 @@ int exporter__summary(const struct exporter *e, const struct trace_summary *s)
 			fputs("tasks:", f);
 		for (size_t i = 0; i < s->nr_cr3s; i++) {
 			struct decoded_record r = { .cr3 = s->cr3s[i], .cr3_valid = true };
-			char task[64];
+			char task[TASK_LABEL_MAX];
 
 			const struct procmap_task *t;
 

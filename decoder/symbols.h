@@ -71,6 +71,19 @@ int symbols__lookup(const struct symbols *s, uint64_t addr, struct symbol_hit *h
 int symbols__line(const struct symbols *s, uint64_t addr, const char **file, int *line);
 
 /**
+ * symbols__dwarf_problem() - why the file's DWARF is not used, when it has DWARF.
+ * @s: table
+ *
+ * A file whose section headers or DWARF sections fail the checks made before libdw reads
+ * them (inside the file, no overlaps, sane sizes and compression headers, terminated string
+ * sections) keeps its symbols and has no source lines.
+ *
+ * Return: one line of printable text (owned by the table), or NULL when the DWARF is used or
+ * the file has none.
+ */
+const char *symbols__dwarf_problem(const struct symbols *s);
+
+/**
  * symbols__build_id() - the file's GNU build ID as lowercase hex.
  * @s: table
  *

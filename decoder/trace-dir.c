@@ -15,10 +15,13 @@
 #include <unistd.h>
 
 #include "input-file.h"
+#include "escape.h"
 #include "trace-dir.h"
 
 /* A sane bound on vCPUs; KVM's own limit is lower. */
 #define TRACE_MAX_VCPUS 4096
+/* Escaped text quoted from the trace (names, jansson's "near '...'") in one message. */
+#define QUOTE_MAX 256
 
 struct ring_source {
 	struct ring_reader *ring;
@@ -264,6 +267,7 @@ static void load_symbols(struct trace_dir *t, json_t *vm)
 	const char *image = t->opts.image, *want_id, *have_id;
 	static const char *const cached[] = { "executable", "debuginfo", "elf" };
 	char err[TRACE_DIR_ERR_MAX];
+	char image_q[QUOTE_MAX], id_q[QUOTE_MAX];
 	char *alt = NULL;
 	size_t i;
 	int fd;
@@ -297,27 +301,35 @@ static void load_symbols(struct trace_dir *t, json_t *vm)
 		warn(t, "%s: no guest image named, no symbols", t->dir);
 		goto out;
 	}
+	/* vm.json's names are quoted escaped: the trace directory may come from anywhere. */
+	escape__str(image_q, sizeof(image_q), image);
 	fd = input_file__open(image, SYMBOLS_FILE_MAX, NULL, err, sizeof(err));
 	if (fd < 0) {
+		char err_q[TRACE_DIR_ERR_MAX];
+
+		escape__str(err_q, sizeof(err_q), err);
 		/* Missing is common (a trace moved to another host); a FIFO or /dev/zero is not. */
 		if (fd == -EINVAL || fd == -EFBIG)
-			damage(t, "%s, no symbols", err);
+			damage(t, "%s, no symbols", err_q);
 		else
-			warn(t, "%s, no symbols", err);
+			warn(t, "%s, no symbols", err_q);
 		goto out;
 	}
 	t->symbols = symbols__load_fd(fd);
 	if (!t->symbols) {
-		warn(t, "%s: %s, no symbols", image, strerror(errno));
+		warn(t, "%s: %s, no symbols", image_q, strerror(errno));
 		goto out;
 	}
 	have_id = symbols__build_id(t->symbols);
 	if (!t->opts.image && want_id && *want_id && have_id && strcasecmp(want_id, have_id)) {
-		warn(t, "%s: build ID %s differs from the traced image's %s, no symbols", image,
-		     have_id, want_id);
+		warn(t, "%s: build ID %s differs from the traced image's %s, no symbols", image_q,
+		     have_id, escape__str(id_q, sizeof(id_q), want_id));
 		symbols__free(t->symbols);
 		t->symbols = NULL;
+		goto out;
 	}
+	if (symbols__dwarf_problem(t->symbols))
+		warn(t, "%s: %s, no source lines", image_q, symbols__dwarf_problem(t->symbols));
 out:
 	free(alt);
 }
@@ -423,8 +435,12 @@ struct trace_dir *trace_dir__open(const char *dir, const struct trace_dir_option
 	vm = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
 	free(text);
 	if (!vm) {
+		char quote[QUOTE_MAX];
+
 		ret = -EINVAL;
-		snprintf(err, errlen, "%s: line %d: %s", vm_path, jerr.line, jerr.text);
+		/* jansson's text quotes the file's bytes ("near '...'"). */
+		snprintf(err, errlen, "%s: line %d: %s", vm_path, jerr.line,
+			 escape__str(quote, sizeof(quote), jerr.text));
 		goto err_close;
 	}
 	if (!json_is_object(vm)) {

@@ -7,16 +7,22 @@
  *
  * VBTS_UPDATE_GOLDEN=1 in the environment rewrites the golden files instead of comparing.
  */
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stddef.h>
 #include <sys/wait.h>
 #include <ftw.h>
+#include <jansson.h>
+#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <wchar.h>
+#include <wctype.h>
 
 #include "commands.h"
 #include "decoder-test.h"
@@ -222,6 +228,36 @@ static void compare_golden(const char *name, const char *got)
 	free(want);
 }
 
+/*
+ * @text is lines of printable text: valid UTF-8 (the C library's decoder says so), no
+ * control character but the newline ending each line, at most @max_lines lines.
+ */
+static void assert_printable(const char *text, size_t max_lines)
+{
+	size_t pos = 0, len = strlen(text), lines = 0;
+	mbstate_t st;
+	wchar_t wc;
+
+	ck_assert_ptr_nonnull(setlocale(LC_CTYPE, "C.UTF-8"));
+	memset(&st, 0, sizeof(st));
+	while (pos < len) {
+		size_t k = mbrtowc(&wc, text + pos, len - pos, &st);
+
+		ck_assert_msg(k != (size_t)-1 && k != (size_t)-2 && k,
+			      "invalid UTF-8 at byte %zu of:\n%s", pos, text);
+		if (wc == L'\n')
+			lines++;
+		else
+			ck_assert_msg(!iswcntrl((wint_t)wc), "control U+%04x at byte %zu of:\n%s",
+				      (unsigned int)wc, pos, text);
+		pos += k;
+	}
+	ck_assert_msg(!len || text[len - 1] == '\n', "unterminated last line:\n%s", text);
+	ck_assert_msg(lines <= max_lines, "%zu lines, at most %zu expected:\n%s", lines,
+		      max_lines, text);
+	setlocale(LC_CTYPE, "C");
+}
+
 static const struct {
 	const char *golden;
 	const char *args[8];
@@ -283,6 +319,9 @@ static const struct {
 	{ "/moved/away.elf", NULL, false, false, "decode-nosyms.txt",
 	  "/moved/away.elf: No such file or directory, no symbols" },
 	{ "/moved/away.elf", NULL, false, true, "decode.txt", NULL },
+	/* vm.json's image name is not ours either: escaped in the warning. */
+	{ "/moved/\\u001b[2J\\u000a\\u202eaway.elf", NULL, false, false, "decode-nosyms.txt",
+	  "/moved/\\x1b[2J\\n\\xe2\\x80\\xaeaway.elf: No such file or directory, no symbols" },
 };
 
 START_TEST(test_symbol_sources)
@@ -328,6 +367,7 @@ START_TEST(test_symbol_sources)
 	argv[argc] = NULL;
 	status = run_decode(&out, &err, argv);
 	ck_assert_msg(status == 0, "exit %d: %s", status, err);
+	assert_printable(err, 2);
 	if (sym_cases[_i].warning)
 		ck_assert_msg(strstr(err, sym_cases[_i].warning), "stderr: %s", err);
 	else
@@ -335,6 +375,171 @@ START_TEST(test_symbol_sources)
 	compare_golden(sym_cases[_i].golden, out);
 	free(out);
 	free(err);
+	remove_trace(dir);
+}
+END_TEST
+
+/*
+ * Copies @src to @dst with every occurrence of pairs[i][0] (lens[i] bytes, found at least
+ * once) replaced by pairs[i][1] (as long).
+ */
+static void copy_replacing(const char *src, const char *dst, const char *const (*pairs)[2],
+			   size_t npairs, const size_t *lens)
+{
+	FILE *f = fopen(src, "rb");
+	size_t len;
+	char *buf;
+	long l;
+
+	ck_assert_ptr_nonnull(f);
+	fseek(f, 0, SEEK_END);
+	l = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	len = (size_t)l;
+	buf = malloc(len);
+	ck_assert_ptr_nonnull(buf);
+	ck_assert_uint_eq(fread(buf, 1, len, f), len);
+	fclose(f);
+	for (size_t p = 0; p < npairs; p++) {
+		size_t hits = 0;
+
+		for (char *at = buf; (at = memmem(at, len - (size_t)(at - buf), pairs[p][0],
+						  lens[p])); at += lens[p]) {
+			memcpy(at, pairs[p][1], lens[p]);
+			hits++;
+		}
+		ck_assert_msg(hits, "%s: pattern %zu not found", src, p);
+	}
+	f = fopen(dst, "wb");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fwrite(buf, 1, len, f), len);
+	ck_assert_int_eq(fclose(f), 0);
+	free(buf);
+}
+
+/*
+ * Guest-chosen symbol names, source file names and task names: the text output shows them
+ * escaped, one line per record (no forged lines, nothing a terminal obeys); jsonl stays
+ * valid JSON.
+ */
+START_TEST(test_hostile_names)
+{
+	/* Same-length replacements in the string tables of the symtest object. */
+	static const char *const names[][2] = {
+		{ "\0main\0", "\0\x1b[2J\0" },                          /* clears the screen */
+		{ "\0parse\0", "\0p\x7f\x1b\x9b\xc3\0" },               /* DEL, 8-bit CSI, cut */
+		{ "\0deref\0", "\0d\xc3\xa9\t\\\0" },                   /* valid UTF-8, tab, \ */
+		{ "\0isr_entry\0", "\0\n  vcpu0 \0" },                  /* a forged line */
+		{ "\0isr_common\0", "\0\xe2\x80\xae" "evil\xff\xfe\r\0" },  /* RLO, invalid, CR */
+		{ "symtest.S\0", "s\x1b[31m\ny\x7f\0" },                 /* the DWARF file name */
+	};
+	static const size_t lens[] = { 6, 7, 7, 11, 12, 10 };
+	static const char hostile_events[] =
+		"{\"time\":90,\"vcpu\":0,\"event\":\"task\",\"pid\":1,"
+		"\"name\":\"\\u001b]0;owned\\u0007\",\"cr3\":\"0x203000\"}\n"
+		"{\"time\":95,\"vcpu\":0,\"event\":\"task\",\"pid\":2,"
+		"\"name\":\"two\\nlines\\u202e\\u009b\\\\\",\"cr3\":\"0x204000\"}\n";
+	char dir[64], image[128], path[256], *out, *err, *pristine, *perr;
+	char *text_argv[] = { "decode", "--lines", "--summary", "--image", image, dir, NULL };
+	char *plain_argv[] = { "decode", "--summary", "--image", SYMTEST64, dir, NULL };
+	char *jsonl_argv[] = { "decode", "--format", "jsonl", "--summary", dir, NULL };
+	size_t lines = 0;
+
+	make_trace(dir);
+	snprintf(image, sizeof(image), "%s/hostile.o", dir);
+	copy_replacing(SYMTEST64, image, names, sizeof(names) / sizeof(names[0]), lens);
+	snprintf(path, sizeof(path), "%s/events.jsonl", dir);
+	write_text(path, hostile_events);
+
+	/* As many lines as with harmless names. */
+	ck_assert_int_eq(run_decode(&pristine, &perr, plain_argv), 0);
+	for (const char *p = pristine; *p; p++)
+		lines += *p == '\n';
+	ck_assert_int_eq(run_decode(&out, &err, text_argv), 0);
+	ck_assert_str_eq(err, "");
+	assert_printable(out, lines);
+	compare_golden("decode-hostile.txt", out);
+	free(out);
+	free(err);
+
+	ck_assert_int_eq(run_decode(&out, &err, jsonl_argv), 0);
+	assert_printable(out, SIZE_MAX);
+	for (char *line = out, *nl; (nl = strchr(line, '\n')); line = nl + 1) {
+		json_error_t jerr;
+		json_t *j;
+
+		*nl = '\0';
+		j = json_loads(line, 0, &jerr);
+		ck_assert_msg(j, "not JSON: %s (%s)", line, jerr.text);
+		json_decref(j);
+		*nl = '\n';
+	}
+	compare_golden("decode-hostile.jsonl", out);
+	free(out);
+	free(err);
+	free(pristine);
+	free(perr);
+	remove_trace(dir);
+}
+END_TEST
+
+/*
+ * An image whose DWARF fails the checks made before libdw reads it: the same output as
+ * without --lines, and one warning that says why.
+ */
+START_TEST(test_corrupt_dwarf_warning)
+{
+	/* .debug_str cut to its first byte: the strings run off its end. */
+	char dir[64], image[128], *out, *err, *want, *werr;
+	char *lines_argv[] = { "decode", "--vcpu", "0", "--last", "4", "--lines", "--image", image,
+			       dir, NULL };
+	char *plain_argv[] = { "decode", "--vcpu", "0", "--last", "4", "--image", SYMTEST64, dir,
+			       NULL };
+	const uint32_t one = 1;
+	bool patched = false;
+	Elf64_Shdr sh, str;
+	Elf64_Ehdr eh;
+	const char *w;
+	int fd;
+
+	make_trace(dir);
+	snprintf(image, sizeof(image), "%s/corrupt.o", dir);
+	copy_replacing(SYMTEST64, image, NULL, 0, NULL);
+	fd = open(image, O_RDWR);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pread(fd, &eh, sizeof(eh), 0), (ssize_t)sizeof(eh));
+	ck_assert_int_eq(pread(fd, &str, sizeof(str),
+			       (off_t)(eh.e_shoff + eh.e_shstrndx * sizeof(str))),
+			 (ssize_t)sizeof(str));
+	for (unsigned int i = 1; i < eh.e_shnum && !patched; i++) {
+		off_t at = (off_t)(eh.e_shoff + i * sizeof(sh));
+		char name[16] = "";
+
+		ck_assert_int_eq(pread(fd, &sh, sizeof(sh), at), (ssize_t)sizeof(sh));
+		ck_assert_int_ge(pread(fd, name, sizeof(name) - 1,
+				       (off_t)(str.sh_offset + sh.sh_name)), 0);
+		if (strcmp(name, ".debug_str"))
+			continue;
+		ck_assert_int_eq(pwrite(fd, &one, 4, at + (off_t)offsetof(Elf64_Shdr, sh_size)), 4);
+		patched = true;
+	}
+	ck_assert(patched);
+	close(fd);
+
+	ck_assert_int_eq(run_decode(&want, &werr, plain_argv), 0);
+	ck_assert_int_eq(run_decode(&out, &err, lines_argv), 0);
+	ck_assert_str_eq(out, want);
+	/* The other warning is the bad line of events.jsonl. */
+	w = strstr(err, "corrupt.o: section ");
+	ck_assert_msg(w && strstr(w, " (.debug_str): string section not NUL-terminated, no "
+				     "source lines\n"), "stderr: %s", err);
+	ck_assert_msg(!strstr(strchr(w, '\n'), "no source lines"), "more than one warning: %s",
+		      err);
+	assert_printable(err, 2);
+	free(out);
+	free(err);
+	free(want);
+	free(werr);
 	remove_trace(dir);
 }
 END_TEST
@@ -426,6 +631,7 @@ END_TEST
 /* A broken or missing ring of a trace that has others: test-inputs.c (the rest is decoded). */
 enum bad_setup {
 	BAD_NONE, BAD_NO_VMJSON, BAD_VMJSON, BAD_NO_CRASH, BAD_VMJSON_ARRAY, BAD_VMJSON_VCPUS,
+	BAD_VMJSON_CONTROL, BAD_VMJSON_BIDI,
 };
 
 static const struct {
@@ -438,6 +644,10 @@ static const struct {
 	{ BAD_VMJSON, { "DIR", NULL }, "DIR/vm.json: line 1: " },
 	{ BAD_VMJSON_ARRAY, { "DIR", NULL }, "DIR/vm.json: not a JSON object" },
 	{ BAD_VMJSON_VCPUS, { "DIR", NULL }, "DIR/vm.json: \"vcpus\" must be an integer from 1" },
+	/* jansson quotes the bad token: the guest's bytes, escaped. */
+	{ BAD_VMJSON_CONTROL, { "DIR", NULL }, "DIR/vm.json: line 1: invalid token near '\\x1b'" },
+	{ BAD_VMJSON_BIDI, { "DIR", NULL },
+	  "DIR/vm.json: line 1: invalid token near '\\xe2\\x80\\xae" },
 	{ BAD_NONE, { "--format", "xml", "DIR", NULL }, "unknown format 'xml'" },
 	{ BAD_NONE, { "--vcpu", "7", "DIR", NULL }, "DIR: no vCPU 7 in this trace" },
 	{ BAD_NONE, { "--vcpu", "-1", "DIR", NULL }, "bad vCPU number '-1'" },
@@ -475,6 +685,14 @@ START_TEST(test_bad_input)
 		snprintf(path, sizeof(path), "%s/vm.json", dir);
 		write_text(path, "{\"vcpus\": 0}\n");
 		break;
+	case BAD_VMJSON_CONTROL:
+		snprintf(path, sizeof(path), "%s/vm.json", dir);
+		write_text(path, "{\"vcpus\":\x1b[2J\x1b]0;owned\a}\n");
+		break;
+	case BAD_VMJSON_BIDI:
+		snprintf(path, sizeof(path), "%s/vm.json", dir);
+		write_text(path, "{\"vcpus\":\xe2\x80\xae\xc2\x9b}\n");
+		break;
 	case BAD_NO_CRASH:
 		snprintf(path, sizeof(path), "%s/events.jsonl", dir);
 		write_text(path, "{\"event\":\"exit\",\"pid\":2,\"code\":0}\n");
@@ -504,6 +722,7 @@ START_TEST(test_bad_input)
 	}
 	ck_assert_msg(strstr(err, want), "stderr '%s' lacks '%s'", err, want);
 	ck_assert_msg(!strncmp(err, "vbts decode: ", 13), "stderr: %s", err);
+	assert_printable(err, 2);
 	free(out);
 	free(err);
 	remove_trace(dir);
@@ -535,6 +754,8 @@ Suite *golden_suite(void)
 	tcase_add_test(tc, test_live_trace);
 	tcase_add_loop_test(tc, test_symbol_sources, 0,
 			    (int)(sizeof(sym_cases) / sizeof(sym_cases[0])));
+	tcase_add_test(tc, test_hostile_names);
+	tcase_add_test(tc, test_corrupt_dwarf_warning);
 	suite_add_tcase(s, tc);
 	return s;
 }
