@@ -237,7 +237,8 @@ static void ensure_sorted(const struct procmap *cpm)
 
 	if (pm->sorted)
 		return;
-	qsort(pm->tasks, pm->nr, sizeof(*pm->tasks), cmp_cr3_start);
+	if (pm->nr > 1) /* an empty map has no array: qsort() must not see its NULL */
+		qsort(pm->tasks, pm->nr, sizeof(*pm->tasks), cmp_cr3_start);
 	apply_exits(pm);
 	free(pm->by_time);
 	pm->by_time = NULL;
@@ -245,7 +246,8 @@ static void ensure_sorted(const struct procmap *cpm)
 	if (bt) {
 		for (i = 0; i < pm->nr; i++)
 			bt[i] = &pm->tasks[i];
-		qsort(bt, pm->nr, sizeof(*bt), cmp_start);
+		if (pm->nr > 1)
+			qsort(bt, pm->nr, sizeof(*bt), cmp_start);
 		pm->by_time = bt;
 	}
 	pm->sorted = true;

@@ -265,6 +265,60 @@ START_TEST(test_golden)
 }
 END_TEST
 
+/* Kernel code only and no events.jsonl: a process map without tasks. */
+static const struct vbts_record kernel_only[] = {
+	ESC(VBTS_ESC_START, 0, VBTS_START_CPL_KERNEL),
+	ESC(VBTS_ESC_TASK_ARRIVE, 0x7000, 10),
+	BR(0x13, 0x40, 0, VBTS_BR_CALL),
+	BR(0x7a, 0x18, 0, VBTS_BR_RET),
+	ESC(VBTS_ESC_TASK_DEPART, 0x7000, 20),
+	ESC(VBTS_ESC_STOP, 30, 0),
+};
+
+static const struct {
+	const char *args[5];
+	int status;
+	const char *golden;     /* stdout, for status 0 */
+	const char *error;      /* in stderr, for status 2 */
+} no_task_cases[] = {
+	{ { "--summary", NULL }, 0, "decode-notasks-summary.txt" },
+	{ { "--summary", "--format", "jsonl", NULL }, 0, "decode-notasks-summary.jsonl" },
+	/* An image without a symbol table: every address is unknown. */
+	{ { "--summary", "--image", SYMTEST_STRIPPED, NULL }, 0, "decode-notasks-stripped.txt" },
+	{ { "--task", "1", NULL }, 2, NULL, "no task '1' in events.jsonl" },
+	{ { "--crashed", NULL }, 2, NULL, "no crashed task in events.jsonl" },
+};
+
+START_TEST(test_no_tasks)
+{
+	char dir[64], *out, *err, *argv[8];
+	int argc = 0, status;
+
+	snprintf(dir, sizeof(dir), "/tmp/vbts-notasks-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	write_vm_json(dir, SYMTEST64, NULL);
+	ck_assert_int_eq(vm_json_set_vcpus_1(dir), 0);
+	write_ring(dir, 0, 16, kernel_only, sizeof(kernel_only) / sizeof(kernel_only[0]), 0);
+	argv[argc++] = "decode";
+	for (int i = 0; no_task_cases[_i].args[i]; i++)
+		argv[argc++] = (char *)no_task_cases[_i].args[i];
+	argv[argc++] = dir;
+	argv[argc] = NULL;
+	status = run_decode(&out, &err, argv);
+	ck_assert_msg(status == no_task_cases[_i].status, "exit %d: %s", status, err);
+	if (no_task_cases[_i].golden) {
+		ck_assert_str_eq(err, "");
+		compare_golden(no_task_cases[_i].golden, out);
+	} else {
+		ck_assert_str_eq(out, "");
+		ck_assert_msg(strstr(err, no_task_cases[_i].error), "stderr: %s", err);
+	}
+	free(out);
+	free(err);
+	remove_trace(dir);
+}
+END_TEST
+
 /* Where the symbols come from: vm.json's image, the build-ID cache, --image. */
 static const struct {
 	const char *image;      /* "SYM": the symtest object */
@@ -559,6 +613,8 @@ Suite *golden_suite(void)
 	tcase_add_loop_test(tc, test_bad_input, 0,
 			    (int)(sizeof(bad_cases) / sizeof(bad_cases[0])));
 	tcase_add_test(tc, test_help);
+	tcase_add_loop_test(tc, test_no_tasks, 0,
+			    (int)(sizeof(no_task_cases) / sizeof(no_task_cases[0])));
 	tcase_add_test(tc, test_live_trace);
 	tcase_add_loop_test(tc, test_symbol_sources, 0,
 			    (int)(sizeof(sym_cases) / sizeof(sym_cases[0])));
