@@ -237,7 +237,8 @@ int trace_summary__add(struct trace_summary *s, const struct decoded_record *r)
 		s->gaps++;
 		break;
 	case DECODED_LOST:
-		s->lost += r->count;
+		/* The counts come from the ring: saturate rather than wrap. */
+		s->lost = r->count > UINT64_MAX - s->lost ? UINT64_MAX : s->lost + r->count;
 		break;
 	case DECODED_FREEZE:
 		s->freezes++;
@@ -271,21 +272,23 @@ int trace_summary__add(struct trace_summary *s, const struct decoded_record *r)
 int exporter__summary(const struct exporter *e, const struct trace_summary *s)
 {
 	FILE *f = e->out;
+	bool lost_saturated = s->lost == UINT64_MAX; /* the count is a lower bound */
 
 	if (e->format == EXPORT_JSONL) {
 		fprintf(f,
 			"{\"type\":\"summary\",\"records\":%" PRIu64 ",\"branches\":%" PRIu64
-			",\"gaps\":%" PRIu64 ",\"lost\":%" PRIu64 ",\"task_switches\":%" PRIu64
+			",\"gaps\":%" PRIu64 ",\"lost\":%" PRIu64 "%s,\"task_switches\":%" PRIu64
 			",\"tasks\":%" PRIu64 ",\"freezes\":%" PRIu64 ",\"unknown\":%" PRIu64 "}\n",
-			s->records, s->branches, s->gaps, s->lost, s->switches, s->tasks,
+			s->records, s->branches, s->gaps, s->lost,
+			lost_saturated ? ",\"lost_saturated\":true" : "", s->switches, s->tasks,
 			s->freezes, s->unknown);
 	} else {
 		fprintf(f,
 			"summary: %" PRIu64 " records, %" PRIu64 " branches, %" PRIu64
-			" gaps, %" PRIu64 " lost, %" PRIu64 " task switches, %" PRIu64
+			" gaps, %s%" PRIu64 " lost, %" PRIu64 " task switches, %" PRIu64
 			" tasks, %" PRIu64 " freezes",
-			s->records, s->branches, s->gaps, s->lost, s->switches, s->tasks,
-			s->freezes);
+			s->records, s->branches, s->gaps, lost_saturated ? ">= " : "", s->lost,
+			s->switches, s->tasks, s->freezes);
 		if (s->unknown)
 			fprintf(f, ", %" PRIu64 " unknown escapes", s->unknown);
 		fputc('\n', f);

@@ -54,7 +54,8 @@ struct exporter {
  * @records:  decoded items
  * @branches: branch records
  * @gaps:     gap items
- * @lost:     records lost (sum of lost items)
+ * @lost:     records lost (sum of lost items); UINT64_MAX when the sum does not fit, i.e.
+ *            at least that many
  * @switches: task arrivals
  * @tasks:    distinct tasks (CR3 values) seen arriving
  * @unknown:  escape records of an unknown kind
@@ -99,6 +100,9 @@ int trace_summary__add(struct trace_summary *s, const struct decoded_record *r);
  * exporter__summary() - write a summary (text lines, or one jsonl object of type "summary").
  * @e: exporter
  * @s: summary
+ *
+ * A lost count of UINT64_MAX is a lower bound: text prints ">= 18446744073709551615 lost",
+ * jsonl adds "lost_saturated":true after "lost".
  *
  * Return: 0, or -EIO on a write error.
  */

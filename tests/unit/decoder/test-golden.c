@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <jansson.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <ftw.h>
@@ -319,6 +320,52 @@ START_TEST(test_no_tasks)
 }
 END_TEST
 
+/* Lost counts from the ring whose sum does not fit in 64 bits. */
+static const struct vbts_record many_lost[] = {
+	ESC(VBTS_ESC_START, 0, VBTS_START_CPL_KERNEL),
+	ESC(VBTS_ESC_LOST, 1ULL << 63, 0),
+	BR(0x13, 0x40, 0, VBTS_BR_CALL),
+	ESC(VBTS_ESC_LOST, 1ULL << 63, 0),
+	ESC(VBTS_ESC_LOST, 5, 0),
+	ESC(VBTS_ESC_STOP, 30, 0),
+};
+
+/* The summary says "at least" the largest count, in text and in valid JSON. */
+START_TEST(test_lost_saturated)
+{
+	char dir[64], *out, *err, *line;
+	char *text_argv[] = { "decode", "--summary", dir, NULL };
+	char *jsonl_argv[] = { "decode", "--summary", "--format", "jsonl", dir, NULL };
+	json_error_t jerr;
+	json_t *summary;
+
+	snprintf(dir, sizeof(dir), "/tmp/vbts-lost-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	write_vm_json(dir, SYMTEST64, NULL);
+	ck_assert_int_eq(vm_json_set_vcpus_1(dir), 0);
+	write_ring(dir, 0, 16, many_lost, sizeof(many_lost) / sizeof(many_lost[0]), 0);
+
+	ck_assert_int_eq(run_decode(&out, &err, text_argv), 0);
+	compare_golden("decode-lost-saturated-summary.txt", out);
+	ck_assert_msg(strstr(out, " >= 18446744073709551615 lost,"), "%s", out);
+	free(out);
+	free(err);
+
+	ck_assert_int_eq(run_decode(&out, &err, jsonl_argv), 0);
+	compare_golden("decode-lost-saturated-summary.jsonl", out);
+	line = strstr(out, "{\"type\":\"summary\"");
+	ck_assert_ptr_nonnull(line);
+	summary = json_loads(line, JSON_DECODE_INT_AS_REAL, &jerr);
+	ck_assert_msg(summary, "%s: %s", line, jerr.text);
+	ck_assert(json_real_value(json_object_get(summary, "lost")) >= 18446744073709551615.0);
+	ck_assert(json_is_true(json_object_get(summary, "lost_saturated")));
+	json_decref(summary);
+	free(out);
+	free(err);
+	remove_trace(dir);
+}
+END_TEST
+
 /* Where the symbols come from: vm.json's image, the build-ID cache, --image. */
 static const struct {
 	const char *image;      /* "SYM": the symtest object */
@@ -613,6 +660,7 @@ Suite *golden_suite(void)
 	tcase_add_loop_test(tc, test_bad_input, 0,
 			    (int)(sizeof(bad_cases) / sizeof(bad_cases[0])));
 	tcase_add_test(tc, test_help);
+	tcase_add_test(tc, test_lost_saturated);
 	tcase_add_loop_test(tc, test_no_tasks, 0,
 			    (int)(sizeof(no_task_cases) / sizeof(no_task_cases[0])));
 	tcase_add_test(tc, test_live_trace);
