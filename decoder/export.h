@@ -49,6 +49,8 @@ struct exporter {
 	bool lines;
 };
 
+struct cr3_index;
+
 /**
  * struct trace_summary - counts over a decoded trace.
  * @records:  decoded items
@@ -63,9 +65,11 @@ struct exporter {
  */
 struct trace_summary {
 	uint64_t records, branches, gaps, lost, switches, tasks, unknown, freezes;
-	/* private: the distinct CR3 values */
+	/* private: the distinct CR3 values in the order first seen, a hash index of them */
 	uint64_t *cr3s;
 	size_t nr_cr3s, alloc_cr3s;
+	struct cr3_index *index;
+	uint64_t probes;        /* index entries examined: the work, for tests */
 };
 
 /**

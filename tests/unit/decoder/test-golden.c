@@ -153,7 +153,7 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
 	return remove(path);
 }
 
-static void remove_trace(const char *dir)
+void remove_trace(const char *dir)
 {
 	nftw(dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
 }
@@ -177,8 +177,7 @@ static char *slurp(const char *path)
 	return buf;
 }
 
-/* Runs `vbts decode ARGS...` in this process, capturing stdout and stderr. */
-static int run_decode(char **out, char **err, char **argv)
+int run_decode(char **out, char **err, char **argv)
 {
 	char opath[] = "/tmp/vbts-out-XXXXXX", epath[] = "/tmp/vbts-err-XXXXXX";
 	int ofd = mkstemp(opath), efd = mkstemp(epath);
