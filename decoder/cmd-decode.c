@@ -317,7 +317,7 @@ static int decode(int argc, char **argv)
 		goto out_close;
 	}
 	while ((ret = decoder__next(d, &r)) > 0) {
-		if (trace_summary__add(&sum, &r))
+		if (o.summary && trace_summary__add(&sum, &r))
 			goto out_nomem;
 		if (want && !task_matches(&e, &r, want))
 			continue;

@@ -29,7 +29,8 @@ struct procmap;
  * @name:  command name (owned by the procmap)
  * @cr3:   page-table root (masked with VBTS_CR3_MASK)
  * @start: time of the announcement, ns since trace start
- * @exited: an exit event was seen for it
+ * @exited: an exit event was seen for it (an exit ends the task of its pid announced last
+ *          at or before it)
  * @exit_code: the code of that event (128 + signal number for a task killed by a fault,
  *            by the shell's convention: 139 for SIGSEGV)
  * @exit_time: time of that event
@@ -98,9 +99,11 @@ int procmap__add(struct procmap *pm, int64_t pid, const char *name, uint64_t cr3
  *
  * CR3 values are reused after a task exits: among the tasks announced with @cr3, the one
  * announced last at or before @time wins; with no time, or when every announcement is later
- * (tasks are often announced just after they first ran), the earliest one.
+ * (tasks are often announced just after they first ran), the earliest one. Announcements of
+ * the same time are ordered as they were added (the lines of events.jsonl). O(log n).
  *
- * Return: the task (valid until procmap__free()), or NULL when no task had @cr3.
+ * Return: the task (valid until the map is next changed or freed), or NULL when no task had
+ * @cr3.
  */
 const struct procmap_task *procmap__lookup(const struct procmap *pm, uint64_t cr3,
 					   uint64_t time, bool time_valid);
@@ -132,7 +135,7 @@ const struct procmap_task *procmap__crashed(const struct procmap *pm);
 size_t procmap__nr_tasks(const struct procmap *pm);
 
 /**
- * procmap__task() - the i-th task announcement, in time order.
+ * procmap__task() - the i-th task announcement, in time order (ties in the order added).
  * @pm: map
  * @i:  index < procmap__nr_tasks()
  *

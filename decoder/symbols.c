@@ -200,7 +200,8 @@ static void set_extents(Elf *elf, struct symbols *s)
 {
 	size_t i, j;
 
-	qsort(s->syms, s->nr, sizeof(*s->syms), cmp_symbol);
+	if (s->nr > 1) /* without a symbol table there is no array: qsort() must not see NULL */
+		qsort(s->syms, s->nr, sizeof(*s->syms), cmp_symbol);
 	for (i = 0; i < s->nr; i++) {
 		struct symbol *sym = &s->syms[i];
 		Elf_Scn *scn;

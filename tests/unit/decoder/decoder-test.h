@@ -16,6 +16,7 @@ Suite *procmap_suite(void);
 Suite *symbols_suite(void);
 Suite *golden_suite(void);
 Suite *inputs_suite(void);
+Suite *scale_suite(void);
 
 /* The same as constant initializers, for static tables. */
 #define BR(from, to, cpl, kind)                                                              \
@@ -88,5 +89,21 @@ extern const struct decoder_source_ops mem_source_ops;
  */
 size_t decode_all(const struct decoder_source *src, size_t n, struct decoded_record *out,
 		  size_t max);
+
+/**
+ * run_decode() - run `vbts decode ARGS...` in this process, capturing stdout and stderr.
+ * @out:  receives stdout (malloc'ed)
+ * @err:  receives stderr (malloc'ed)
+ * @argv: "decode" and its arguments, NULL-terminated
+ *
+ * Return: the command's exit status.
+ */
+int run_decode(char **out, char **err, char **argv);
+
+/**
+ * remove_trace() - remove a trace directory and everything in it.
+ * @dir: the directory
+ */
+void remove_trace(const char *dir);
 
 #endif /* VBTS_TESTS_DECODER_TEST_H */

@@ -529,4 +529,4 @@ Suite *decoder_suite(void)
 }
 
 VBTS_CHECK_MAIN(parse_suite, decoder_suite, procmap_suite, symbols_suite, golden_suite,
-		inputs_suite)
+		inputs_suite, scale_suite)

@@ -10,6 +10,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <jansson.h>
 #include <signal.h>
 #include <stddef.h>
 #include <sys/wait.h>
@@ -158,7 +159,7 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
 	return remove(path);
 }
 
-static void remove_trace(const char *dir)
+void remove_trace(const char *dir)
 {
 	nftw(dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
 }
@@ -182,8 +183,7 @@ static char *slurp(const char *path)
 	return buf;
 }
 
-/* Runs `vbts decode ARGS...` in this process, capturing stdout and stderr. */
-static int run_decode(char **out, char **err, char **argv)
+int run_decode(char **out, char **err, char **argv)
 {
 	char opath[] = "/tmp/vbts-out-XXXXXX", epath[] = "/tmp/vbts-err-XXXXXX";
 	int ofd = mkstemp(opath), efd = mkstemp(epath);
@@ -295,6 +295,106 @@ START_TEST(test_golden)
 	ck_assert_msg(strstr(err, "events.jsonl: 1 unusable line ignored (the first is line 3)"),
 		      "stderr: %s", err);
 	compare_golden(golden_cases[_i].golden, out);
+	free(out);
+	free(err);
+	remove_trace(dir);
+}
+END_TEST
+
+/* Kernel code only and no events.jsonl: a process map without tasks. */
+static const struct vbts_record kernel_only[] = {
+	ESC(VBTS_ESC_START, 0, VBTS_START_CPL_KERNEL),
+	ESC(VBTS_ESC_TASK_ARRIVE, 0x7000, 10),
+	BR(0x13, 0x40, 0, VBTS_BR_CALL),
+	BR(0x7a, 0x18, 0, VBTS_BR_RET),
+	ESC(VBTS_ESC_TASK_DEPART, 0x7000, 20),
+	ESC(VBTS_ESC_STOP, 30, 0),
+};
+
+static const struct {
+	const char *args[5];
+	int status;
+	const char *golden;     /* stdout, for status 0 */
+	const char *error;      /* in stderr, for status 2 */
+} no_task_cases[] = {
+	{ { "--summary", NULL }, 0, "decode-notasks-summary.txt" },
+	{ { "--summary", "--format", "jsonl", NULL }, 0, "decode-notasks-summary.jsonl" },
+	/* An image without a symbol table: every address is unknown. */
+	{ { "--summary", "--image", SYMTEST_STRIPPED, NULL }, 0, "decode-notasks-stripped.txt" },
+	{ { "--task", "1", NULL }, 2, NULL, "no task '1' in events.jsonl" },
+	{ { "--crashed", NULL }, 2, NULL, "no crashed task in events.jsonl" },
+};
+
+START_TEST(test_no_tasks)
+{
+	char dir[64], *out, *err, *argv[8];
+	int argc = 0, status;
+
+	snprintf(dir, sizeof(dir), "/tmp/vbts-notasks-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	write_vm_json(dir, SYMTEST64, NULL);
+	ck_assert_int_eq(vm_json_set_vcpus_1(dir), 0);
+	write_ring(dir, 0, 16, kernel_only, sizeof(kernel_only) / sizeof(kernel_only[0]), 0);
+	argv[argc++] = "decode";
+	for (int i = 0; no_task_cases[_i].args[i]; i++)
+		argv[argc++] = (char *)no_task_cases[_i].args[i];
+	argv[argc++] = dir;
+	argv[argc] = NULL;
+	status = run_decode(&out, &err, argv);
+	ck_assert_msg(status == no_task_cases[_i].status, "exit %d: %s", status, err);
+	if (no_task_cases[_i].golden) {
+		ck_assert_str_eq(err, "");
+		compare_golden(no_task_cases[_i].golden, out);
+	} else {
+		ck_assert_str_eq(out, "");
+		ck_assert_msg(strstr(err, no_task_cases[_i].error), "stderr: %s", err);
+	}
+	free(out);
+	free(err);
+	remove_trace(dir);
+}
+END_TEST
+
+/* Lost counts from the ring whose sum does not fit in 64 bits. */
+static const struct vbts_record many_lost[] = {
+	ESC(VBTS_ESC_START, 0, VBTS_START_CPL_KERNEL),
+	ESC(VBTS_ESC_LOST, 1ULL << 63, 0),
+	BR(0x13, 0x40, 0, VBTS_BR_CALL),
+	ESC(VBTS_ESC_LOST, 1ULL << 63, 0),
+	ESC(VBTS_ESC_LOST, 5, 0),
+	ESC(VBTS_ESC_STOP, 30, 0),
+};
+
+/* The summary says "at least" the largest count, in text and in valid JSON. */
+START_TEST(test_lost_saturated)
+{
+	char dir[64], *out, *err, *line;
+	char *text_argv[] = { "decode", "--summary", dir, NULL };
+	char *jsonl_argv[] = { "decode", "--summary", "--format", "jsonl", dir, NULL };
+	json_error_t jerr;
+	json_t *summary;
+
+	snprintf(dir, sizeof(dir), "/tmp/vbts-lost-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	write_vm_json(dir, SYMTEST64, NULL);
+	ck_assert_int_eq(vm_json_set_vcpus_1(dir), 0);
+	write_ring(dir, 0, 16, many_lost, sizeof(many_lost) / sizeof(many_lost[0]), 0);
+
+	ck_assert_int_eq(run_decode(&out, &err, text_argv), 0);
+	compare_golden("decode-lost-saturated-summary.txt", out);
+	ck_assert_msg(strstr(out, " >= 18446744073709551615 lost,"), "%s", out);
+	free(out);
+	free(err);
+
+	ck_assert_int_eq(run_decode(&out, &err, jsonl_argv), 0);
+	compare_golden("decode-lost-saturated-summary.jsonl", out);
+	line = strstr(out, "{\"type\":\"summary\"");
+	ck_assert_ptr_nonnull(line);
+	summary = json_loads(line, JSON_DECODE_INT_AS_REAL, &jerr);
+	ck_assert_msg(summary, "%s: %s", line, jerr.text);
+	ck_assert(json_real_value(json_object_get(summary, "lost")) >= 18446744073709551615.0);
+	ck_assert(json_is_true(json_object_get(summary, "lost_saturated")));
+	json_decref(summary);
 	free(out);
 	free(err);
 	remove_trace(dir);
@@ -751,6 +851,9 @@ Suite *golden_suite(void)
 	tcase_add_loop_test(tc, test_bad_input, 0,
 			    (int)(sizeof(bad_cases) / sizeof(bad_cases[0])));
 	tcase_add_test(tc, test_help);
+	tcase_add_test(tc, test_lost_saturated);
+	tcase_add_loop_test(tc, test_no_tasks, 0,
+			    (int)(sizeof(no_task_cases) / sizeof(no_task_cases[0])));
 	tcase_add_test(tc, test_live_trace);
 	tcase_add_loop_test(tc, test_symbol_sources, 0,
 			    (int)(sizeof(sym_cases) / sizeof(sym_cases[0])));

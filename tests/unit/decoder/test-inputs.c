@@ -122,16 +122,6 @@ static void make_trace(char *dir, size_t size)
 	write_ring(dir, 1, 64, ring1, sizeof(ring1) / sizeof(ring1[0]));
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	return remove(path);
-}
-
-static void remove_trace(const char *dir)
-{
-	nftw(dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
-}
-
 static char *slurp_fd(int fd)
 {
 	off_t len = lseek(fd, 0, SEEK_END);
@@ -146,14 +136,14 @@ static char *slurp_fd(int fd)
 }
 
 /**
- * run_decode() - `vbts decode ARGS...` in a child process.
+ * run_decode_nofile() - `vbts decode ARGS...` in a child process.
  * @out, @err: receive its stdout and stderr
  * @nofile:    RLIMIT_NOFILE of the child (not under valgrind), 0 to keep the current one
  * @argv:      arguments after "decode", NULL-terminated
  *
  * Return: the exit status, or -N when signal N ended the child (SIGALRM: it hung).
  */
-static int run_decode(char **out, char **err, rlim_t nofile, const char *const *argv)
+static int run_decode_nofile(char **out, char **err, rlim_t nofile, const char *const *argv)
 {
 	char opath[] = "/tmp/vbts-out-XXXXXX", epath[] = "/tmp/vbts-err-XXXXXX";
 	int ofd = mkstemp(opath), efd = mkstemp(epath), status;
@@ -503,7 +493,7 @@ static char *expected_output(enum input_expect expect)
 		break;
 	}
 	argv[argv[0] ? 2 : 0] = dir;
-	ck_assert_int_eq(run_decode(&out, &err, 0, argv), 0);
+	ck_assert_int_eq(run_decode_nofile(&out, &err, 0, argv), 0);
 	free(err);
 	remove_trace(dir);
 	return out;
@@ -518,7 +508,7 @@ START_TEST(test_bad_inputs)
 	make_trace(dir, sizeof(dir));
 	setup_input(dir, input_cases[_i].setup);
 	argv[0] = dir;
-	status = run_decode(&out, &err, 0, argv);
+	status = run_decode_nofile(&out, &err, 0, argv);
 	ck_assert_msg(status == input_cases[_i].status, "exit %d (-14: hung), stderr: %s", status,
 		      err);
 	expand(want, sizeof(want), input_cases[_i].want, dir);
@@ -562,7 +552,7 @@ START_TEST(test_many_rings)
 		write_ring(dir, i, 4, recs, 2);
 	}
 	argv[2] = dir;
-	status = run_decode(&out, &err, 256, argv);
+	status = run_decode_nofile(&out, &err, 256, argv);
 	ck_assert_msg(status == 0, "exit %d, stderr: %s", status, err);
 	ck_assert_str_eq(err, "");
 	for (p = strstr(out, BRANCH_LINE); p; p = strstr(p + 1, BRANCH_LINE)) {

@@ -106,6 +106,25 @@ START_TEST(test_symbols_elf32)
 }
 END_TEST
 
+/* An image stripped of its symbol table (and DWARF): loads, and knows no address. */
+START_TEST(test_symbols_stripped)
+{
+	struct symbols *s = symbols__load(SYMTEST_STRIPPED);
+	struct symbol_hit hit;
+	const char *file;
+	int line;
+
+	ck_assert_msg(s, "%s: %s", SYMTEST_STRIPPED, strerror(errno));
+	ck_assert_uint_eq(symbols__count(s), 0);
+	ck_assert_str_eq(symbols__build_id(s), "deadbeef01020304");
+	for (size_t i = 0; i < sizeof(lookups) / sizeof(lookups[0]); i++) {
+		ck_assert_int_eq(symbols__lookup(s, lookups[i].addr, &hit), -ENOENT);
+		ck_assert_int_eq(symbols__line(s, lookups[i].addr, &file, &line), -ENOENT);
+	}
+	symbols__free(s);
+}
+END_TEST
+
 START_TEST(test_symbols_errors)
 {
 	char path[] = "/tmp/vbts-notelf-XXXXXX";
@@ -412,6 +431,7 @@ Suite *symbols_suite(void)
 
 	tcase_add_test(tc, test_symbols_elf64);
 	tcase_add_test(tc, test_symbols_elf32);
+	tcase_add_test(tc, test_symbols_stripped);
 	tcase_add_test(tc, test_symbols_errors);
 	tcase_add_loop_test(tc, test_symbols_corrupted_dwarf, 0,
 			    (int)(sizeof(corruptions) / sizeof(corruptions[0])));
