@@ -5,9 +5,9 @@
  * files too large or with an endless line, broken and missing rings, and more ring files than
  * file descriptors. Every input is made for real in a temporary trace directory.
  *
- * Each decode runs in a child process with a hang guard (SIGALRM) and, outside valgrind, an
- * address-space limit, so that a decoder that blocks or grows without bound fails the test
- * instead of the machine. A partly unreadable trace must name each problem on stderr, decode
+ * Each decode runs in a child process with a hang guard (SIGALRM) and, outside valgrind and
+ * AddressSanitizer, an address-space limit, so that a decoder that blocks or grows without
+ * bound fails the test instead of the machine. A partly unreadable trace must name each problem on stderr, decode
  * the rest (compared with the decode of a trace that lacks the bad part) and exit 2.
  */
 #include <errno.h>
@@ -26,6 +26,18 @@
 #include <valgrind/valgrind.h>
 #else
 #define RUNNING_ON_VALGRIND 0
+#endif
+
+/* AddressSanitizer reserves terabytes of shadow address space: no RLIMIT_AS under it. */
+#if defined(__SANITIZE_ADDRESS__)
+#define ADDRESS_LIMIT_OK 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ADDRESS_LIMIT_OK 0
+#endif
+#endif
+#ifndef ADDRESS_LIMIT_OK
+#define ADDRESS_LIMIT_OK 1
 #endif
 
 #include "commands.h"
@@ -167,7 +179,7 @@ static int run_decode_nofile(char **out, char **err, rlim_t nofile, const char *
 		/* The test runner may handle SIGALRM itself: here it must end the child. */
 		signal(SIGALRM, SIG_DFL);
 		alarm(DECODE_GUARD_S);
-		if (!RUNNING_ON_VALGRIND) {
+		if (!RUNNING_ON_VALGRIND && ADDRESS_LIMIT_OK) {
 			/* An input that grows memory without bound fails fast, not the machine. */
 			struct rlimit as = { 1ULL << 30, 1ULL << 30 };
 
