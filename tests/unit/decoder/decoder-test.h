@@ -101,6 +101,18 @@ size_t decode_all(const struct decoder_source *src, size_t n, struct decoded_rec
 int run_decode(char **out, char **err, char **argv);
 
 /**
+ * write_ring() - write a ring file DIR/vcpuN.ring with the ring writer.
+ * @dir:      trace directory
+ * @vcpu:     N
+ * @capacity: record slots
+ * @recs:     records appended in order
+ * @n:        how many
+ * @refused:  when > 0, the ring is then frozen and that many more appends must be refused
+ */
+void write_ring(const char *dir, uint32_t vcpu, uint64_t capacity,
+		const struct vbts_record *recs, size_t n, unsigned int refused);
+
+/**
  * remove_trace() - remove a trace directory and everything in it.
  * @dir: the directory
  */

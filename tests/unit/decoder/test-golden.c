@@ -86,8 +86,7 @@ static void write_text(const char *path, const char *text)
 	ck_assert_int_eq(fclose(f), 0);
 }
 
-/* Writes a ring; @refused > 0 freezes it and then has that many appends refused. */
-static void write_ring(const char *dir, uint32_t vcpu, uint64_t capacity,
+void write_ring(const char *dir, uint32_t vcpu, uint64_t capacity,
 		       const struct vbts_record *recs, size_t n, unsigned int refused)
 {
 	struct ring_writer_config cfg = {

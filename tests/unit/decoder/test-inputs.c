@@ -96,23 +96,6 @@ static void write_text(const char *dir, const char *name, const char *text)
 	write_file(path, text, strlen(text));
 }
 
-static void write_ring(const char *dir, uint32_t vcpu, uint64_t capacity,
-		       const struct vbts_record *recs, size_t n)
-{
-	struct ring_writer_config cfg = {
-		.capacity = capacity, .mode = VBTS_RING_WRAP, .vcpu_id = vcpu, .vm_id = 0xab,
-	};
-	struct ring_writer *w;
-	char path[512];
-
-	snprintf(path, sizeof(path), "%s/vcpu%u.ring", dir, vcpu);
-	w = ring_writer__create(path, &cfg);
-	ck_assert_ptr_nonnull(w);
-	for (size_t i = 0; i < n; i++)
-		ck_assert_int_eq(ring_writer__append(w, &recs[i]), 0);
-	ck_assert_int_eq(ring_writer__close(w), 0);
-}
-
 static void write_vm_json(const char *dir, const char *image, unsigned int vcpus)
 {
 	char vm[1024];
@@ -130,8 +113,8 @@ static void make_trace(char *dir, size_t size)
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	write_vm_json(dir, SYMTEST64, 2);
 	write_text(dir, "events.jsonl", events);
-	write_ring(dir, 0, 64, ring0, sizeof(ring0) / sizeof(ring0[0]));
-	write_ring(dir, 1, 64, ring1, sizeof(ring1) / sizeof(ring1[0]));
+	write_ring(dir, 0, 64, ring0, sizeof(ring0) / sizeof(ring0[0]), 0);
+	write_ring(dir, 1, 64, ring1, sizeof(ring1) / sizeof(ring1[0]), 0);
 }
 
 static char *slurp_fd(int fd)
@@ -561,7 +544,7 @@ START_TEST(test_many_rings)
 			BR(0x1000 + i, 0x2000 + i, 0, VBTS_BR_JMP),
 		};
 
-		write_ring(dir, i, 4, recs, 2);
+		write_ring(dir, i, 4, recs, 2, 0);
 	}
 	argv[2] = dir;
 	status = run_decode_nofile(&out, &err, 256, argv);
