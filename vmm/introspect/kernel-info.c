@@ -82,7 +82,7 @@ static int find_member(const struct btf *btf, int type_id, const char *name, uns
 	for (unsigned int i = 0; i < btf_vlen(t); i++, m++) {
 		uint32_t off = btf_member_bit_offset(t, i);
 		uint32_t inner, mtype;
-		int sub;
+		int sub, ret;
 
 		if (*btf_name(btf, m->name_off)) {
 			if (strcmp(btf_name(btf, m->name_off), name))
@@ -96,13 +96,16 @@ static int find_member(const struct btf *btf, int type_id, const char *name, uns
 		sub = btf__resolve_type(btf, m->type);
 		if (sub < 0)
 			continue;
-		if (!find_member(btf, sub, name, depth + 1, &inner, &mtype)) {
-			if (inner > UINT32_MAX - off)
-				return -EINVAL;
-			*bit_off = off + inner;
-			*member_type = mtype;
-			return 0;
-		}
+		ret = find_member(btf, sub, name, depth + 1, &inner, &mtype);
+		if (ret == -ENOENT)
+			continue;
+		if (ret)
+			return ret;
+		if (inner > UINT32_MAX - off)
+			return -EINVAL;
+		*bit_off = off + inner;
+		*member_type = mtype;
+		return 0;
 	}
 	return -ENOENT;
 }
@@ -139,7 +142,7 @@ static int member(const struct btf *btf, int struct_id, const char *sname, const
 	if (ret) {
 		set_err(err, errlen, "BTF: struct %s has no member %s%s", sname, name,
 			ret == -EINVAL ? " that is not a bit field" : "");
-		return ret;
+		return -EINVAL;
 	}
 	if (bits % 8) {
 		set_err(err, errlen, "BTF: %s.%s is not byte aligned", sname, name);

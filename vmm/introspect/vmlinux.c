@@ -16,6 +16,7 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include "vmlinux-int.h"
 #include "vmlinux.h"
 
 /* Boot protocol header fields (Documentation/arch/x86/boot.rst), offsets in the bzImage. */
@@ -36,6 +37,7 @@ struct outbuf {
 	uint8_t *p;
 	size_t len;
 	size_t cap;
+	size_t max; /* never more than this */
 };
 
 static int outbuf_grow(struct outbuf *o)
@@ -43,10 +45,10 @@ static int outbuf_grow(struct outbuf *o)
 	size_t cap = o->cap ? o->cap * 2 : (1U << 20);
 	uint8_t *p;
 
-	if (o->cap >= VMLINUX_MAX_SIZE)
+	if (o->cap >= o->max)
 		return -EFBIG;
-	if (cap > VMLINUX_MAX_SIZE)
-		cap = VMLINUX_MAX_SIZE;
+	if (cap > o->max)
+		cap = o->max;
 	p = realloc(o->p, cap);
 	if (!p)
 		return -ENOMEM;
@@ -203,10 +205,10 @@ static bool is_elf(const uint8_t *p, size_t len)
 	return len >= 4 && p[0] == 0x7f && p[1] == 'E' && p[2] == 'L' && p[3] == 'F';
 }
 
-int vmlinux__from_bzimage(const uint8_t *img, size_t len, uint8_t **out, size_t *outlen,
-			  const char **method)
+int vmlinux__from_bzimage_max(const uint8_t *img, size_t len, size_t max, uint8_t **out,
+			      size_t *outlen, const char **method)
 {
-	struct outbuf o = { 0 };
+	struct outbuf o = { .max = max };
 	const struct method *m = NULL;
 	uint64_t start, off, plen;
 	const uint8_t *payload;
@@ -243,7 +245,7 @@ int vmlinux__from_bzimage(const uint8_t *img, size_t len, uint8_t **out, size_t 
 
 	/* The kernel's build appends the decompressed size (le32): a first guess of the room. */
 	size_hint = get_le32(payload + plen - 4);
-	if (size_hint >= 4096 && size_hint <= VMLINUX_MAX_SIZE) {
+	if (size_hint >= 4096 && size_hint <= max) {
 		o.p = malloc(size_hint);
 		if (!o.p)
 			return -ENOMEM;
@@ -263,6 +265,12 @@ int vmlinux__from_bzimage(const uint8_t *img, size_t len, uint8_t **out, size_t 
 err_free:
 	free(o.p);
 	return ret;
+}
+
+int vmlinux__from_bzimage(const uint8_t *img, size_t len, uint8_t **out, size_t *outlen,
+			  const char **method)
+{
+	return vmlinux__from_bzimage_max(img, len, VMLINUX_MAX_SIZE, out, outlen, method);
 }
 
 static void set_err(char *err, size_t errlen, const char *fmt, ...)
