@@ -18,8 +18,10 @@
 #include "ksyms.h"
 #include "vmlinux.h"
 
-/* Nesting of anonymous structs and unions followed when looking for a member. */
+/* Nesting of anonymous structs and unions followed when looking for a member, and members
+ * looked at in all (a BTF whose anonymous members nest into themselves stays cheap). */
 #define MEMBER_DEPTH_MAX 8
+#define MEMBER_VISITS_MAX 100000U
 #define IDENTITY_MAX 4096
 /* Link-time addresses of the kernel image: __START_KERNEL_map up to the modules. */
 #define KERNEL_IMAGE_START 0xffffffff80000000ULL
@@ -71,7 +73,7 @@ static const char *btf_name(const struct btf *btf, uint32_t off)
  * members; @bit_off is the offset in bits from the start of @type_id.
  */
 static int find_member(const struct btf *btf, int type_id, const char *name, unsigned int depth,
-		       uint32_t *bit_off, uint32_t *member_type)
+		       unsigned int *visits, uint32_t *bit_off, uint32_t *member_type)
 {
 	const struct btf_type *t = btf__type_by_id(btf, type_id);
 	const struct btf_member *m;
@@ -83,6 +85,9 @@ static int find_member(const struct btf *btf, int type_id, const char *name, uns
 		uint32_t off = btf_member_bit_offset(t, i);
 		uint32_t inner, mtype;
 		int sub, ret;
+
+		if (++*visits > MEMBER_VISITS_MAX)
+			return -E2BIG;
 
 		if (*btf_name(btf, m->name_off)) {
 			if (strcmp(btf_name(btf, m->name_off), name))
@@ -96,7 +101,7 @@ static int find_member(const struct btf *btf, int type_id, const char *name, uns
 		sub = btf__resolve_type(btf, m->type);
 		if (sub < 0)
 			continue;
-		ret = find_member(btf, sub, name, depth + 1, &inner, &mtype);
+		ret = find_member(btf, sub, name, depth + 1, visits, &inner, &mtype);
 		if (ret == -ENOENT)
 			continue;
 		if (ret)
@@ -135,13 +140,15 @@ static int member(const struct btf *btf, int struct_id, const char *sname, const
 		  enum member_kind kind, struct member_info *out, char *err, size_t errlen)
 {
 	const struct btf_type *st = btf__type_by_id(btf, struct_id), *t;
+	unsigned int visits = 0;
 	uint32_t bits, type;
 	int rid, ret;
 
-	ret = find_member(btf, struct_id, name, 0, &bits, &type);
+	ret = find_member(btf, struct_id, name, 0, &visits, &bits, &type);
 	if (ret) {
 		set_err(err, errlen, "BTF: struct %s has no member %s%s", sname, name,
-			ret == -EINVAL ? " that is not a bit field" : "");
+			ret == -EINVAL ? " that is not a bit field" :
+			ret == -E2BIG ? " within a sane nesting of anonymous members" : "");
 		return -EINVAL;
 	}
 	if (bits % 8) {

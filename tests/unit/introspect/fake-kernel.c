@@ -81,6 +81,13 @@ void *fk_btf(const struct fk_btf_opts *o, size_t *size)
 	field(b, NULL, u1, 64, 0);
 	if (!o->no_pid)
 		field(b, "pid", o->pid_pointer ? p_task : t_pid, 320, o->pid_bitfield ? 20 : 0);
+	if (o->self_nesting) {
+		int self = must(btf__add_struct(b, NULL, 8));
+
+		for (int i = 0; i < 1000; i++)
+			field(b, NULL, self, 0, 0);
+		s1 = self;
+	}
 	must(btf__add_struct(b, "task_struct", FK_TASK_SIZE));
 	field(b, "state", t_long, 0, 0);
 	field(b, NULL, s1, 128, 0);

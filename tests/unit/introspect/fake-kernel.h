@@ -63,6 +63,7 @@ struct fk_btf_opts {
 	bool comm_100;		/* comm[100] */
 	bool no_pcpu_hot;	/* an older kernel: per-CPU current_task, no struct pcpu_hot */
 	bool no_thread_node;	/* thread_group instead of thread_node/thread_head */
+	bool self_nesting;	/* an anonymous struct of 1000 anonymous members of itself */
 };
 
 /**

@@ -168,6 +168,7 @@ static const struct {
 	{ { .pid_bitfield = true }, "not a bit field" },
 	{ { .pid_pointer = true }, "task_struct.pid has an unexpected type" },
 	{ { .comm_100 = true }, "task_struct.comm has an unexpected type" },
+	{ { .self_nesting = true }, "within a sane nesting" },
 };
 
 START_TEST(test_broken_btf)
