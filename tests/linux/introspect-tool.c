@@ -312,7 +312,9 @@ int main(int argc, char **argv)
 
 		ret = introspect__resolve_cr3(in, resolve[r], &t);
 		if (ret) {
-			o = json_pack("{s:s, s:s, s:o}", "kind", "resolve", "error", strerror(-ret),
+			o = json_pack("{s:s, s:s, s:o}", "kind", "resolve", "error",
+				      ret == -ENOENT ? "no process has these page tables"
+						     : strerror(-ret),
 				      "cr3", hex(resolve[r]));
 		} else {
 			o = task_json("resolve", &t);
