@@ -17,6 +17,7 @@ Suite *symbols_suite(void);
 Suite *golden_suite(void);
 Suite *inputs_suite(void);
 Suite *scale_suite(void);
+Suite *system_map_suite(void);
 
 /* The same as constant initializers, for static tables. */
 #define BR(from, to, cpl, kind)                                                              \
