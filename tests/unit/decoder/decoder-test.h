@@ -18,6 +18,7 @@ Suite *golden_suite(void);
 Suite *inputs_suite(void);
 Suite *scale_suite(void);
 Suite *system_map_suite(void);
+Suite *linux_procmap_suite(void);
 
 /* The same as constant initializers, for static tables. */
 #define BR(from, to, cpl, kind)                                                              \

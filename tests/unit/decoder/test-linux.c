@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "decoder-test.h"
+#include "procmap-int.h"
 #include "symbols-int.h"
 
 /* A temporary file holding @len bytes of @data; its path in @path (room for 32 bytes). */
@@ -24,6 +25,120 @@ static void temp_file(char *path, const void *data, size_t len)
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(write(fd, data, len), (ssize_t)len);
 	ck_assert_int_eq(close(fd), 0);
+}
+
+/* ---- process map ---------------------------------------------------------------------------- */
+
+/*
+ * A shell (pid 10) forks a child (pid 11, CR3 0x5000 while it is still "sh"), which execs
+ * a program with a long name (new CR3 0x6000) and exits; pid 12 then reuses CR3 0x5000, and
+ * pid 11 itself is reused by an unrelated process after the exit.
+ */
+static const char linux_events[] =
+	"{\"time\":100,\"vcpu\":0,\"event\":\"task\",\"pid\":10,\"tgid\":10,\"name\":\"sh\","
+	"\"cr3\":\"0x4000\"}\n"
+	"{\"time\":200,\"vcpu\":1,\"event\":\"task\",\"pid\":11,\"tgid\":11,\"name\":\"sh\","
+	"\"cr3\":\"0x5000\"}\n"
+	"{\"time\":300,\"vcpu\":1,\"event\":\"exec\",\"pid\":11,\"tgid\":11,"
+	"\"name\":\"vbts-linux-stat\",\"cr3\":\"0x6000\",\"build_id\":\"AB12cd34\","
+	"\"exe\":\"/bin/vbts-linux-static\",\"load_base\":\"0x555555554000\"}\n"
+	"{\"time\":400,\"vcpu\":1,\"event\":\"exit\",\"pid\":11,\"code\":0}\n"
+	"{\"time\":500,\"vcpu\":0,\"event\":\"task\",\"pid\":12,\"tgid\":12,\"name\":\"cat\","
+	"\"cr3\":\"0x5000\"}\n"
+	"{\"time\":600,\"vcpu\":0,\"event\":\"task\",\"pid\":11,\"tgid\":11,\"name\":\"late\","
+	"\"cr3\":\"0x7000\"}\n"
+	"{\"time\":700,\"vcpu\":0,\"event\":\"exec\",\"pid\":13,\"tgid\":10,\"name\":\"thread\","
+	"\"cr3\":\"0x8000\",\"load_base\":4096}\n"
+	/* Bad: each one member wrong. */
+	"{\"time\":800,\"event\":\"exec\",\"pid\":20,\"name\":\"x\",\"cr3\":\"0x9000\","
+	"\"build_id\":\"../../etc\"}\n"
+	"{\"time\":800,\"event\":\"exec\",\"pid\":20,\"name\":\"x\",\"cr3\":\"0x9000\","
+	"\"build_id\":\"abc\"}\n"
+	"{\"time\":800,\"event\":\"exec\",\"pid\":20,\"name\":\"x\",\"cr3\":\"0x9000\","
+	"\"exe\":\"\"}\n"
+	"{\"time\":800,\"event\":\"exec\",\"pid\":20,\"name\":\"x\",\"cr3\":\"0x9000\","
+	"\"load_base\":\"0xzz\"}\n"
+	"{\"time\":800,\"event\":\"exec\",\"pid\":20,\"name\":\"x\",\"cr3\":\"0x9000\","
+	"\"load_base\":-1}\n"
+	"{\"time\":800,\"event\":\"exec\",\"pid\":20,\"name\":\"x\",\"cr3\":\"0x9000\","
+	"\"tgid\":\"20\"}\n"
+	"{\"time\":800,\"event\":\"task\",\"pid\":20,\"name\":\"x\",\"cr3\":\"0x9000\","
+	"\"build_id\":\"abcd\"}\n"
+	"{\"time\":800,\"event\":\"exec\",\"pid\":20,\"name\":\"x\"}\n";
+
+START_TEST(test_procmap_exec)
+{
+	const struct procmap_task *t, *sh, *child;
+	struct procmap *pm = procmap__new();
+	char path[32];
+	uint64_t first;
+	bool sel[16];
+
+	ck_assert_ptr_nonnull(pm);
+	temp_file(path, linux_events, sizeof(linux_events) - 1);
+	procmap__use_reference(pm, _i);
+	ck_assert_int_eq(procmap__load(pm, path), 0);
+	unlink(path);
+	ck_assert_uint_eq(procmap__nr_tasks(pm), 6);
+	ck_assert_uint_eq(procmap__bad_lines(pm, &first), 8);
+	ck_assert_uint_eq(first, 8);
+
+	/* The child before and after its exec: one process, two address spaces. */
+	child = procmap__lookup(pm, 0x5000, 250, true);
+	ck_assert(child && child->pid == 11 && !strcmp(child->name, "sh") && !child->exec);
+	ck_assert(child->tgid_valid && child->tgid == 11 && !child->build_id && !child->exe);
+	t = procmap__lookup(pm, 0x6000, 350, true);
+	ck_assert(t && t->pid == 11 && !strcmp(t->name, "vbts-linux-stat") && t->exec);
+	ck_assert_str_eq(t->build_id, "ab12cd34");
+	ck_assert_str_eq(t->exe, "/bin/vbts-linux-static");
+	ck_assert(t->load_base_valid && t->load_base == 0x555555554000ULL);
+	ck_assert(t->exited && t->exit_code == 0 && t->exit_time == 400);
+	ck_assert(!child->exited);
+	ck_assert_uint_eq(t->process, child->process);
+	ck_assert_ptr_eq(procmap__task(pm, t->index), t);
+	/* CR3 0x5000 reused after the exec freed it, pid 11 reused after the exit. */
+	t = procmap__lookup(pm, 0x5000, 550, true);
+	ck_assert(t && t->pid == 12 && !strcmp(t->name, "cat"));
+	t = procmap__lookup(pm, 0x7000, 650, true);
+	ck_assert(t && t->pid == 11 && !strcmp(t->name, "late"));
+	ck_assert_uint_ne(t->process, child->process);
+	sh = procmap__lookup(pm, 0x4000, 150, true);
+	ck_assert(sh && sh->pid == 10);
+	t = procmap__lookup(pm, 0x8000, 750, true);
+	ck_assert(t && t->load_base_valid && t->load_base == 4096 && !t->build_id);
+	ck_assert_uint_eq(procmap__nr_processes(pm), 5);
+
+	/* Names: any name a process had; pids: the processes of that pid or tgid. */
+	memset(sel, 0, sizeof(sel));
+	ck_assert_uint_eq(procmap__select(pm, "sh", sel), 2);
+	ck_assert(sel[sh->process] && sel[child->process]);
+	memset(sel, 0, sizeof(sel));
+	ck_assert_uint_eq(procmap__select(pm, "vbts-linux-stat", sel), 1);
+	ck_assert(sel[child->process] && !sel[sh->process]);
+	memset(sel, 0, sizeof(sel));
+	ck_assert_uint_eq(procmap__select(pm, "vbts-linux-static", sel), 1);
+	ck_assert(sel[child->process]);
+	memset(sel, 0, sizeof(sel));
+	ck_assert_uint_eq(procmap__select(pm, "vbts-linux-stXX", sel), 0);
+	ck_assert_uint_eq(procmap__select(pm, "11", sel), 2);
+	ck_assert(sel[child->process] && !sel[sh->process]);
+	memset(sel, 0, sizeof(sel));
+	ck_assert_uint_eq(procmap__select(pm, "10", sel), 2);   /* pid 10, and tgid 10 */
+	ck_assert(sel[sh->process] && !sel[child->process]);
+	ck_assert_uint_eq(procmap__select(pm, "99", sel), 0);
+	ck_assert_uint_eq(procmap__select(pm, "", sel), 0);
+	procmap__free(pm);
+}
+END_TEST
+
+Suite *linux_procmap_suite(void)
+{
+	Suite *s = suite_create("linux-procmap");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_loop_test(tc, test_procmap_exec, 0, 2);
+	suite_add_tcase(s, tc);
+	return s;
 }
 
 /* ---- System.map ----------------------------------------------------------------------------- */
