@@ -161,6 +161,8 @@ static const struct symbols *load(struct bind_ctx *c, const struct symbol_file *
 		l->table = NULL;
 		return NULL;
 	}
+	if (!symbols__count(l->table))
+		warn(c, "%s: no symbol table", q);
 	if (symbols__dwarf_problem(l->table))
 		warn(c, "%s: %s, no source lines", q, symbols__dwarf_problem(l->table));
 	return l->table;

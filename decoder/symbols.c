@@ -496,11 +496,18 @@ static int check_dwarf_sections(struct symbols *s, Elf *elf, size_t shstrndx)
 static int check_dwarf_input(struct symbols *s, Elf *elf, int fd)
 {
 	size_t shnum, shstrndx;
+	GElf_Shdr sh;
 	struct stat st;
 	int ret;
 
 	if (elf_getshdrnum(elf, &shnum) || elf_getshdrstrndx(elf, &shstrndx)) {
 		dwarf_problem(s, "unreadable section headers: %s", elf_errmsg(-1));
+		return -EINVAL;
+	}
+	/* Without section names, DWARF sections cannot be found, nor checked. */
+	if (shnum && (shstrndx >= shnum || !gelf_getshdr(elf_getscn(elf, shstrndx), &sh) ||
+		      sh.sh_type != SHT_STRTAB)) {
+		dwarf_problem(s, "the section names (section %zu) are not a string table", shstrndx);
 		return -EINVAL;
 	}
 	if (!has_dwarf(elf, shstrndx))

@@ -147,8 +147,8 @@ int symbols__line(const struct symbols *s, uint64_t addr, const char **file, int
  * @s: table
  *
  * A file whose section headers or DWARF sections fail the checks made before libdw reads
- * them (inside the file, no overlaps, sane sizes and compression headers, terminated string
- * sections) keeps its symbols and has no source lines.
+ * them (section names readable, inside the file, no overlaps, sane sizes and compression
+ * headers, terminated string sections) keeps its symbols and has no source lines.
  *
  * Return: one line of printable text (owned by the table), or NULL when the DWARF is used or
  * the file has none.
