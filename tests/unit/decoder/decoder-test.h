@@ -22,6 +22,19 @@ Suite *scale_suite(void);
 Suite *system_map_suite(void);
 Suite *linux_procmap_suite(void);
 Suite *linux_decode_suite(void);
+Suite *linux_debian_suite(void);
+
+/**
+ * debian_kernel_file() - a file of Debian's kernel package in the harness cache.
+ * @what: "System.map" (boot/System.map-<release>), or a file of the release's directory
+ *        ("vmlinux")
+ * @path: receives its path under $VBTS_BUILD_DIR/harness/<release>/
+ * @len:  room in @path
+ *
+ * Return: 0 when it is there and readable, -ENOENT (no $VBTS_BUILD_DIR, no cache) or the
+ * errno of access(2).
+ */
+int debian_kernel_file(const char *what, char *path, size_t len);
 
 /* The same as constant initializers, for static tables. */
 #define BR(from, to, cpl, kind)                                                              \

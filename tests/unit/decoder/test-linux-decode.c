@@ -768,6 +768,168 @@ START_TEST(test_linux_symbols_file)
 }
 END_TEST
 
+/* ---- Debian's kernel ------------------------------------------------------------------------ */
+
+int debian_kernel_file(const char *what, char *path, size_t len)
+{
+	const char *build = getenv("VBTS_BUILD_DIR");
+	char rel_path[512], rel[128] = "";
+	FILE *f;
+
+	if (!build)
+		return -ENOENT;
+	snprintf(rel_path, sizeof(rel_path), "%s/harness/kernel-release", build);
+	f = fopen(rel_path, "r");
+	if (!f)
+		return -ENOENT;
+	if (!fgets(rel, sizeof(rel), f))
+		rel[0] = '\0';
+	fclose(f);
+	rel[strcspn(rel, "\n")] = '\0';
+	if (!rel[0])
+		return -ENOENT;
+	if (!strcmp(what, "System.map"))
+		snprintf(path, len, "%s/harness/%s/root/boot/System.map-%s", build, rel, rel);
+	else
+		snprintf(path, len, "%s/harness/%s/%s", build, rel, what);
+	return access(path, R_OK) ? -errno : 0;
+}
+
+/* Text symbols of a System.map as the test reads it: address and name per line. */
+struct map_entry {
+	uint64_t addr;
+	char name[128];
+};
+
+static size_t read_text_symbols(const char *path, struct map_entry **out)
+{
+	size_t n = 0, alloc = 0;
+	char line[1100], type;
+	struct map_entry e, *p;
+	FILE *f = fopen(path, "r");
+
+	ck_assert_ptr_nonnull(f);
+	*out = NULL;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%" SCNx64 " %c %127s", &e.addr, &type, e.name) != 3 ||
+		    !strchr("TtWw", type))
+			continue;
+		if (n == alloc) {
+			alloc = alloc ? 2 * alloc : 4096;
+			p = realloc(*out, alloc * sizeof(*p));
+			ck_assert_ptr_nonnull(p);
+			*out = p;
+		}
+		(*out)[n++] = e;
+	}
+	fclose(f);
+	return n;
+}
+
+/*
+ * The System.map of Debian's kernel package: what it holds (Debian ships a one-line
+ * placeholder in linux-image, the map itself in the -dbg package) is found and used, with
+ * the slide, and a placeholder is said to be one, in one line.
+ */
+START_TEST(test_debian_system_map)
+{
+	char path[768], arg[800], dir[64], *out, *err;
+	const char *args[] = { "--system-map", path, NULL };
+	struct system_map_stats st;
+	struct map_entry *syms;
+	struct symbols *s;
+	size_t n;
+
+	ck_assert_int_eq(debian_kernel_file("System.map", path, sizeof(path)), 0);
+	s = symbols__load_system_map(path, &st, arg, sizeof(arg));
+	ck_assert_msg(s, "%s", arg);
+	n = read_text_symbols(path, &syms);
+	/* Aliases no lookup can return are not kept. */
+	ck_assert_uint_le(symbols__count(s), n);
+	make_linux_trace(dir);
+	ck_assert_int_eq(decode_linux(dir, args, &out, &err), 0);
+	assert_printable(err, 1);
+	if (st.placeholder) {
+		/* Debian's linux-image package. */
+		ck_assert_uint_eq(symbols__count(s), 0);
+		ck_assert_uint_eq(n, 0);
+		ck_assert_msg(strstr(err, ": the placeholder of Debian's linux-image package, no "
+					  "symbols (the System.map is in its -dbg package), kernel "
+					  "addresses not symbolized from it\n"), "%s", err);
+		ck_assert_msg(strstr(out, "=>  0xffffffff82001000  (syscall)"), "%s", out);
+	} else {
+		/* A map with symbols: every text symbol found at its address plus the slide. */
+		ck_assert_uint_gt(n, 1000);
+		ck_assert_uint_gt(symbols__count(s), n / 2);
+		ck_assert_uint_eq(st.malformed, 0);
+		ck_assert_str_eq(err, "");
+		for (size_t i = 0; i + 1 < n; i += 1 + n / 4096) {
+			struct symbol_hit hit;
+
+			if (syms[i + 1].addr <= syms[i].addr + 1)
+				continue;
+			ck_assert_int_eq(symbols__lookup(s, syms[i].addr + 1, &hit), 0);
+			ck_assert_uint_eq(hit.offset, 1);
+		}
+		ck_assert_msg(!strstr(out, "=>  0xffffffff82001000  (syscall)"), "%s", out);
+	}
+	free(syms);
+	free(out);
+	free(err);
+	symbols__free(s);
+	remove_trace(dir);
+}
+END_TEST
+
+/*
+ * The uncompressed kernel of Debian's package as vm.json's vmlinux: a 60 MiB ELF file stripped
+ * of its symbol table; said so in one line, everything else decoded.
+ */
+START_TEST(test_debian_vmlinux)
+{
+	char path[768], vm[1024], dir[64], *out, *err;
+	const char *args[] = { NULL };
+	struct symbols *s;
+
+	if (debian_kernel_file("vmlinux", path, sizeof(path))) {
+		/* prepare could not extract it (no zstd): the bzImage is booted then. */
+		fprintf(stderr, "test_debian_vmlinux: no vmlinux in the harness cache, not run\n");
+		return;
+	}
+	s = symbols__load(path);
+	ck_assert_msg(s, "%s: %s", path, strerror(errno));
+	make_linux_trace(dir);
+	snprintf(vm, sizeof(vm),
+		 "{\"version\":1,\"kernel\":\"/boot/vmlinuz\",\"vmlinux\":\"%s\","
+		 "\"kaslr_slide\":0,\"vcpus\":1}\n", path);
+	write_text(dir, "vm.json", vm);
+	ck_assert_int_eq(decode_linux(dir, args, &out, &err), 0);
+	if (!symbols__count(s))
+		ck_assert_msg(strstr(err, "/vmlinux: no symbol table, kernel addresses not "
+					  "symbolized from it\n"), "%s", err);
+	else
+		ck_assert_str_eq(err, "");
+	assert_printable(err, 1);
+	ck_assert_uint_eq(count_lines(out), sizeof(linux_ring) / sizeof(linux_ring[0]));
+	free(out);
+	free(err);
+	symbols__free(s);
+	remove_trace(dir);
+}
+END_TEST
+
+Suite *linux_debian_suite(void)
+{
+	Suite *s = suite_create("linux-debian");
+	TCase *tc = tcase_create("core");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_debian_system_map);
+	tcase_add_test(tc, test_debian_vmlinux);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
 Suite *linux_decode_suite(void)
 {
 	Suite *s = suite_create("linux-decode");
