@@ -353,6 +353,45 @@ START_TEST(test_linux_slide)
 }
 END_TEST
 
+/*
+ * vm.json's vmlinux: an ELF file with symbols and DWARF, tried before System.map at the same
+ * slide. The static program stands in for it: linked at 0x10000000 and shifted by
+ * 0xffffffff72000000 (a negative slide), its _start is where entry_SYSCALL_64 runs and its
+ * label __bss_start (end of data) where do_syscall_64 does.
+ */
+START_TEST(test_linux_vmlinux)
+{
+	const char *const args[] = { "--lines", NULL };
+	char vm[1024], dir[64], *out, *err;
+
+	make_linux_trace(dir);
+	/* The System.map of the same kernel: where vmlinux has symbols, they are taken. */
+	write_text(dir, "System.map", "0000000010001000 T map_start\n"
+				      "0000000010004000 T map_only\n"
+				      "0000000010005000 T map_end\n");
+	snprintf(vm, sizeof(vm),
+		 "{\"version\":1,\"kernel\":\"/boot/vmlinuz\",\"system_map\":\"System.map\","
+		 "\"vmlinux\":\"%s\",\"kaslr_slide\":%lld,\"vcpus\":1}\n", LINUX_STATIC,
+		 (long long)(ENTRY_SYSCALL - STATIC_TEXT));
+	write_text(dir, "vm.json", vm);
+	ck_assert_int_eq(decode_linux(dir, args, &out, &err), 0);
+	ck_assert_str_eq(err, "");
+	/* vmlinux first, with its source lines; System.map where vmlinux has no symbol. */
+	ck_assert_msg(strstr(out, "0x1000102a [unknown]  =>  0xffffffff82001000 _start+0x0 "
+				  "(linux-prog.S:13)  (syscall)\n"), "%s", out);
+	ck_assert_msg(strstr(out, "0xffffffff82001040 leaf+0x0 (linux-prog.S:32)  =>  "
+				  "0xffffffff82002000 __bss_start+0x0  (call)\n"), "%s", out);
+	ck_assert_msg(strstr(out, "0xffffffff82004010 map_only+0x10  =>  0xffffffff82004100 "
+				  "map_only+0x100  (jmp)\n"), "%s", out);
+	ck_assert_msg(strstr(out, "0xffffffff82001180 map_start+0x180  =>  0x1000102c [unknown]"),
+		      "%s", out);
+	ck_assert_ptr_null(strstr(out, "map_start+0x0 "));
+	free(out);
+	free(err);
+	remove_trace(dir);
+}
+END_TEST
+
 /* ---- hostile inputs ------------------------------------------------------------------------ */
 
 /* A System.map of 4 MiB lines, garbage and NUL bytes between good lines. */
@@ -941,6 +980,7 @@ Suite *linux_decode_suite(void)
 			    (int)(sizeof(golden_cases) / sizeof(golden_cases[0])));
 	tcase_add_loop_test(tc, test_linux_slide, 0,
 			    (int)(sizeof(slide_cases) / sizeof(slide_cases[0])));
+	tcase_add_test(tc, test_linux_vmlinux);
 	tcase_add_test(tc, test_linux_hostile_map);
 	tcase_add_test(tc, test_linux_symbols_loops);
 	tcase_add_loop_test(tc, test_linux_symbols_bad_path, 0,
