@@ -241,8 +241,8 @@ static int parse_args(int argc, char **argv, struct decode_opts *o)
 			break;
 		case OPT_KASLR_SLIDE:
 			if (parse_slide(optarg, &o->kaslr_slide)) {
-				fprintf(stderr, "vbts decode: bad --kaslr-slide '%s' (bytes, decimal "
-						"or 0x hex)\n", optarg);
+				fprintf(stderr, "vbts decode: bad --kaslr-slide '%s' "
+						"(bytes, decimal or 0x hex)\n", optarg);
 				return -EINVAL;
 			}
 			o->kaslr_slide_set = true;

@@ -53,7 +53,7 @@ struct procmap {
 	uint64_t *key_cr3, *key_start;
 	size_t *by_key;
 	size_t nr_processes;
-	bool indexed;                   /* the order, the index, the exits and processes are up to date */
+	bool indexed;                   /* order, index, exits and processes up to date */
 	bool reference;                 /* answer by the linear paths */
 	uint64_t *probes;               /* work counter for tests, or NULL */
 	uint64_t bad_lines, first_bad_line;

@@ -499,7 +499,8 @@ static int build_key_index(struct symbol_files *sf, enum symbol_files_key key)
 		switch (key) {
 		case SYMBOL_FILES_BUILD_ID:
 			if (f->info.build_id[0])
-				tmp[n++] = (struct sort_ctx_entry){ { f->info.build_id, i }, f->path };
+				tmp[n++] = (struct sort_ctx_entry){ { f->info.build_id, i },
+								    f->path };
 			break;
 		case SYMBOL_FILES_PATH:
 			tmp[n++] = (struct sort_ctx_entry){ { f->path, i }, f->path };

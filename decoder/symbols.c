@@ -507,7 +507,8 @@ static int check_dwarf_input(struct symbols *s, Elf *elf, int fd)
 	/* Without section names, DWARF sections cannot be found, nor checked. */
 	if (shnum && (shstrndx >= shnum || !gelf_getshdr(elf_getscn(elf, shstrndx), &sh) ||
 		      sh.sh_type != SHT_STRTAB)) {
-		dwarf_problem(s, "the section names (section %zu) are not a string table", shstrndx);
+		dwarf_problem(s, "the section names (section %zu) are not a string table",
+			      shstrndx);
 		return -EINVAL;
 	}
 	if (!has_dwarf(elf, shstrndx))
@@ -810,11 +811,8 @@ int symbols__lookup(const struct symbols *s, uint64_t addr, struct symbol_hit *h
 	for (int steps = 0; hi > 0 && steps < 4; steps++) {
 		uint64_t start = s->syms[hi - 1].start;
 
-		first = hi - 1;
-		if (start) {
-			probes++;
-			first = first_after(s, 0, hi - 1, start - 1, &probes);
-		}
+		/* The first symbol of @start: after every one below it. */
+		first = start ? first_after(s, 0, hi - 1, start - 1, &probes) : 0;
 		lo = first;
 		for (size_t h = hi; lo < h;) {
 			size_t mid = lo + (h - lo) / 2;

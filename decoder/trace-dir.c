@@ -390,8 +390,8 @@ static struct symbols *load_system_map(struct trace_dir *t, const char *path, bo
 			  " are not read", q, SYSTEM_MAP_FILE_MAX, st.lines);
 	if (st.placeholder) {
 		warn(t, "%s: the placeholder of Debian's linux-image package, no symbols (the "
-			"System.map is in its -dbg package), kernel addresses not symbolized from it",
-		     q);
+			"System.map is in its -dbg package), kernel addresses not symbolized "
+			"from it", q);
 	} else {
 		if (st.malformed)
 			warn(t, "%s: %" PRIu64 " malformed line%s ignored (the first is line %"
@@ -469,7 +469,8 @@ static void load_kernel(struct trace_dir *t, json_t *vm, bool linux_guest)
 		vmlinux_s = load_vmlinux(t, vmlinux);
 	if ((map_s || vmlinux_s) && !slide_known) {
 		warn(t, "%s: the guest kernel's KASLR slide is unknown (no kaslr_slide in "
-			"vm.json), kernel addresses not symbolized; --kaslr-slide gives it", t->dir);
+			"vm.json), kernel addresses not symbolized; --kaslr-slide gives it",
+		     t->dir);
 		symbols__free(map_s);
 		symbols__free(vmlinux_s);
 		map_s = vmlinux_s = NULL;
