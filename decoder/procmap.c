@@ -28,6 +28,7 @@
 
 #include "input-file.h"
 #include "procmap-int.h"
+#include "symbols.h"
 
 struct procmap_exit {
 	int64_t pid, code;
@@ -157,20 +158,6 @@ static void note_bad(struct procmap *pm, uint64_t lineno)
 		pm->first_bad_line = lineno;
 }
 
-/*
- * A GNU build ID as the events carry it: 2 to 64 bytes in hex. It may name a file of a
- * debuginfod-like cache, so nothing else ("../", "/") may pass.
- */
-static bool build_id_valid(const char *id)
-{
-	size_t n = 0;
-
-	for (; id[n]; n++)
-		if (!isxdigit((unsigned char)id[n]) || n >= 128)
-			return false;
-	return n >= 4 && n % 2 == 0;
-}
-
 /* A hex string "0x..." (as CR3s are written) or a non-negative integer. */
 static int parse_address(json_t *v, uint64_t *out)
 {
@@ -217,7 +204,7 @@ static int parse_task(json_t *root, bool exec, struct procmap_task *t)
 		return build_id || exe || load_base ? -1 : 0;
 	if (build_id) {
 		t->build_id = json_string_value(build_id);
-		if (!t->build_id || !build_id_valid(t->build_id))
+		if (!t->build_id || !symbols__build_id_valid(t->build_id))
 			return -1;
 	}
 	if (exe) {

@@ -866,6 +866,16 @@ const char *symbols__build_id(const struct symbols *s)
 	return s->build_id;
 }
 
+bool symbols__build_id_valid(const char *hex)
+{
+	size_t n = 0;
+
+	for (; hex[n]; n++)
+		if (!isxdigit((unsigned char)hex[n]) || n >= 2 * SYMBOLS_BUILD_ID_MAX)
+			return false;
+	return n >= 4 && n % 2 == 0;
+}
+
 unsigned int symbols__elf_type(const struct symbols *s)
 {
 	return s->elf_type;

@@ -164,6 +164,17 @@ const char *symbols__dwarf_problem(const struct symbols *s);
 const char *symbols__build_id(const struct symbols *s);
 
 /**
+ * symbols__build_id_valid() - whether @hex is a GNU build ID as a trace may carry it.
+ * @hex: the text
+ *
+ * 2 to SYMBOLS_BUILD_ID_MAX bytes in hex digits (either case) and nothing else: a build ID
+ * names a directory of a debuginfod-like cache, so "../" or "/" must not pass.
+ *
+ * Return: true when it is one.
+ */
+bool symbols__build_id_valid(const char *hex);
+
+/**
  * symbols__elf_type() - the ELF file's e_type.
  * @s: table
  *

@@ -3,7 +3,6 @@
  * trace-dir.c - open a vbts trace directory: vm.json, rings, events.jsonl, symbols (the
  * multiboot image; the Linux kernel's System.map and vmlinux, the tasks' programs).
  */
-#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>
@@ -257,20 +256,6 @@ static int open_rings(struct trace_dir *t, json_t *vm, const char *vm_path, char
 }
 
 /*
- * A GNU build ID as vm.json carries it: 2 to 64 bytes in lowercase or uppercase hex. It names a
- * directory under symbols/, so nothing else ("../", "/") may pass.
- */
-static bool build_id_valid(const char *id)
-{
-	size_t n = 0;
-
-	for (; id[n]; n++)
-		if (!isxdigit((unsigned char)id[n]) || n >= 128)
-			return false;
-	return n >= 4 && n % 2 == 0;
-}
-
-/*
  * A path vm.json names: as it is, or, when it is relative and does not exist, inside the
  * trace directory (a trace copied with its files). *@alt receives what to free.
  */
@@ -298,7 +283,7 @@ static void load_image(struct trace_dir *t, json_t *vm)
 	int fd;
 
 	want_id = json_string_value(json_object_get(vm, "build_id"));
-	if (want_id && *want_id && !build_id_valid(want_id)) {
+	if (want_id && *want_id && !symbols__build_id_valid(want_id)) {
 		damage(t, "%s/vm.json: build_id is not a hex build ID; ignored", t->dir);
 		want_id = NULL;
 	}
