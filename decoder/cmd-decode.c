@@ -2,6 +2,7 @@
 /*
  * cmd-decode.c - `vbts decode`: print the records of a trace directory, oldest first.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "escape.h"
 #include "export.h"
 #include "trace-dir.h"
 
@@ -25,8 +27,12 @@ static const char decode_usage[] =
 	"  --vcpu N             only vCPU N\n"
 	"  --last N             only the N newest branch records, with the other records\n"
 	"                       among and after them (everything when there are fewer)\n"
-	"  --task NAME|PID      only the records of this guest task (from events.jsonl);\n"
-	"                       losses, start, stop and freeze records are always shown\n"
+	"  --task NAME|PID      only the records of this guest process (from events.jsonl);\n"
+	"                       repeatable. A name selects every process that had it, before\n"
+	"                       or after an exec (a Linux comm is cut to 15 bytes: a longer\n"
+	"                       NAME matches its first 15), a pid that process across its\n"
+	"                       execs (or the processes of that tgid). Losses, start, stop\n"
+	"                       and freeze records are always shown\n"
 	"  --crashed            like --task, for the task that crashed last (exit code of\n"
 	"                       128 or more in events.jsonl, e.g. 139 for a fatal fault)\n"
 	"  --cpl all|user|kernel  only branch records from CPL > 0 (user) or CPL 0 (kernel);\n"
@@ -37,17 +43,31 @@ static const char decode_usage[] =
 	"  --lines              text: add the source file and line of each address when\n"
 	"                       the image has DWARF line information\n"
 	"  --image ELF          take symbols from ELF instead of the image vm.json names\n"
+	"  --symbols PATH       ELF files for the programs of a Linux guest's tasks: PATH is\n"
+	"                       a file or a directory searched recursively (a guest's root\n"
+	"                       file system, say); repeatable. A task's file is the one with\n"
+	"                       its build ID, else its path (also below PATH), else its name;\n"
+	"                       a PIE or shared object only when its load base is known\n"
+	"  --system-map FILE    the guest kernel's System.map instead of the one vm.json names\n"
+	"  --kaslr-slide N      the guest kernel's KASLR slide in bytes (decimal, or hex with\n"
+	"                       0x; may be negative) instead of vm.json's kaslr_slide\n"
 	"  -h, --help           this text\n"
 	"\n"
 	"Exit status: 0 success, 2 bad arguments or a missing or invalid trace directory\n"
 	"(a truncated or corrupted ring file is reported with its name and offset); also 2\n"
-	"when a ring file, events.jsonl or the image could not be read: each is reported and\n"
-	"the rest is decoded.\n";
+	"when a ring file, events.jsonl, the image or a file named by an option could not be\n"
+	"read: each is reported and the rest is decoded.\n";
 
 struct decode_opts {
 	const char *dir;
 	const char *image;
-	const char *task;
+	const char **tasks;     /* --task keys */
+	size_t nr_tasks;
+	const char **symbols;   /* --symbols PATHs */
+	size_t nr_symbols;
+	const char *system_map;
+	bool kaslr_slide_set;
+	int64_t kaslr_slide;
 	bool crashed;
 	int cpl;        /* -1 all, 0 kernel, 3 user */
 	enum export_format format;
@@ -126,10 +146,31 @@ static int parse_u64(const char *s, uint64_t *v)
 	return errno || *end ? -EINVAL : 0;
 }
 
+/* A signed byte count: decimal, or hex with 0x, either with a leading '-'. */
+static int parse_slide(const char *s, int64_t *v)
+{
+	const char *digits = s + (*s == '-');
+	int base = digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X') ? 16 : 10;
+	char *end;
+
+	if (!isxdigit((unsigned char)digits[base == 16 ? 2 : 0]))
+		return -EINVAL;
+	errno = 0;
+	*v = strtoll(s, &end, base);
+	return errno || *end ? -EINVAL : 0;
+}
+
+static void free_opts(struct decode_opts *o)
+{
+	free(o->tasks);
+	free(o->symbols);
+	o->tasks = o->symbols = NULL;
+}
+
 static int parse_args(int argc, char **argv, struct decode_opts *o)
 {
 	enum { OPT_FORMAT = 256, OPT_VCPU, OPT_LAST, OPT_TASK, OPT_SUMMARY, OPT_IMAGE, OPT_LINES,
-	       OPT_CRASHED, OPT_CPL };
+	       OPT_CRASHED, OPT_CPL, OPT_SYMBOLS, OPT_SYSTEM_MAP, OPT_KASLR_SLIDE };
 	static const struct option longopts[] = {
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "vcpu", required_argument, NULL, OPT_VCPU },
@@ -140,6 +181,9 @@ static int parse_args(int argc, char **argv, struct decode_opts *o)
 		{ "lines", no_argument, NULL, OPT_LINES },
 		{ "crashed", no_argument, NULL, OPT_CRASHED },
 		{ "cpl", required_argument, NULL, OPT_CPL },
+		{ "symbols", required_argument, NULL, OPT_SYMBOLS },
+		{ "system-map", required_argument, NULL, OPT_SYSTEM_MAP },
+		{ "kaslr-slide", required_argument, NULL, OPT_KASLR_SLIDE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -149,6 +193,13 @@ static int parse_args(int argc, char **argv, struct decode_opts *o)
 	memset(o, 0, sizeof(*o));
 	o->vcpu = -1;
 	o->cpl = -1;
+	/* Each repeatable option holds fewer values than there are arguments. */
+	o->tasks = calloc((size_t)argc + 1, sizeof(*o->tasks));
+	o->symbols = calloc((size_t)argc + 1, sizeof(*o->symbols));
+	if (!o->tasks || !o->symbols) {
+		fprintf(stderr, "vbts decode: out of memory\n");
+		return -ENOMEM;
+	}
 	optind = 0; /* full re-initialisation: the command may run more than once */
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -180,7 +231,21 @@ static int parse_args(int argc, char **argv, struct decode_opts *o)
 			o->last_set = true;
 			break;
 		case OPT_TASK:
-			o->task = optarg;
+			o->tasks[o->nr_tasks++] = optarg;
+			break;
+		case OPT_SYMBOLS:
+			o->symbols[o->nr_symbols++] = optarg;
+			break;
+		case OPT_SYSTEM_MAP:
+			o->system_map = optarg;
+			break;
+		case OPT_KASLR_SLIDE:
+			if (parse_slide(optarg, &o->kaslr_slide)) {
+				fprintf(stderr, "vbts decode: bad --kaslr-slide '%s' "
+						"(bytes, decimal or 0x hex)\n", optarg);
+				return -EINVAL;
+			}
+			o->kaslr_slide_set = true;
 			break;
 		case OPT_SUMMARY:
 			o->summary = true;
@@ -216,7 +281,7 @@ static int parse_args(int argc, char **argv, struct decode_opts *o)
 			return -EINVAL;
 		}
 	}
-	if (o->task && o->crashed) {
+	if (o->nr_tasks && o->crashed) {
 		fprintf(stderr, "vbts decode: --task and --crashed exclude each other\n");
 		return -EINVAL;
 	}
@@ -239,9 +304,9 @@ static bool cpl_matches(const struct decoded_record *r, int cpl)
 	return cpl == 0 ? r->cpl == 0 : r->cpl > 0;
 }
 
-/* Does the record pass the --task filter? */
+/* Does the record pass the --task filter (@want: a flag per process)? */
 static bool task_matches(const struct exporter *e, const struct decoded_record *r,
-			 const struct procmap_task *want)
+			 const bool *want)
 {
 	const struct procmap_task *t;
 
@@ -256,15 +321,16 @@ static bool task_matches(const struct exporter *e, const struct decoded_record *
 		break;
 	}
 	t = exporter__task(e, r);
-	return t && t->pid == want->pid && !strcmp(t->name, want->name);
+	return t && want[t->process];
 }
 
 static int decode(int argc, char **argv)
 {
 	struct trace_dir_options topts = { .warn = print_warning };
 	char err[TRACE_DIR_ERR_MAX];
-	const struct procmap_task *want = NULL;
+	const struct procmap_task *crashed;
 	struct trace_summary sum = { 0 };
+	bool *want = NULL;
 	struct record_fifo fifo = { 0 };
 	struct decoded_record r;
 	struct decode_opts o;
@@ -275,36 +341,57 @@ static int decode(int argc, char **argv)
 	size_t i;
 
 	ret = parse_args(argc, argv, &o);
-	if (ret)
+	if (ret) {
+		free_opts(&o);
 		return ret > 0 ? 0 : 2;
+	}
 	topts.image = o.image;
 	topts.no_symbols = o.format != EXPORT_TEXT;
+	topts.symbol_paths = o.symbols;
+	topts.nr_symbol_paths = o.nr_symbols;
+	topts.system_map = o.system_map;
+	topts.kaslr_slide = o.kaslr_slide;
+	topts.kaslr_slide_set = o.kaslr_slide_set;
 	t = trace_dir__open(o.dir, &topts, err, sizeof(err));
 	if (!t) {
 		fprintf(stderr, "vbts decode: %s\n", err);
+		free_opts(&o);
 		return 2;
 	}
 	e.out = stdout;
 	e.format = o.format;
 	e.procmap = trace_dir__procmap(t);
-	e.symbols = o.format == EXPORT_TEXT ? trace_dir__symbols(t) : NULL;
+	e.symbolizer = trace_dir__symbolizer(t);
 	e.lines = o.lines;
-	if (o.task) {
-		want = procmap__find(e.procmap, o.task);
+	if (o.nr_tasks || o.crashed) {
+		size_t n = procmap__nr_processes(e.procmap);
+
+		want = calloc(n ? n : 1, sizeof(*want));
 		if (!want) {
+			fprintf(stderr, "vbts decode: out of memory\n");
+			status = 1;
+			goto out_close;
+		}
+	}
+	for (i = 0; i < o.nr_tasks; i++) {
+		if (!procmap__select(e.procmap, o.tasks[i], want)) {
+			char q[256];
+
 			fprintf(stderr, "vbts decode: %s: no task '%s' in events.jsonl\n", o.dir,
-				o.task);
+				escape__str(q, sizeof(q), o.tasks[i]));
 			status = 2;
 			goto out_close;
 		}
-	} else if (o.crashed) {
-		want = procmap__crashed(e.procmap);
-		if (!want) {
+	}
+	if (o.crashed) {
+		crashed = procmap__crashed(e.procmap);
+		if (!crashed) {
 			fprintf(stderr, "vbts decode: %s: no crashed task in events.jsonl\n",
 				o.dir);
 			status = 2;
 			goto out_close;
 		}
+		want[crashed->process] = true;
 	}
 	d = trace_dir__decoder(t, o.vcpu);
 	if (!d) {
@@ -366,6 +453,8 @@ out_free:
 	trace_summary__release(&sum);
 	decoder__free(d);
 out_close:
+	free(want);
+	free_opts(&o);
 	trace_dir__close(t);
 	return status;
 }

@@ -69,9 +69,19 @@ static const char *start_filter_name(uint64_t aux)
 	return user && kernel ? "all" : user ? "user" : kernel ? "kernel" : "none";
 }
 
+/* "task", and for a Linux task "pid" and "tgid"; nothing for an unknown task. */
+static void json_task(FILE *f, const struct procmap_task *task)
+{
+	if (!task)
+		return;
+	fputs(",\"task\":", f);
+	json_string(f, task->name);
+	if (task->tgid_valid)
+		fprintf(f, ",\"pid\":%" PRId64 ",\"tgid\":%" PRId64, task->pid, task->tgid);
+}
+
 static void jsonl_record(const struct exporter *e, const struct decoded_record *r)
 {
-	const struct procmap_task *task = NULL;
 	const char *kind;
 	FILE *f = e->out;
 
@@ -88,21 +98,13 @@ static void jsonl_record(const struct exporter *e, const struct decoded_record *
 			fprintf(f, ",\"kind\":\"%s\"", kind);
 		if (r->vector_valid)
 			fprintf(f, ",\"vector\":%u", r->vector);
-		task = exporter__task(e, r);
-		if (task) {
-			fputs(",\"task\":", f);
-			json_string(f, task->name);
-		}
+		json_task(f, exporter__task(e, r));
 		break;
 	case DECODED_TASK_ARRIVE:
 	case DECODED_TASK_DEPART:
 		json_addr(f, "cr3", r->cr3, true);
 		fprintf(f, ",\"time\":%" PRIu64, r->time);
-		task = exporter__task(e, r);
-		if (task) {
-			fputs(",\"task\":", f);
-			json_string(f, task->name);
-		}
+		json_task(f, exporter__task(e, r));
 		break;
 	case DECODED_GAP:
 		json_addr(f, "from", r->from, r->from_valid);
@@ -137,11 +139,10 @@ static void jsonl_record(const struct exporter *e, const struct decoded_record *
 /* Room for a task label: the escaped name, "[pid]" and the NUL. */
 #define TASK_LABEL_MAX (TASK_NAME_TEXT_MAX + 24)
 
-/* "name[pid]", "cr3:0x..." or "-"; the guest's name escaped and bounded. */
-static void task_label(const struct exporter *e, const struct decoded_record *r, char *buf,
+/* "name[pid]", "cr3:0x..." or "-" for the task @t of @r; the guest's name escaped, bounded. */
+static void task_label(const struct procmap_task *t, const struct decoded_record *r, char *buf,
 		       size_t len)
 {
-	const struct procmap_task *t = exporter__task(e, r);
 	char name[TASK_NAME_TEXT_MAX + 1];
 
 	if (t) {
@@ -154,7 +155,8 @@ static void task_label(const struct exporter *e, const struct decoded_record *r,
 	}
 }
 
-static void text_addr(const struct exporter *e, FILE *f, uint64_t addr, bool valid)
+static void text_addr(const struct exporter *e, FILE *f, const struct procmap_task *task,
+		      uint64_t addr, bool valid)
 {
 	struct symbol_hit hit;
 	const char *file;
@@ -165,16 +167,16 @@ static void text_addr(const struct exporter *e, FILE *f, uint64_t addr, bool val
 		return;
 	}
 	fprintf(f, "0x%" PRIx64, addr);
-	if (!e->symbols)
+	if (!e->symbolizer || !symbolizer__has_tables(e->symbolizer))
 		return;
-	if (symbols__lookup(e->symbols, addr, &hit)) {
+	if (symbolizer__lookup(e->symbolizer, task, addr, &hit)) {
 		fputs(" [unknown]", f);
 	} else {
 		fputc(' ', f);
 		escape__fputs(f, hit.name);
 		fprintf(f, "+0x%" PRIx64, hit.offset);
 	}
-	if (e->lines && !symbols__line(e->symbols, addr, &file, &line)) {
+	if (e->lines && !symbolizer__line(e->symbolizer, task, addr, &file, &line)) {
 		fputs(" (", f);
 		escape__fputs(f, file);
 		fprintf(f, ":%d)", line);
@@ -183,17 +185,18 @@ static void text_addr(const struct exporter *e, FILE *f, uint64_t addr, bool val
 
 static void text_record(const struct exporter *e, const struct decoded_record *r)
 {
+	const struct procmap_task *t = exporter__task(e, r);
 	char task[TASK_LABEL_MAX];
 	const char *kind;
 	FILE *f = e->out;
 
-	task_label(e, r, task, sizeof(task));
+	task_label(t, r, task, sizeof(task));
 	if (r->type == DECODED_BRANCH) {
 		fprintf(f, "  vcpu%" PRIu32 " cpl%c %-16s ", r->vcpu,
 			r->cpl_valid ? (char)('0' + r->cpl) : '?', task);
-		text_addr(e, f, r->from, true);
+		text_addr(e, f, t, r->from, true);
 		fputs("  =>  ", f);
-		text_addr(e, f, r->to, true);
+		text_addr(e, f, t, r->to, true);
 		kind = branch_kind__name(r->kind);
 		if (kind && r->vector_valid)
 			fprintf(f, "  (%s %u)", kind, r->vector);
@@ -212,9 +215,9 @@ static void text_record(const struct exporter *e, const struct decoded_record *r
 		break;
 	case DECODED_GAP:
 		fputc(' ', f);
-		text_addr(e, f, r->from, r->from_valid);
+		text_addr(e, f, t, r->from, r->from_valid);
 		fputs("  ..  ", f);
-		text_addr(e, f, r->to, r->to_valid);
+		text_addr(e, f, t, r->to, r->to_valid);
 		fprintf(f, "  (%s)", gap_reason__name(r->aux));
 		break;
 	case DECODED_LOST:
@@ -406,11 +409,10 @@ int exporter__summary(const struct exporter *e, const struct trace_summary *s)
 			struct decoded_record r = { .cr3 = s->cr3s[i], .cr3_valid = true };
 			char task[TASK_LABEL_MAX];
 
-			const struct procmap_task *t;
+			const struct procmap_task *t = exporter__task(e, &r);
 
-			task_label(e, &r, task, sizeof(task));
+			task_label(t, &r, task, sizeof(task));
 			fprintf(f, " %s", task);
-			t = exporter__task(e, &r);
 			if (t && t->exited)
 				fprintf(f, " (exit %" PRId64 ")", t->exit_code);
 		}

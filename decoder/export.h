@@ -7,6 +7,8 @@
  *    "kind":"call","vector":14,"task":"ping"}   (cpl, kind, vector, task only when known)
  *   {"type":"task-arrive","vcpu":0,"seq":13,"cr3":"0x203000","time":123,"task":"ping"}
  *   {"type":"task-depart", same members}
+ *   A task of a Linux guest (its event carried a tgid) adds "pid" and "tgid" after "task":
+ *   ...,"task":"bash","pid":812,"tgid":812}
  *   {"type":"gap","vcpu":0,"seq":14,"from":"0x100080","to":"0x100200","reason":"idt"}
  *      (from or to is left out for an orphan half whose partner is missing)
  *   {"type":"lost","vcpu":0,"seq":0,"count":7}
@@ -26,7 +28,7 @@
 
 #include "decoder.h"
 #include "procmap.h"
-#include "symbols.h"
+#include "symbolizer.h"
 
 enum export_format {
 	EXPORT_TEXT,
@@ -38,14 +40,15 @@ enum export_format {
  * @out:     stream
  * @format:  EXPORT_*
  * @procmap: task names, or NULL
- * @symbols: symbol table, or NULL (text only; jsonl never carries symbols)
+ * @symbolizer: the symbols of the guest's code, or NULL (text only; jsonl never carries
+ *           symbols)
  * @lines:   text: add " (file:line)" after symbols when DWARF has them
  */
 struct exporter {
 	FILE *out;
 	enum export_format format;
 	const struct procmap *procmap;
-	const struct symbols *symbols;
+	const struct symbolizer *symbolizer;
 	bool lines;
 };
 

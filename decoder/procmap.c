@@ -10,9 +10,13 @@
  * keys). Exit events are kept apart and matched to their tasks through a temporary index by
  * (pid, start, order).
  *
+ * Processes are numbered in the same pass, through the same index by pid: an announcement
+ * starts a process when its pid's previous one exited.
+ *
  * Each query also has a plain linear path, the reference the indexed one is tested against
  * (procmap-int.h); it also answers when there is no memory for the index.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>
@@ -24,6 +28,7 @@
 
 #include "input-file.h"
 #include "procmap-int.h"
+#include "symbols.h"
 
 struct procmap_exit {
 	int64_t pid, code;
@@ -48,7 +53,8 @@ struct procmap {
 	 */
 	uint64_t *key_cr3, *key_start;
 	size_t *by_key;
-	bool indexed;                   /* the order, the index and the exits are up to date */
+	size_t nr_processes;
+	bool indexed;                   /* order, index, exits and processes up to date */
 	bool reference;                 /* answer by the linear paths */
 	uint64_t *probes;               /* work counter for tests, or NULL */
 	uint64_t bad_lines, first_bad_line;
@@ -59,11 +65,31 @@ struct procmap *procmap__new(void)
 	return calloc(1, sizeof(struct procmap));
 }
 
-int procmap__add(struct procmap *pm, int64_t pid, const char *name, uint64_t cr3,
-		 uint64_t start)
+static void free_task_strings(struct procmap_task *t)
+{
+	free((char *)t->name);
+	free((char *)t->build_id);
+	free((char *)t->exe);
+}
+
+/* A copy of @s, or NULL when @s is NULL; *@failed set when there is no memory for it. */
+static char *copy_optional(const char *s, bool *failed)
+{
+	char *copy;
+
+	if (!s)
+		return NULL;
+	copy = strdup(s);
+	if (!copy)
+		*failed = true;
+	return copy;
+}
+
+int procmap__add_task(struct procmap *pm, const struct procmap_task *t)
 {
 	struct procmap_entry *e;
-	char *copy;
+	struct procmap_task copy = { 0 };
+	bool failed = false;
 
 	if (pm->nr == pm->alloc) {
 		size_t alloc = pm->alloc ? pm->alloc * 2 : 16;
@@ -74,18 +100,37 @@ int procmap__add(struct procmap *pm, int64_t pid, const char *name, uint64_t cr3
 		pm->tasks = e;
 		pm->alloc = alloc;
 	}
-	copy = strdup(name);
-	if (!copy)
+	copy.name = copy_optional(t->name, &failed);
+	copy.build_id = copy_optional(t->build_id, &failed);
+	copy.exe = copy_optional(t->exe, &failed);
+	if (failed || !copy.name) {
+		free_task_strings(&copy);
 		return -ENOMEM;
+	}
+	for (char *c = (char *)copy.build_id; c && *c; c++)
+		*c = (char)tolower((unsigned char)*c);
+	copy.pid = t->pid;
+	copy.cr3 = t->cr3 & VBTS_CR3_MASK;
+	copy.start = t->start;
+	copy.tgid = t->tgid_valid ? t->tgid : 0;
+	copy.tgid_valid = t->tgid_valid;
+	copy.exec = t->exec;
+	copy.load_base = t->load_base_valid ? t->load_base : 0;
+	copy.load_base_valid = t->load_base_valid;
 	e = &pm->tasks[pm->nr];
 	memset(e, 0, sizeof(*e));
-	e->task.pid = pid;
-	e->task.name = copy;
-	e->task.cr3 = cr3 & VBTS_CR3_MASK;
-	e->task.start = start;
+	e->task = copy;
 	e->order = pm->nr++;
 	pm->indexed = false;
 	return 0;
+}
+
+int procmap__add(struct procmap *pm, int64_t pid, const char *name, uint64_t cr3,
+		 uint64_t start)
+{
+	struct procmap_task t = { .pid = pid, .name = name, .cr3 = cr3, .start = start };
+
+	return procmap__add_task(pm, &t);
 }
 
 int procmap__add_exit(struct procmap *pm, int64_t pid, int64_t code, uint64_t time)
@@ -113,14 +158,75 @@ static void note_bad(struct procmap *pm, uint64_t lineno)
 		pm->first_bad_line = lineno;
 }
 
+/* A hex string "0x..." (as CR3s are written) or a non-negative integer. */
+static int parse_address(json_t *v, uint64_t *out)
+{
+	const char *s = json_string_value(v);
+	char *end;
+
+	if (json_is_integer(v) && json_integer_value(v) >= 0) {
+		*out = (uint64_t)json_integer_value(v);
+		return 0;
+	}
+	if (!s || !isxdigit((unsigned char)s[s[0] == '0' && (s[1] == 'x' || s[1] == 'X') ? 2 : 0]))
+		return -EINVAL;
+	errno = 0;
+	*out = strtoull(s, &end, 16);
+	return errno || *end ? -EINVAL : 0;
+}
+
+/* The members of a task or exec event; -1 when one is missing or bad. */
+static int parse_task(json_t *root, bool exec, struct procmap_task *t)
+{
+	json_t *pid = json_object_get(root, "pid"), *tgid = json_object_get(root, "tgid");
+	json_t *build_id = json_object_get(root, "build_id"), *exe = json_object_get(root, "exe");
+	json_t *load_base = json_object_get(root, "load_base");
+	const char *cr3s;
+	char *end;
+
+	t->name = json_string_value(json_object_get(root, "name"));
+	cr3s = json_string_value(json_object_get(root, "cr3"));
+	if (!json_is_integer(pid) || !t->name || !cr3s)
+		return -1;
+	t->pid = json_integer_value(pid);
+	errno = 0;
+	t->cr3 = strtoull(cr3s, &end, 16);
+	if (errno || end == cr3s || *end)
+		return -1;
+	if (tgid) {
+		if (!json_is_integer(tgid))
+			return -1;
+		t->tgid = json_integer_value(tgid);
+		t->tgid_valid = true;
+	}
+	t->exec = exec;
+	if (!exec)
+		return build_id || exe || load_base ? -1 : 0;
+	if (build_id) {
+		t->build_id = json_string_value(build_id);
+		if (!t->build_id || !symbols__build_id_valid(t->build_id))
+			return -1;
+	}
+	if (exe) {
+		t->exe = json_string_value(exe);
+		if (!t->exe || !t->exe[0])
+			return -1;
+	}
+	if (load_base) {
+		if (parse_address(load_base, &t->load_base))
+			return -1;
+		t->load_base_valid = true;
+	}
+	return 0;
+}
+
 /* Returns 1 for a task line taken, 0 for a well-formed other event, -1 bad, -ENOMEM. */
 static int parse_line(struct procmap *pm, const char *line)
 {
+	struct procmap_task t = { 0 };
 	json_t *root, *v;
-	const char *event, *name, *cr3s;
-	unsigned long long cr3;
-	json_int_t pid, time = 0;
-	char *end;
+	const char *event;
+	json_int_t time = 0;
 	int ret = -1;
 
 	root = json_loads(line, JSON_REJECT_DUPLICATES, NULL);
@@ -146,21 +252,14 @@ static int parse_line(struct procmap *pm, const char *line)
 					(uint64_t)time) ? -ENOMEM : 1;
 		goto out;
 	}
-	if (strcmp(event, "task")) {
+	if (strcmp(event, "task") && strcmp(event, "exec")) {
 		ret = 0;
 		goto out;
 	}
-	v = json_object_get(root, "pid");
-	name = json_string_value(json_object_get(root, "name"));
-	cr3s = json_string_value(json_object_get(root, "cr3"));
-	if (!json_is_integer(v) || !name || !cr3s)
+	if (parse_task(root, !strcmp(event, "exec"), &t))
 		goto out;
-	pid = json_integer_value(v);
-	errno = 0;
-	cr3 = strtoull(cr3s, &end, 16);
-	if (errno || end == cr3s || *end)
-		goto out;
-	ret = procmap__add(pm, pid, name, cr3, (uint64_t)time) ? -ENOMEM : 1;
+	t.start = (uint64_t)time;
+	ret = procmap__add_task(pm, &t) ? -ENOMEM : 1;
 out:
 	json_decref(root);
 	return ret;
@@ -323,9 +422,8 @@ static struct procmap_entry *exit_task_ref(struct procmap *pm, const struct proc
  * Each exit ends the task of its pid announced last at or before it (the later line on a
  * tie); of several exits of one task, the last in the file counts.
  */
-static void apply_exits(struct procmap *pm, uint64_t *probes)
+static void apply_exits(struct procmap *pm, const struct sort_key *keys, uint64_t *probes)
 {
-	struct sort_key *keys = pm->reference ? NULL : sorted_keys(pm, true);
 	size_t i, j;
 
 	for (i = 0; i < pm->nr; i++)
@@ -347,7 +445,54 @@ static void apply_exits(struct procmap *pm, uint64_t *probes)
 			e->task.exit_time = x->time;
 		}
 	}
-	free(keys);
+}
+
+/*
+ * Numbers the processes in the order of their first announcement: an announcement continues
+ * the process of its pid's previous one unless that one exited. @keys: the tasks by (pid,
+ * start, order), or NULL for the reference path, which looks for the previous announcement
+ * of each pid by a scan.
+ */
+static int number_processes(struct procmap *pm, const struct sort_key *keys, uint64_t *probes)
+{
+	size_t *head = NULL, i, j;
+
+	pm->nr_processes = 0;
+	if (keys) {
+		/* head[i]: the position of the first announcement of task i's process. */
+		head = malloc(pm->nr * sizeof(*head));
+		if (!head)
+			return -ENOMEM;
+		for (i = 0; i < pm->nr; i++) {
+			(*probes)++;
+			if (i && keys[i - 1].k1 == keys[i].k1 &&
+			    !pm->tasks[keys[i - 1].pos].task.exited)
+				head[keys[i].pos] = head[keys[i - 1].pos];
+			else
+				head[keys[i].pos] = keys[i].pos;
+		}
+	}
+	for (i = 0; i < pm->nr; i++) {
+		struct procmap_task *t = &pm->tasks[i].task;
+		const struct procmap_task *prev = NULL;
+
+		if (head) {
+			if (head[i] != i)
+				prev = &pm->tasks[head[i]].task;
+		} else {
+			for (j = i; j-- > 0;) {
+				(*probes)++;
+				if (pm->tasks[j].task.pid == t->pid) {
+					if (!pm->tasks[j].task.exited)
+						prev = &pm->tasks[j].task;
+					break;
+				}
+			}
+		}
+		t->process = prev ? prev->process : pm->nr_processes++;
+	}
+	free(head);
+	return 0;
 }
 
 static void free_index(struct procmap *pm)
@@ -392,13 +537,21 @@ static void ensure_indexed(const struct procmap *cpm)
 {
 	struct procmap *pm = (struct procmap *)cpm;
 	uint64_t probes = 0;
+	struct sort_key *keys;
+	size_t i;
 
 	if (pm->indexed)
 		return;
 	if (pm->nr > 1) /* an empty map has no array: qsort() must not see its NULL */
 		qsort(pm->tasks, pm->nr, sizeof(*pm->tasks), cmp_entry);
+	for (i = 0; i < pm->nr; i++)
+		pm->tasks[i].task.index = i;
 	build_index(pm);
-	apply_exits(pm, &probes);
+	keys = pm->reference ? NULL : sorted_keys(pm, true);
+	apply_exits(pm, keys, &probes);
+	if (number_processes(pm, keys, &probes))
+		number_processes(pm, NULL, &probes); /* no memory: the linear path */
+	free(keys);
 	add_probes(pm, probes);
 	pm->indexed = true;
 }
@@ -503,6 +656,60 @@ const struct procmap_task *procmap__find(const struct procmap *pm, const char *k
 	return NULL;
 }
 
+/* The name of @t is @key, or for a Linux task what the kernel kept of it. */
+static bool name_matches(const struct procmap_task *t, const char *key)
+{
+	if (!strcmp(t->name, key))
+		return true;
+	return t->tgid_valid && strlen(t->name) == PROCMAP_COMM_LEN &&
+	       strlen(key) > PROCMAP_COMM_LEN && !strncmp(t->name, key, PROCMAP_COMM_LEN);
+}
+
+size_t procmap__nr_processes(const struct procmap *pm)
+{
+	ensure_indexed(pm);
+	return pm->nr_processes;
+}
+
+size_t procmap__select(const struct procmap *pm, const char *key, bool *selected)
+{
+	size_t i, n = 0;
+	bool *seen;
+	char *end;
+	long long pid = 0;
+	bool numeric;
+
+	ensure_indexed(pm);
+	errno = 0;
+	if (*key)
+		pid = strtoll(key, &end, 10);
+	numeric = *key && !errno && !*end;
+	/* Counted once per process: the flags of the call mark the ones seen. */
+	seen = calloc(pm->nr_processes ? pm->nr_processes : 1, sizeof(*seen));
+	for (int pass = numeric ? 0 : 1; pass < 2 && !n; pass++) {
+		for (i = 0; i < pm->nr; i++) {
+			const struct procmap_task *t = &pm->tasks[i].task;
+			bool match = pass ? name_matches(t, key) :
+					    t->pid == pid || (t->tgid_valid && t->tgid == pid);
+
+			if (!match)
+				continue;
+			selected[t->process] = true;
+			if (!seen) {
+				/* No memory to count exactly: at least one. */
+				n = 1;
+				continue;
+			}
+			if (!seen[t->process]) {
+				seen[t->process] = true;
+				n++;
+			}
+		}
+	}
+	free(seen);
+	return n;
+}
+
 const struct procmap_task *procmap__crashed(const struct procmap *pm)
 {
 	const struct procmap_task *best = NULL;
@@ -556,7 +763,7 @@ void procmap__free(struct procmap *pm)
 	if (!pm)
 		return;
 	for (i = 0; i < pm->nr; i++)
-		free((char *)pm->tasks[i].task.name);
+		free_task_strings(&pm->tasks[i].task);
 	free(pm->tasks);
 	free(pm->exits);
 	free_index(pm);

@@ -3,9 +3,21 @@
  * procmap.h - the process map of a trace: CR3 (+ time) -> guest task, from events.jsonl.
  *
  * events.jsonl holds one JSON object per line, written by the VMM from what the guest (or
- * introspection) reported; "task" and "exit" events are used, e.g.
+ * introspection) reported; "task", "exec" and "exit" events are used, e.g.
  *   {"time":123,"vcpu":0,"event":"task","pid":1,"name":"ping","cr3":"0x203000"}
  *   {"time":456,"vcpu":0,"event":"exit","pid":1,"code":0}
+ * and for a Linux guest, whose processes the VMM resolves from the kernel's own data:
+ *   {"time":..,"vcpu":..,"event":"task","pid":P,"tgid":T,"name":"comm","cr3":"0x.."}
+ *   {"time":..,"vcpu":..,"event":"exec","pid":P,"tgid":T,"name":"newcomm","cr3":"0x..",
+ *    "build_id":"hex","exe":"/path","load_base":"0x.."}   (the last three optional)
+ * A task event announces a CR3 first resolved to a process; an exec event the new address
+ * space (a new CR3) and name of a process that called execve(); load_base is the address its
+ * lowest loadable segment was mapped at (a PIE's). Each announcement is one entry of the map.
+ *
+ * A process is the run of announcements of one pid up to its exit: an exec, or another CR3
+ * resolved to it, continues the process of its pid, and the first announcement after an exit
+ * of the pid starts a new one (pids are reused).
+ *
  * Times are ns since the trace started, as in escape records. The guest controls the content:
  * lines that do not parse or lack members are counted, never fatal.
  */
@@ -23,8 +35,11 @@ struct procmap;
 /* Bytes of events.jsonl read at most: VBTS_AGENT_EVENTS_MAX lines of 1 KiB. */
 #define PROCMAP_FILE_MAX (64ULL << 20)
 
+/* Bytes of a Linux task's comm: TASK_COMM_LEN less its NUL. */
+#define PROCMAP_COMM_LEN 15
+
 /**
- * struct procmap_task - one task as the events describe it.
+ * struct procmap_task - one task announcement as the events describe it.
  * @pid:   guest pid
  * @name:  command name (owned by the procmap)
  * @cr3:   page-table root (masked with VBTS_CR3_MASK)
@@ -34,6 +49,13 @@ struct procmap;
  * @exit_code: the code of that event (128 + signal number for a task killed by a fault,
  *            by the shell's convention: 139 for SIGSEGV)
  * @exit_time: time of that event
+ * @tgid, @tgid_valid: the thread group (Linux guests: the event carried "tgid")
+ * @exec:  announced by an exec event
+ * @build_id: GNU build ID of the program, lowercase hex, or NULL (owned by the procmap)
+ * @exe:   path of the program in the guest, or NULL (owned by the procmap)
+ * @load_base, @load_base_valid: where the program's lowest loadable segment was mapped
+ * @index: position in time order (procmap__task(pm, index) is this task)
+ * @process: the process it belongs to, below procmap__nr_processes()
  */
 struct procmap_task {
 	int64_t pid;
@@ -43,6 +65,15 @@ struct procmap_task {
 	bool exited;
 	int64_t exit_code;
 	uint64_t exit_time;
+	int64_t tgid;
+	bool tgid_valid;
+	bool exec;
+	const char *build_id;
+	const char *exe;
+	uint64_t load_base;
+	bool load_base_valid;
+	size_t index;
+	size_t process;
 };
 
 /**
@@ -91,6 +122,17 @@ int procmap__add(struct procmap *pm, int64_t pid, const char *name, uint64_t cr3
 		 uint64_t start);
 
 /**
+ * procmap__add_task() - add one announcement with every member.
+ * @pm: map
+ * @t:  the announcement: @pid, @name, @cr3, @start and the Linux members (@tgid, @exec,
+ *      @build_id, @exe, @load_base with their valid flags); the strings are copied, the
+ *      other members ignored
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int procmap__add_task(struct procmap *pm, const struct procmap_task *t);
+
+/**
  * procmap__lookup() - the task that owned @cr3 at @time.
  * @pm:         map
  * @cr3:        page-table root
@@ -116,6 +158,30 @@ const struct procmap_task *procmap__lookup(const struct procmap *pm, uint64_t cr
  * Return: the first matching task, or NULL.
  */
 const struct procmap_task *procmap__find(const struct procmap *pm, const char *key);
+
+/**
+ * procmap__nr_processes() - number of processes (see the top of this file).
+ * @pm: map
+ *
+ * Return: the count.
+ */
+size_t procmap__nr_processes(const struct procmap *pm);
+
+/**
+ * procmap__select() - the processes a --task key names.
+ * @pm:       map
+ * @key:      a decimal pid, or a command name
+ * @selected: procmap__nr_processes() flags: those of the processes named are set, the others
+ *            left as they are
+ *
+ * A decimal @key names the processes with that pid (or, for Linux tasks, that tgid); when
+ * there is none, it is taken as a name. A name names every process that had it at any time,
+ * before or after an exec. The kernel keeps PROCMAP_COMM_LEN bytes of a Linux task's name:
+ * a longer @key names the Linux tasks whose name is its first PROCMAP_COMM_LEN bytes.
+ *
+ * Return: the number of processes named.
+ */
+size_t procmap__select(const struct procmap *pm, const char *key, bool *selected);
 
 /**
  * procmap__crashed() - the task that crashed last.

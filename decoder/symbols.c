@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * symbols.c - ELF symbol tables (libelf/gelf) as a sorted array searched by address.
+ * symbols.c - symbol tables as a sorted array searched by address: the symbols of an ELF file
+ * (libelf/gelf) or the text symbols of a Linux System.map.
  *
  * Function and untyped symbols (STT_FUNC, STT_NOTYPE: assembly labels) of SHT_SYMTAB, or of
  * SHT_DYNSYM when there is no symtab, are kept. Section, file and data symbols are not: a
@@ -17,6 +18,7 @@
  * of a sane size, string sections NUL-terminated. A file that fails keeps its symbols and
  * loses its source lines, with the reason kept for one warning.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <elfutils/libdw.h>
 #include <gelf.h>
@@ -32,7 +34,7 @@
 
 #include "input-file.h"
 #include "escape.h"
-#include "symbols.h"
+#include "symbols-int.h"
 
 /* A DWARF section's size once decompressed: far above any guest image's. */
 #define DWARF_SECTION_MAX (1ULL << 30)
@@ -55,6 +57,11 @@ struct symbols {
 	size_t nr;
 	char *names;            /* all names, NUL separated */
 	char *build_id;
+	unsigned int elf_type;  /* ET_NONE for a System.map */
+	bool has_link_base;
+	uint64_t link_base;     /* lowest PT_LOAD p_vaddr, 4 KiB aligned */
+	uint64_t *probes;       /* lookup work counter for tests, or NULL */
+	uint64_t load_probes;   /* work of set_extents() */
 	int fd;                 /* kept open for libdw, -1 without DWARF */
 	Elf *elf;
 	Dwarf *dwarf;
@@ -81,11 +88,13 @@ static int cmp_symbol(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-static int read_build_id(Elf *elf, struct symbols *s)
+/* The first NT_GNU_BUILD_ID note of a note section, as lowercase hex; "" when there is none. */
+static void read_build_id(Elf *elf, char out[2 * SYMBOLS_BUILD_ID_MAX + 1])
 {
 	Elf_Scn *scn = NULL;
 	GElf_Shdr shdr;
 
+	out[0] = '\0';
 	while ((scn = elf_nextscn(elf, scn))) {
 		Elf_Data *data;
 		GElf_Nhdr nhdr;
@@ -103,16 +112,14 @@ static int read_build_id(Elf *elf, struct symbols *s)
 			if (nhdr.n_type != NT_GNU_BUILD_ID || nhdr.n_namesz != 4 ||
 			    memcmp((const char *)data->d_buf + name_off, "GNU", 4))
 				continue;
-			s->build_id = malloc(nhdr.n_descsz * 2 + 1);
-			if (!s->build_id)
-				return -ENOMEM;
+			/* gelf_getnote() checked that the note lies inside the section. */
+			if (!nhdr.n_descsz || nhdr.n_descsz > SYMBOLS_BUILD_ID_MAX)
+				return;
 			for (i = 0; i < nhdr.n_descsz; i++)
-				sprintf(s->build_id + 2 * i, "%02x", desc[i]);
-			s->build_id[2 * nhdr.n_descsz] = '\0';
-			return 0;
+				sprintf(out + 2 * i, "%02x", desc[i]);
+			return;
 		}
 	}
-	return 0;
 }
 
 /* Finds SHT_SYMTAB, else SHT_DYNSYM. */
@@ -150,7 +157,8 @@ static int read_symbols(Elf *elf, struct symbols *s)
 	data = elf_getdata(scn, NULL);
 	if (!data)
 		return 0;
-	n = shdr.sh_size / shdr.sh_entsize;
+	/* What libelf read, not what the header claims. */
+	n = data->d_size / shdr.sh_entsize;
 	s->syms = calloc(n ? n : 1, sizeof(*s->syms));
 	if (!s->syms)
 		return -ENOMEM;
@@ -195,34 +203,85 @@ static int read_symbols(Elf *elf, struct symbols *s)
 	return 0;
 }
 
-/* Sets each symbol's end; labels end at the next symbol of their section or the section end. */
+/* start + size, or the end of the address space when that wraps (a hostile size). */
+static uint64_t sized_end(uint64_t start, uint64_t size)
+{
+	return size > UINT64_MAX - start ? UINT64_MAX : start + size;
+}
+
+/*
+ * Sets each symbol's end; labels end at the next symbol of their section or the section end
+ * (@elf NULL: a System.map, whose entries end at the next symbol or cover their own address).
+ * Then drops the symbols no lookup can return: of the symbols of one start address, in their
+ * order of preference, one whose end is not beyond the end of a preferred one. What is left
+ * has, per start address, ends that grow with the index: symbols__lookup() searches them.
+ * Linear after the sort, however many symbols share an address.
+ */
 static void set_extents(Elf *elf, struct symbols *s)
 {
-	size_t i, j;
+	uint64_t next = UINT64_MAX, group_end = 0;
+	bool have_next = false;
+	size_t i, kept = 0;
 
 	if (s->nr > 1) /* without a symbol table there is no array: qsort() must not see NULL */
 		qsort(s->syms, s->nr, sizeof(*s->syms), cmp_symbol);
-	for (i = 0; i < s->nr; i++) {
+	/* Backwards, so that @next is the start of the next symbol with a greater start. */
+	for (i = s->nr; i-- > 0;) {
 		struct symbol *sym = &s->syms[i];
 		Elf_Scn *scn;
 		GElf_Shdr shdr;
 
+		s->load_probes++;
+		if (i + 1 < s->nr && s->syms[i + 1].start > sym->start) {
+			next = s->syms[i + 1].start;
+			have_next = true;
+		}
 		if (sym->size) {
-			sym->end = sym->start + sym->size;
+			sym->end = sized_end(sym->start, sym->size);
 			continue;
 		}
-		sym->end = sym->start + 1;
-		scn = elf_getscn(elf, sym->shndx);
-		if (scn && gelf_getshdr(scn, &shdr) && shdr.sh_addr + shdr.sh_size > sym->start)
-			sym->end = shdr.sh_addr + shdr.sh_size;
-		for (j = i + 1; j < s->nr; j++) {
-			if (s->syms[j].start > sym->start) {
-				if (s->syms[j].start < sym->end)
-					sym->end = s->syms[j].start;
-				break;
-			}
+		sym->end = sized_end(sym->start, 1);
+		if (!elf) {
+			if (have_next)
+				sym->end = next;
+			continue;
 		}
+		scn = elf_getscn(elf, sym->shndx);
+		if (scn && gelf_getshdr(scn, &shdr) &&
+		    sized_end(shdr.sh_addr, shdr.sh_size) > sym->start)
+			sym->end = sized_end(shdr.sh_addr, shdr.sh_size);
+		if (have_next && next < sym->end)
+			sym->end = next;
 	}
+	for (i = 0; i < s->nr; i++) {
+		s->load_probes++;
+		if (!kept || s->syms[kept - 1].start != s->syms[i].start)
+			group_end = 0;
+		else if (s->syms[i].end <= group_end)
+			continue;
+		group_end = s->syms[i].end;
+		s->syms[kept++] = s->syms[i];
+	}
+	s->nr = kept;
+}
+
+/* The lowest PT_LOAD segment's address: what a load base of the file is measured against. */
+static void read_link_base(Elf *elf, struct symbols *s)
+{
+	size_t n, i;
+
+	if (elf_getphdrnum(elf, &n))
+		return;
+	for (i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if (!s->has_link_base || ph.p_vaddr < s->link_base)
+			s->link_base = ph.p_vaddr;
+		s->has_link_base = true;
+	}
+	s->link_base &= ~0xfffULL;
 }
 
 static void __attribute__((format(printf, 2, 3))) dwarf_problem(struct symbols *s,
@@ -437,11 +496,19 @@ static int check_dwarf_sections(struct symbols *s, Elf *elf, size_t shstrndx)
 static int check_dwarf_input(struct symbols *s, Elf *elf, int fd)
 {
 	size_t shnum, shstrndx;
+	GElf_Shdr sh;
 	struct stat st;
 	int ret;
 
 	if (elf_getshdrnum(elf, &shnum) || elf_getshdrstrndx(elf, &shstrndx)) {
 		dwarf_problem(s, "unreadable section headers: %s", elf_errmsg(-1));
+		return -EINVAL;
+	}
+	/* Without section names, DWARF sections cannot be found, nor checked. */
+	if (shnum && (shstrndx >= shnum || !gelf_getshdr(elf_getscn(elf, shstrndx), &sh) ||
+		      sh.sh_type != SHT_STRTAB)) {
+		dwarf_problem(s, "the section names (section %zu) are not a string table",
+			      shstrndx);
 		return -EINVAL;
 	}
 	if (!has_dwarf(elf, shstrndx))
@@ -469,7 +536,9 @@ struct symbols *symbols__load(const char *path)
 
 struct symbols *symbols__load_fd(int fd)
 {
+	char build_id[2 * SYMBOLS_BUILD_ID_MAX + 1];
 	struct symbols *s;
+	GElf_Ehdr eh;
 	Elf *elf;
 	int err;
 
@@ -488,9 +557,17 @@ struct symbols *symbols__load_fd(int fd)
 		err = ENOEXEC;
 		goto err_end;
 	}
-	err = -read_build_id(elf, s);
-	if (err)
-		goto err_end;
+	read_build_id(elf, build_id);
+	if (build_id[0]) {
+		s->build_id = strdup(build_id);
+		if (!s->build_id) {
+			err = ENOMEM;
+			goto err_end;
+		}
+	}
+	if (gelf_getehdr(elf, &eh))
+		s->elf_type = eh.e_type;
+	read_link_base(elf, s);
 	err = -read_symbols(elf, s);
 	if (err)
 		goto err_end;
@@ -518,40 +595,247 @@ err_close:
 	return NULL;
 }
 
-int symbols__lookup(const struct symbols *s, uint64_t addr, struct symbol_hit *hit)
+int symbols__probe_fd(int fd, struct symbols_file_info *info)
 {
-	size_t lo = 0, hi = s->nr;
+	size_t shnum, shstrndx;
+	GElf_Ehdr eh;
+	GElf_Shdr sh;
+	Elf_Scn *scn;
+	Elf *elf;
+	int ret = -ENOEXEC;
 
-	/* Last symbol with start <= addr; among equal starts the first one sorts best. */
+	memset(info, 0, sizeof(*info));
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOEXEC;
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh) ||
+	    elf_getshdrnum(elf, &shnum) || elf_getshdrstrndx(elf, &shstrndx))
+		goto out;
+	info->type = eh.e_type;
+	read_build_id(elf, info->build_id);
+	scn = find_symtab(elf, &sh);
+	if (scn && sh.sh_entsize && sh.sh_type != SHT_NOBITS)
+		info->symtab = sh.sh_size / sh.sh_entsize;
+	info->dwarf = has_dwarf(elf, shstrndx);
+	ret = 0;
+out:
+	elf_end(elf);
+	return ret;
+}
+
+/* ---- System.map -------------------------------------------------------------------------- */
+
+/* Debian's linux-image packages ship this one line instead of the map. */
+#define SYSTEM_MAP_PLACEHOLDER "The real System.map is in the linux-image-"
+
+/* Room for the symbols and names of a System.map, grown as lines are read. */
+struct map_builder {
+	struct symbol *syms;
+	size_t nr, alloc;
+	char *names;
+	size_t names_len, names_alloc;
+};
+
+/*
+ * "ADDRESS TYPE NAME": 1 to 16 hex digits, one space, one letter (or '?'), one space, a name
+ * of printable bytes without blanks. Returns 1 for a text symbol, 0 for another type, -1 for a
+ * malformed line.
+ */
+static int parse_map_line(const char *line, size_t len, uint64_t *addr, bool *global,
+			  const char **name, size_t *name_len)
+{
+	size_t i = 0, digits = 0;
+	uint64_t v = 0;
+	char type;
+
+	for (; i < len && isxdigit((unsigned char)line[i]); i++, digits++) {
+		if (digits == 16)
+			return -1;
+		v = v << 4 | (uint64_t)(isdigit((unsigned char)line[i]) ? line[i] - '0' :
+					 (tolower((unsigned char)line[i]) - 'a' + 10));
+	}
+	if (!digits || i + 3 > len || line[i] != ' ' || line[i + 2] != ' ')
+		return -1;
+	type = line[i + 1];
+	if (!isalpha((unsigned char)type) && type != '?')
+		return -1;
+	i += 3;
+	if (i == len)
+		return -1;
+	for (size_t k = i; k < len; k++)
+		if ((unsigned char)line[k] <= ' ' || line[k] == 0x7f)
+			return -1;
+	if (!strchr("TtWw", type))
+		return 0;
+	*addr = v;
+	*global = isupper((unsigned char)type);
+	*name = line + i;
+	*name_len = len - i;
+	return 1;
+}
+
+static int map_add(struct map_builder *b, uint64_t addr, bool global, const char *name,
+		   size_t len)
+{
+	if (b->nr == b->alloc) {
+		size_t alloc = b->alloc ? 2 * b->alloc : 1024;
+		struct symbol *p = realloc(b->syms, alloc * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		b->syms = p;
+		b->alloc = alloc;
+	}
+	if (b->names_len + len + 1 > b->names_alloc) {
+		size_t alloc = b->names_alloc ? 2 * b->names_alloc : 16384;
+		char *p;
+
+		while (alloc < b->names_len + len + 1)
+			alloc *= 2;
+		p = realloc(b->names, alloc);
+		if (!p)
+			return -ENOMEM;
+		b->names = p;
+		b->names_alloc = alloc;
+	}
+	memcpy(b->names + b->names_len, name, len);
+	b->names[b->names_len + len] = '\0';
+	/* The names block may still move: keep the offset until it is complete. */
+	b->syms[b->nr] = (struct symbol){
+		.start = addr, .global = global, .name = (const char *)(uintptr_t)b->names_len,
+	};
+	b->nr++;
+	b->names_len += len + 1;
+	return 0;
+}
+
+struct symbols *symbols__load_system_map(const char *path, struct system_map_stats *stats,
+					 char *err, size_t errlen)
+{
+	struct map_builder b = { 0 };
+	struct input_lines *in;
+	struct symbols *s;
+	size_t len, name_len;
+	const char *name;
+	uint64_t addr;
+	bool global;
+	char *line;
+	int ret;
+
+	memset(stats, 0, sizeof(*stats));
+	in = input_lines__open(path, SYSTEM_MAP_LINE_MAX, SYSTEM_MAP_FILE_MAX, err, errlen);
+	if (!in)
+		return NULL;
+	while ((ret = input_lines__next(in, &line, &len)) != 0) {
+		if (ret == -EFBIG) {
+			stats->cut = true;
+			continue;
+		}
+		if (ret < 0 && ret != -E2BIG) {
+			if (err && errlen)
+				snprintf(err, errlen, "%s: read error after line %" PRIu64 ": %s",
+					 path, input_lines__lineno(in), strerror(-ret));
+			goto err_free;
+		}
+		stats->lines++;
+		if (ret == 1 && len && line[len - 1] == '\r')
+			len--;
+		if (ret == 1 && stats->lines == 1 && memmem(line, len, SYSTEM_MAP_PLACEHOLDER,
+							    strlen(SYSTEM_MAP_PLACEHOLDER)))
+			stats->placeholder = true;
+		ret = ret == 1 ? parse_map_line(line, len, &addr, &global, &name, &name_len) : -1;
+		if (ret < 0) {
+			if (!stats->malformed++)
+				stats->first_malformed = input_lines__lineno(in);
+			continue;
+		}
+		if (ret && map_add(&b, addr, global, name, name_len)) {
+			ret = -ENOMEM;
+			if (err && errlen)
+				snprintf(err, errlen, "%s: out of memory", path);
+			goto err_free;
+		}
+	}
+	input_lines__close(in);
+	in = NULL;
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
+	s->fd = -1;
+	s->syms = b.syms;
+	s->nr = b.nr;
+	s->names = b.names;
+	for (size_t i = 0; i < s->nr; i++)
+		s->syms[i].name = s->names + (uintptr_t)s->syms[i].name;
+	set_extents(NULL, s);
+	return s;
+
+err_free:
+	input_lines__close(in);
+	free(b.syms);
+	free(b.names);
+	errno = -ret;
+	return NULL;
+}
+
+/* The first index in [lo, hi) whose symbol starts after @addr (hi when none does). */
+static size_t first_after(const struct symbols *s, size_t lo, size_t hi, uint64_t addr,
+			  uint64_t *probes)
+{
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
+		(*probes)++;
 		if (s->syms[mid].start <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	/* Walk back over symbols that start at or before addr but do not cover it. */
-	for (int steps = 0; lo > 0 && steps < 4; steps++) {
-		const struct symbol *sym = &s->syms[lo - 1];
-		size_t best = lo - 1;
+	return lo;
+}
 
-		/* Go to the preferred symbol of this start address. */
-		while (best > 0 && s->syms[best - 1].start == sym->start)
-			best--;
-		for (size_t k = best; k < lo; k++) {
-			if (addr < s->syms[k].end) {
-				hit->name = s->syms[k].name;
-				hit->offset = addr - s->syms[k].start;
-				return 0;
-			}
+int symbols__lookup(const struct symbols *s, uint64_t addr, struct symbol_hit *hit)
+{
+	uint64_t probes = 0;
+	size_t hi, lo, first;
+	int ret = -ENOENT;
+
+	hi = first_after(s, 0, s->nr, addr, &probes);
+	/*
+	 * [first, hi) are the symbols of the greatest start <= addr, their ends growing: the
+	 * first whose end is beyond addr is the preferred one covering it. When none does, walk
+	 * back a few start addresses: only a sized symbol can reach further (nesting is rare).
+	 */
+	for (int steps = 0; hi > 0 && steps < 4; steps++) {
+		uint64_t start = s->syms[hi - 1].start;
+
+		/* The first symbol of @start: after every one below it. */
+		first = start ? first_after(s, 0, hi - 1, start - 1, &probes) : 0;
+		lo = first;
+		for (size_t h = hi; lo < h;) {
+			size_t mid = lo + (h - lo) / 2;
+
+			probes++;
+			if (s->syms[mid].end <= addr)
+				lo = mid + 1;
+			else
+				h = mid;
 		}
-		/* Only a sized symbol further back can still cover addr (nesting is rare). */
-		lo = best;
-		if (lo > 0 && s->syms[lo - 1].size == 0)
+		if (lo < hi) {
+			hit->name = s->syms[lo].name;
+			hit->offset = addr - s->syms[lo].start;
+			ret = 0;
+			break;
+		}
+		hi = first;
+		if (hi > 0 && s->syms[hi - 1].size == 0)
 			break;
 	}
-	return -ENOENT;
+	if (s->probes)
+		*s->probes += probes;
+	return ret;
 }
 
 int symbols__line(const struct symbols *s, uint64_t addr, const char **file, int *line)
@@ -580,6 +864,39 @@ const char *symbols__dwarf_problem(const struct symbols *s)
 const char *symbols__build_id(const struct symbols *s)
 {
 	return s->build_id;
+}
+
+bool symbols__build_id_valid(const char *hex)
+{
+	size_t n = 0;
+
+	for (; hex[n]; n++)
+		if (!isxdigit((unsigned char)hex[n]) || n >= 2 * SYMBOLS_BUILD_ID_MAX)
+			return false;
+	return n >= 4 && n % 2 == 0;
+}
+
+unsigned int symbols__elf_type(const struct symbols *s)
+{
+	return s->elf_type;
+}
+
+int symbols__link_base(const struct symbols *s, uint64_t *base)
+{
+	if (!s->has_link_base)
+		return -ENOENT;
+	*base = s->link_base;
+	return 0;
+}
+
+void symbols__count_probes(struct symbols *s, uint64_t *probes)
+{
+	s->probes = probes;
+}
+
+uint64_t symbols__load_probes(const struct symbols *s)
+{
+	return s->load_probes;
 }
 
 size_t symbols__count(const struct symbols *s)

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * trace-dir.c - open a vbts trace directory: vm.json, rings, events.jsonl, symbols.
+ * trace-dir.c - open a vbts trace directory: vm.json, rings, events.jsonl, symbols (the
+ * multiboot image; the Linux kernel's System.map and vmlinux, the tasks' programs).
  */
-#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>
@@ -33,7 +33,9 @@ struct trace_dir {
 	struct ring_reader **rings;
 	struct ring_source *srcs;
 	struct procmap *procmap;
-	struct symbols *symbols;
+	struct symbols *symbols;        /* the image, owned by @symbolizer */
+	struct symbolizer *symbolizer;
+	struct symbol_files *files;     /* --symbols, bound to the tasks by @symbolizer */
 	struct trace_dir_options opts;
 	unsigned int warnings;          /* lines passed to opts.warn */
 	unsigned int warnings_dropped;  /* lines past TRACE_DIR_WARN_MAX */
@@ -76,6 +78,12 @@ static void __attribute__((format(printf, 2, 3))) damage(struct trace_dir *t, co
 	va_start(ap, fmt);
 	vwarn(t, fmt, ap);
 	va_end(ap);
+}
+
+/* A warning line from another module. */
+static void warn_line(void *ctx, const char *line)
+{
+	warn(ctx, "%s", line);
 }
 
 /* The count of the warnings that were not shown, in one last line. */
@@ -248,42 +256,40 @@ static int open_rings(struct trace_dir *t, json_t *vm, const char *vm_path, char
 }
 
 /*
- * A GNU build ID as vm.json carries it: 2 to 64 bytes in lowercase or uppercase hex. It names a
- * directory under symbols/, so nothing else ("../", "/") may pass.
+ * A path vm.json names: as it is, or, when it is relative and does not exist, inside the
+ * trace directory (a trace copied with its files). *@alt receives what to free.
  */
-static bool build_id_valid(const char *id)
+static const char *resolve_path(struct trace_dir *t, const char *name, char **alt)
 {
-	size_t n = 0;
-
-	for (; id[n]; n++)
-		if (!isxdigit((unsigned char)id[n]) || n >= 128)
-			return false;
-	return n >= 4 && n % 2 == 0;
+	*alt = NULL;
+	if (!name || file_exists(name) || name[0] == '/')
+		return name;
+	*alt = path_join(t->dir, name);
+	if (*alt && file_exists(*alt))
+		return *alt;
+	return name;
 }
 
 /* Symbols: --image, else vm.json's image, else symbols/<build-id>/ in the trace directory. */
-static void load_symbols(struct trace_dir *t, json_t *vm)
+static void load_image(struct trace_dir *t, json_t *vm)
 {
 	const char *image = t->opts.image, *want_id, *have_id;
 	static const char *const cached[] = { "executable", "debuginfo", "elf" };
 	char err[TRACE_DIR_ERR_MAX];
 	char image_q[QUOTE_MAX], id_q[QUOTE_MAX];
+	struct symbols *symbols;
 	char *alt = NULL;
 	size_t i;
 	int fd;
 
 	want_id = json_string_value(json_object_get(vm, "build_id"));
-	if (want_id && *want_id && !build_id_valid(want_id)) {
+	if (want_id && *want_id && !symbols__build_id_valid(want_id)) {
 		damage(t, "%s/vm.json: build_id is not a hex build ID; ignored", t->dir);
 		want_id = NULL;
 	}
 	if (!image)
 		image = json_string_value(json_object_get(vm, "image"));
-	if (image && !file_exists(image) && image[0] != '/') {
-		alt = path_join(t->dir, image);
-		if (alt && file_exists(alt))
-			image = alt;
-	}
+	image = resolve_path(t, image, &alt);
 	if ((!image || !file_exists(image)) && want_id) {
 		for (i = 0; i < sizeof(cached) / sizeof(cached[0]); i++) {
 			free(alt);
@@ -315,23 +321,190 @@ static void load_symbols(struct trace_dir *t, json_t *vm)
 			warn(t, "%s, no symbols", err_q);
 		goto out;
 	}
-	t->symbols = symbols__load_fd(fd);
-	if (!t->symbols) {
+	symbols = symbols__load_fd(fd);
+	if (!symbols) {
 		warn(t, "%s: %s, no symbols", image_q, strerror(errno));
 		goto out;
 	}
-	have_id = symbols__build_id(t->symbols);
+	have_id = symbols__build_id(symbols);
 	if (!t->opts.image && want_id && *want_id && have_id && strcasecmp(want_id, have_id)) {
 		warn(t, "%s: build ID %s differs from the traced image's %s, no symbols", image_q,
 		     have_id, escape__str(id_q, sizeof(id_q), want_id));
-		symbols__free(t->symbols);
-		t->symbols = NULL;
+		symbols__free(symbols);
 		goto out;
 	}
-	if (symbols__dwarf_problem(t->symbols))
-		warn(t, "%s: %s, no source lines", image_q, symbols__dwarf_problem(t->symbols));
+	if (symbols__dwarf_problem(symbols))
+		warn(t, "%s: %s, no source lines", image_q, symbols__dwarf_problem(symbols));
+	t->symbols = symbols;
+	symbolizer__set_image(t->symbolizer, symbols);
 out:
 	free(alt);
+}
+
+/*
+ * A kernel file that cannot be opened: missing is common when vm.json names it (a trace on
+ * another host), a problem when an option names it; a FIFO, a device or a huge file always is.
+ */
+static void kernel_file_problem(struct trace_dir *t, int ret, const char *err, bool named)
+{
+	char err_q[TRACE_DIR_ERR_MAX];
+
+	escape__str(err_q, sizeof(err_q), err);
+	if (named || ret == -EINVAL || ret == -EFBIG)
+		damage(t, "%s, kernel addresses not symbolized from it", err_q);
+	else
+		warn(t, "%s, kernel addresses not symbolized from it", err_q);
+}
+
+/* The guest kernel's System.map; NULL when there is none or it has no text symbol. */
+static struct symbols *load_system_map(struct trace_dir *t, const char *path, bool named)
+{
+	char err[TRACE_DIR_ERR_MAX], q[QUOTE_MAX];
+	struct system_map_stats st;
+	struct symbols *s;
+
+	s = symbols__load_system_map(path, &st, err, sizeof(err));
+	if (!s) {
+		if (errno != ENOMEM)
+			kernel_file_problem(t, -errno, err, named);
+		return NULL;
+	}
+	escape__str(q, sizeof(q), path);
+	if (st.cut)
+		damage(t, "%s: larger than %llu bytes, the lines after line %" PRIu64
+			  " are not read", q, SYSTEM_MAP_FILE_MAX, st.lines);
+	if (st.placeholder) {
+		warn(t, "%s: the placeholder of Debian's linux-image package, no symbols (the "
+			"System.map is in its -dbg package), kernel addresses not symbolized "
+			"from it", q);
+	} else {
+		if (st.malformed)
+			warn(t, "%s: %" PRIu64 " malformed line%s ignored (the first is line %"
+				PRIu64 ")", q, st.malformed, st.malformed == 1 ? "" : "s",
+			     st.first_malformed);
+		if (!symbols__count(s))
+			warn(t, "%s: no text symbols, kernel addresses not symbolized from it", q);
+	}
+	if (!symbols__count(s)) {
+		symbols__free(s);
+		return NULL;
+	}
+	return s;
+}
+
+/* The guest kernel's ELF file with symbols; NULL when there is none or it has no symbol. */
+static struct symbols *load_vmlinux(struct trace_dir *t, const char *path)
+{
+	char err[TRACE_DIR_ERR_MAX], q[QUOTE_MAX];
+	struct symbols *s;
+	int fd;
+
+	fd = input_file__open(path, SYMBOLS_FILE_MAX, NULL, err, sizeof(err));
+	if (fd < 0) {
+		kernel_file_problem(t, fd, err, false);
+		return NULL;
+	}
+	escape__str(q, sizeof(q), path);
+	s = symbols__load_fd(fd);
+	if (!s) {
+		warn(t, "%s: %s, kernel addresses not symbolized from it", q, strerror(errno));
+		return NULL;
+	}
+	if (!symbols__count(s)) {
+		warn(t, "%s: no symbol table, kernel addresses not symbolized from it", q);
+		symbols__free(s);
+		return NULL;
+	}
+	if (symbols__dwarf_problem(s))
+		warn(t, "%s: %s, no source lines", q, symbols__dwarf_problem(s));
+	return s;
+}
+
+/*
+ * The guest kernel's tables, for a Linux guest (vm.json names a kernel) or when --system-map
+ * names one: System.map and vmlinux, shifted by the KASLR slide, which must be known.
+ */
+static void load_kernel(struct trace_dir *t, json_t *vm, bool linux_guest)
+{
+	const char *map = t->opts.system_map, *vmlinux;
+	struct symbols *map_s = NULL, *vmlinux_s = NULL;
+	char *map_alt = NULL, *vmlinux_alt = NULL;
+	json_t *slide = json_object_get(vm, "kaslr_slide");
+	bool slide_known = t->opts.kaslr_slide_set;
+
+	if (!map && linux_guest)
+		map = resolve_path(t, json_string_value(json_object_get(vm, "system_map")),
+				   &map_alt);
+	vmlinux = !linux_guest ? NULL :
+		  resolve_path(t, json_string_value(json_object_get(vm, "vmlinux")), &vmlinux_alt);
+	if (!map && !vmlinux) {
+		if (linux_guest)
+			warn(t, "%s: vm.json names no System.map or vmlinux of the guest kernel, "
+				"kernel addresses not symbolized", t->dir);
+		return;
+	}
+	if (slide && !json_is_integer(slide)) {
+		damage(t, "%s/vm.json: kaslr_slide is not an integer; ignored", t->dir);
+		slide = NULL;
+	}
+	slide_known = slide_known || slide;
+	if (map)
+		map_s = load_system_map(t, map, t->opts.system_map != NULL);
+	if (vmlinux)
+		vmlinux_s = load_vmlinux(t, vmlinux);
+	if ((map_s || vmlinux_s) && !slide_known) {
+		warn(t, "%s: the guest kernel's KASLR slide is unknown (no kaslr_slide in "
+			"vm.json), kernel addresses not symbolized; --kaslr-slide gives it",
+		     t->dir);
+		symbols__free(map_s);
+		symbols__free(vmlinux_s);
+		map_s = vmlinux_s = NULL;
+	}
+	if (map_s || vmlinux_s)
+		symbolizer__set_kernel(t->symbolizer, vmlinux_s, map_s,
+				       t->opts.kaslr_slide_set ? (uint64_t)t->opts.kaslr_slide :
+				       (uint64_t)json_integer_value(slide));
+	free(map_alt);
+	free(vmlinux_alt);
+}
+
+/* The ELF files of --symbols, bound to the tasks of the process map. */
+static int load_symbol_files(struct trace_dir *t)
+{
+	char err[TRACE_DIR_ERR_MAX];
+	size_t i;
+	int ret;
+
+	if (!t->opts.nr_symbol_paths)
+		return 0;
+	t->files = symbol_files__new(warn_line, t);
+	if (!t->files)
+		return -ENOMEM;
+	for (i = 0; i < t->opts.nr_symbol_paths; i++) {
+		ret = symbol_files__add(t->files, t->opts.symbol_paths[i], err, sizeof(err));
+		if (ret == -ENOMEM)
+			return ret;
+		if (ret)
+			damage(t, "--symbols %s, not searched", err);
+	}
+	return symbolizer__bind(t->symbolizer, t->files, t->procmap, warn_line, t);
+}
+
+/*
+ * Every source of symbols. A trace whose vm.json names a kernel and no image is a Linux
+ * guest's: no image is looked for, the kernel's tables are.
+ */
+static int load_symbols(struct trace_dir *t, json_t *vm)
+{
+	bool linux_guest = json_object_get(vm, "kernel") && !json_object_get(vm, "image");
+
+	t->symbolizer = symbolizer__new();
+	if (!t->symbolizer)
+		return -ENOMEM;
+	if (t->opts.image || !linux_guest)
+		load_image(t, vm);
+	load_kernel(t, vm, linux_guest);
+	return load_symbol_files(t);
 }
 
 static int load_events(struct trace_dir *t)
@@ -454,8 +627,11 @@ struct trace_dir *trace_dir__open(const char *dir, const struct trace_dir_option
 	ret = load_events(t);
 	if (ret)
 		goto err_close;
-	if (!t->opts.no_symbols)
-		load_symbols(t, vm);
+	if (!t->opts.no_symbols) {
+		ret = load_symbols(t, vm);
+		if (ret)
+			goto err_close;
+	}
 	flush_warnings(t);
 	json_decref(vm);
 	free(vm_path);
@@ -533,6 +709,11 @@ const struct symbols *trace_dir__symbols(const struct trace_dir *t)
 	return t->symbols;
 }
 
+const struct symbolizer *trace_dir__symbolizer(const struct trace_dir *t)
+{
+	return t->symbolizer;
+}
+
 void trace_dir__close(struct trace_dir *t)
 {
 	unsigned int i;
@@ -544,7 +725,8 @@ void trace_dir__close(struct trace_dir *t)
 	free(t->rings);
 	free(t->srcs);
 	procmap__free(t->procmap);
-	symbols__free(t->symbols);
+	symbolizer__free(t->symbolizer);
+	symbol_files__free(t->files);
 	free(t->dir);
 	free(t);
 }

@@ -1,18 +1,26 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * trace-dir.h - a vbts trace directory opened for decoding: vm.json, the vcpuN.ring files,
- * events.jsonl (task names) and the guest image's symbols.
+ * events.jsonl (task names) and the symbols of the guest's code.
  *
- * vm.json (written by `vbts run --trace`):
+ * vm.json (written by `vbts run --trace`), of a multiboot guest:
  *   {"version":1,"vm_id":"<hex>","image":"PATH","build_id":"<hex>","vcpus":N,
  *    "start_time_ns":..., ...}
+ * of a Linux guest:
+ *   {"version":1,"vm_id":"<hex>","kernel":"PATH","system_map":"PATH","kaslr_slide":N,
+ *    "vmlinux":"PATH","vcpus":N, ...}    (system_map, kaslr_slide and vmlinux optional)
  * Only "vcpus" matters for decoding (without it the vcpuN.ring files are counted); "image"
- * and "build_id" select the symbols, "vm_id" is checked against the ring headers.
+ * and "build_id" select the symbols of a multiboot guest, "system_map", "vmlinux" and
+ * "kaslr_slide" (bytes: run-time minus link-time address of the kernel's text; absent when
+ * unknown, and then kernel addresses are not symbolized) those of a Linux guest's kernel,
+ * "vm_id" is checked against the ring headers. A relative path that does not exist is also
+ * looked for in the trace directory. The programs of a Linux guest's tasks are symbolized from
+ * the ELF files of trace_dir_options.symbol_paths (symbolizer.h).
  *
  * Every file is untrusted and read through input-file.h: a regular file of bounded size
  * (vm.json TRACE_DIR_VM_JSON_MAX, events.jsonl PROCMAP_FILE_MAX in lines of at most
- * PROCMAP_LINE_MAX, the image SYMBOLS_FILE_MAX, a ring the size its header gives), never a
- * FIFO or a device.
+ * PROCMAP_LINE_MAX, the image SYMBOLS_FILE_MAX, System.map SYSTEM_MAP_FILE_MAX in lines of at
+ * most SYSTEM_MAP_LINE_MAX, a ring the size its header gives), never a FIFO or a device.
  * Without a usable vm.json or any readable ring there is no trace; a ring, events.jsonl or
  * the image that cannot be read is reported and the rest decoded.
  */
@@ -26,6 +34,7 @@
 #include "decoder.h"
 #include "procmap.h"
 #include "ring-reader.h"
+#include "symbolizer.h"
 #include "symbols.h"
 
 /* Room for one error line. */
@@ -41,6 +50,12 @@ struct trace_dir;
  * struct trace_dir_options - how to open a trace directory.
  * @image:    ELF file for symbols instead of the one vm.json names, or NULL
  * @no_symbols: do not load symbols at all (output that does not show them)
+ * @symbol_paths: ELF files or directories of them for the tasks' programs
+ *            (symbol_files__add()); a PATH that cannot be used is a problem that leaves part
+ *            of the trace unsymbolized (trace_dir__damaged())
+ * @nr_symbol_paths: how many
+ * @system_map: the guest kernel's System.map instead of the one vm.json names, or NULL
+ * @kaslr_slide: the guest kernel's KASLR slide instead of vm.json's, when @kaslr_slide_set
  * @warn:     called with one line per problem that does not stop decoding (a ring skipped,
  *            missing symbols, bad events lines, vm_id mismatch), or NULL to drop them; at most
  *            TRACE_DIR_WARN_MAX lines, then one that counts the others
@@ -49,6 +64,11 @@ struct trace_dir;
 struct trace_dir_options {
 	const char *image;
 	bool no_symbols;
+	const char *const *symbol_paths;
+	size_t nr_symbol_paths;
+	const char *system_map;
+	int64_t kaslr_slide;
+	bool kaslr_slide_set;
 	void (*warn)(void *warn_ctx, const char *line);
 	void *warn_ctx;
 };
@@ -104,7 +124,9 @@ struct decoder *trace_dir__decoder(struct trace_dir *t, int vcpu);
  * @t: trace
  *
  * Each was reported through the warn callback: a ring file skipped, events.jsonl not a regular
- * file or read only in part, the image not a regular file or too large.
+ * file or read only in part, the image, System.map or vmlinux not a regular file or too
+ * large, a System.map or vmlinux named by an option that cannot be read, a --symbols PATH
+ * that cannot be used.
  *
  * Return: their count, 0 when everything could be read.
  */
@@ -125,6 +147,15 @@ const struct procmap *trace_dir__procmap(const struct trace_dir *t);
  * Return: the table, or NULL when none could be loaded.
  */
 const struct symbols *trace_dir__symbols(const struct trace_dir *t);
+
+/**
+ * trace_dir__symbolizer() - every source of symbols of the trace: the image, the guest
+ * kernel's tables, the tasks' programs.
+ * @t: trace
+ *
+ * Return: the symbolizer, or NULL when the trace was opened with no_symbols.
+ */
+const struct symbolizer *trace_dir__symbolizer(const struct trace_dir *t);
 
 /**
  * trace_dir__close() - close everything.

@@ -6,6 +6,8 @@
 #define VBTS_TESTS_DECODER_TEST_H
 
 #include <check.h>
+#include <stddef.h>
+#include <sys/resource.h>
 #include <vbts/ring-format.h>
 
 #include "decoder.h"
@@ -17,6 +19,22 @@ Suite *symbols_suite(void);
 Suite *golden_suite(void);
 Suite *inputs_suite(void);
 Suite *scale_suite(void);
+Suite *system_map_suite(void);
+Suite *linux_procmap_suite(void);
+Suite *linux_decode_suite(void);
+Suite *linux_debian_suite(void);
+
+/**
+ * debian_kernel_file() - a file of Debian's kernel package in the harness cache.
+ * @what: "System.map" (boot/System.map-<release>), or a file of the release's directory
+ *        ("vmlinux")
+ * @path: receives its path under $VBTS_BUILD_DIR/harness/<release>/
+ * @len:  room in @path
+ *
+ * Return: 0 when it is there and readable, -ENOENT (no $VBTS_BUILD_DIR, no cache) or the
+ * errno of access(2).
+ */
+int debian_kernel_file(const char *what, char *path, size_t len);
 
 /* The same as constant initializers, for static tables. */
 #define BR(from, to, cpl, kind)                                                              \
@@ -99,6 +117,33 @@ size_t decode_all(const struct decoder_source *src, size_t n, struct decoded_rec
  * Return: the command's exit status.
  */
 int run_decode(char **out, char **err, char **argv);
+
+/**
+ * run_decode_nofile() - `vbts decode ARGS...` in a child process, with a hang guard and,
+ * outside valgrind and AddressSanitizer, an address-space limit.
+ * @out, @err: receive its stdout and stderr
+ * @nofile:    RLIMIT_NOFILE of the child (not under valgrind), 0 to keep the current one
+ * @argv:      arguments after "decode", NULL-terminated (at most 14)
+ *
+ * Return: the exit status, or -N when signal N ended the child (SIGALRM: it hung).
+ */
+int run_decode_nofile(char **out, char **err, rlim_t nofile, const char *const *argv);
+
+/**
+ * compare_golden() - compare output with tests/data/@name (VBTS_UPDATE_GOLDEN=1 in the
+ * environment rewrites the file instead).
+ * @name: the golden file's name
+ * @got:  the output
+ */
+void compare_golden(const char *name, const char *got);
+
+/**
+ * assert_printable() - @text is lines of printable text: valid UTF-8 (the C library's decoder
+ * says so), no control character but the newline ending each line, at most @max_lines lines.
+ * @text:      the text
+ * @max_lines: lines at most
+ */
+void assert_printable(const char *text, size_t max_lines);
 
 /**
  * write_ring() - write a ring file DIR/vcpuN.ring with the ring writer.

@@ -211,7 +211,7 @@ int run_decode(char **out, char **err, char **argv)
 	return status;
 }
 
-static void compare_golden(const char *name, const char *got)
+void compare_golden(const char *name, const char *got)
 {
 	char path[512];
 	char *want;
@@ -227,11 +227,7 @@ static void compare_golden(const char *name, const char *got)
 	free(want);
 }
 
-/*
- * @text is lines of printable text: valid UTF-8 (the C library's decoder says so), no
- * control character but the newline ending each line, at most @max_lines lines.
- */
-static void assert_printable(const char *text, size_t max_lines)
+void assert_printable(const char *text, size_t max_lines)
 {
 	size_t pos = 0, len = strlen(text), lines = 0;
 	mbstate_t st;

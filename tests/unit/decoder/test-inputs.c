@@ -130,15 +130,7 @@ static char *slurp_fd(int fd)
 	return buf;
 }
 
-/**
- * run_decode_nofile() - `vbts decode ARGS...` in a child process.
- * @out, @err: receive its stdout and stderr
- * @nofile:    RLIMIT_NOFILE of the child (not under valgrind), 0 to keep the current one
- * @argv:      arguments after "decode", NULL-terminated
- *
- * Return: the exit status, or -N when signal N ended the child (SIGALRM: it hung).
- */
-static int run_decode_nofile(char **out, char **err, rlim_t nofile, const char *const *argv)
+int run_decode_nofile(char **out, char **err, rlim_t nofile, const char *const *argv)
 {
 	char opath[] = "/tmp/vbts-out-XXXXXX", epath[] = "/tmp/vbts-err-XXXXXX";
 	int ofd = mkstemp(opath), efd = mkstemp(epath), status;

@@ -293,7 +293,8 @@ static void assert_same_task(const struct procmap_task *a, const struct procmap_
 	}
 	/* Names are unique per announcement: the same name is the same entry. */
 	if (strcmp(a->name, b->name) || a->pid != b->pid || a->cr3 != b->cr3 ||
-	    a->start != b->start || a->exited != b->exited ||
+	    a->start != b->start || a->exited != b->exited || a->index != b->index ||
+	    a->process != b->process ||
 	    (a->exited && (a->exit_code != b->exit_code || a->exit_time != b->exit_time)))
 		ck_abort_msg("%s: %s vs %s", what, a->name, b->name);
 }
@@ -347,6 +348,15 @@ START_TEST(test_procmap_reference)
 			assert_same_task(procmap__find(fast, key), procmap__find(ref, key), "find");
 		}
 		assert_same_task(procmap__crashed(fast), procmap__crashed(ref), "crashed");
+		ck_assert_uint_eq(procmap__nr_processes(fast), procmap__nr_processes(ref));
+		for (int pid = 0; pid <= 6; pid++) {
+			bool sf[40] = { 0 }, sr[40] = { 0 };
+
+			snprintf(key, sizeof(key), "%d", pid);
+			ck_assert_uint_eq(procmap__select(fast, key, sf),
+					  procmap__select(ref, key, sr));
+			ck_assert(!memcmp(sf, sr, sizeof(sf)));
+		}
 		procmap__free(fast);
 		procmap__free(ref);
 	}

@@ -125,6 +125,31 @@ START_TEST(test_symbols_stripped)
 }
 END_TEST
 
+/* Of the symbols of one address, the preferred one that covers the address names it. */
+START_TEST(test_symbols_aliases)
+{
+	static const struct {
+		uint64_t addr;
+		const char *name;
+	} want[] = {
+		{ 0x0, "sized" }, { 0x3, "sized" }, { 0x4, "label_at_0" }, { 0xf, "label_at_0" },
+		{ 0x10, "a_label" }, { 0x1f, "a_label" },
+	};
+	struct symbols *s = symbols__load(SYMALIAS);
+	struct symbol_hit hit;
+
+	ck_assert_msg(s, "%s: %s", SYMALIAS, strerror(errno));
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		ck_assert_msg(!symbols__lookup(s, want[i].addr, &hit), "%#llx: no symbol",
+			      (unsigned long long)want[i].addr);
+		ck_assert_msg(!strcmp(hit.name, want[i].name), "%#llx: %s, want %s",
+			      (unsigned long long)want[i].addr, hit.name, want[i].name);
+	}
+	ck_assert_int_eq(symbols__lookup(s, 0x20, &hit), -ENOENT);
+	symbols__free(s);
+}
+END_TEST
+
 START_TEST(test_symbols_errors)
 {
 	char path[] = "/tmp/vbts-notelf-XXXXXX";
@@ -432,6 +457,7 @@ Suite *symbols_suite(void)
 	tcase_add_test(tc, test_symbols_elf64);
 	tcase_add_test(tc, test_symbols_elf32);
 	tcase_add_test(tc, test_symbols_stripped);
+	tcase_add_test(tc, test_symbols_aliases);
 	tcase_add_test(tc, test_symbols_errors);
 	tcase_add_loop_test(tc, test_symbols_corrupted_dwarf, 0,
 			    (int)(sizeof(corruptions) / sizeof(corruptions[0])));

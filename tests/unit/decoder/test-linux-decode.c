@@ -1,0 +1,994 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * test-linux-decode.c - `vbts decode` of a Linux guest's trace end to end: vm.json naming a
+ * kernel, a System.map and a KASLR slide; events.jsonl with task, exec and exit events (a CR3
+ * reused after an exit, an exec into a new CR3); ring files written with the ring writer; the
+ * programs of the tasks (linux-prog.S, built by meson as a static executable at 0x10000000
+ * and as a PIE) found under --symbols in a made-up root file system. Output is compared with
+ * the golden files tests/data/decode-linux*; options that override vm.json, and hostile
+ * inputs (System.map with huge lines and garbage, directory loops, ELF files with lying
+ * headers), are checked for their one-line warnings and for the output they leave intact.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "decoder-test.h"
+#include "symbols.h"
+
+/* The guest kernel's text is 16 MiB above its link address. */
+#define SLIDE 0x1000000ULL
+#define K(link) ((link) + SLIDE)
+#define ENTRY_SYSCALL K(0xffffffff81001000ULL)
+#define DO_SYSCALL K(0xffffffff81002000ULL)
+#define SCHEDULE K(0xffffffff81004000ULL)
+#define PAGE_FAULT K(0xffffffff81006000ULL)
+/* linux-prog.S: _start, work and leaf at these offsets of .text. */
+#define STATIC_TEXT 0x10001000ULL
+#define PIE_LOAD_BASE 0x555555554000ULL
+#define PIE_TEXT (PIE_LOAD_BASE + 0x1000)
+#define START 0x00
+#define WORK 0x20
+#define LEAF 0x40
+/* The build IDs meson links them with. */
+#define STATIC_BUILD_ID "5747a71c0000000000000000000000000000000a"
+#define PIE_BUILD_ID "9e0000000000000000000000000000000000000b"
+
+static const char system_map[] =
+	"ffffffff81000000 T _stext\n"
+	"ffffffff81000000 T _text\n"
+	"ffffffff81001000 T entry_SYSCALL_64\n"
+	"ffffffff81001100 t entry_SYSCALL_64_after_hwframe\n"
+	"ffffffff81002000 T do_syscall_64\n"
+	"ffffffff81003000 d some_data\n"
+	"ffffffff81004000 T schedule\n"
+	"ffffffff81006000 T asm_exc_page_fault\n"
+	"ffffffff81007000 T _etext\n";
+
+/*
+ * init (pid 1); a shell (pid 50) that execs the static program by build ID and exits; CR3
+ * 0x3000000 reused by another shell (pid 51), which execs the PIE (found by its path, at a
+ * known load base) and crashes; the static program by its name alone (pid 52: the comm is
+ * its first 15 bytes); the PIE without a load base (pid 53).
+ */
+static const char linux_events[] =
+	"{\"time\":10,\"vcpu\":0,\"event\":\"task\",\"pid\":1,\"tgid\":1,\"name\":\"init\","
+	"\"cr3\":\"0x1000000\"}\n"
+	"{\"time\":100,\"vcpu\":0,\"event\":\"task\",\"pid\":50,\"tgid\":50,\"name\":\"sh\","
+	"\"cr3\":\"0x2000000\"}\n"
+	"{\"time\":200,\"vcpu\":0,\"event\":\"exec\",\"pid\":50,\"tgid\":50,"
+	"\"name\":\"vbts-linux-stat\",\"cr3\":\"0x3000000\",\"build_id\":\"" STATIC_BUILD_ID "\"}\n"
+	"{\"time\":300,\"vcpu\":0,\"event\":\"exit\",\"pid\":50,\"code\":0}\n"
+	"{\"time\":400,\"vcpu\":0,\"event\":\"task\",\"pid\":51,\"tgid\":51,\"name\":\"sh\","
+	"\"cr3\":\"0x3000000\"}\n"
+	"{\"time\":500,\"vcpu\":0,\"event\":\"exec\",\"pid\":51,\"tgid\":51,"
+	"\"name\":\"vbts-linux-pie\",\"cr3\":\"0x4000000\",\"exe\":\"/usr/bin/vbts-linux-pie\","
+	"\"load_base\":\"0x555555554000\"}\n"
+	"{\"time\":700,\"vcpu\":0,\"event\":\"exit\",\"pid\":51,\"code\":139}\n"
+	"{\"time\":800,\"vcpu\":0,\"event\":\"task\",\"pid\":52,\"tgid\":52,"
+	"\"name\":\"vbts-linux-stat\",\"cr3\":\"0x5000000\"}\n"
+	"{\"time\":900,\"vcpu\":0,\"event\":\"exec\",\"pid\":53,\"tgid\":53,"
+	"\"name\":\"vbts-linux-pie\",\"cr3\":\"0x6000000\"}\n";
+
+static const struct vbts_record linux_ring[] = {
+	ESC(VBTS_ESC_START, 0, VBTS_START_CPL_USER | VBTS_START_CPL_KERNEL),
+	ESC(VBTS_ESC_TASK_ARRIVE, 0x1000000, 10),
+	BR(SCHEDULE + 0x10, SCHEDULE + 0x100, 0, VBTS_BR_JMP),
+	BR(0x401000, 0x401100, 3, VBTS_BR_JMP),                 /* no file for init */
+	ESC(VBTS_ESC_TASK_DEPART, 0x1000000, 90),
+	ESC(VBTS_ESC_TASK_ARRIVE, 0x2000000, 100),
+	BR(0x401234, 0x401300, 3, VBTS_BR_CALL),
+	ESC(VBTS_ESC_TASK_DEPART, 0x2000000, 190),
+	ESC(VBTS_ESC_TASK_ARRIVE, 0x3000000, 200),
+	BR(STATIC_TEXT + START, STATIC_TEXT + WORK, 3, VBTS_BR_CALL),
+	BR(STATIC_TEXT + WORK, STATIC_TEXT + LEAF, 3, VBTS_BR_CALL),
+	BR(STATIC_TEXT + LEAF + 1, STATIC_TEXT + WORK + 5, 3, VBTS_BR_RET),
+	BR(STATIC_TEXT + WORK + 0xa, ENTRY_SYSCALL, 3, VBTS_BR_SYSCALL),
+	BR(ENTRY_SYSCALL + 0x40, DO_SYSCALL, 0, VBTS_BR_CALL),
+	BR(ENTRY_SYSCALL + 0x180, STATIC_TEXT + WORK + 0xc, 0, VBTS_BR_SYSRET),
+	BR(STATIC_TEXT + WORK + 0xc, STATIC_TEXT + START + 5, 3, VBTS_BR_RET),
+	BR(STATIC_TEXT + START + 0xc, ENTRY_SYSCALL, 3, VBTS_BR_SYSCALL),
+	ESC(VBTS_ESC_TASK_DEPART, 0x3000000, 290),
+	ESC(VBTS_ESC_TASK_ARRIVE, 0x3000000, 400),              /* reused by pid 51 */
+	BR(0x401234, 0x401300, 3, VBTS_BR_CALL),
+	ESC(VBTS_ESC_TASK_DEPART, 0x3000000, 490),
+	ESC(VBTS_ESC_TASK_ARRIVE, 0x4000000, 500),
+	BR(PIE_TEXT + START, PIE_TEXT + WORK, 3, VBTS_BR_CALL),
+	BR(PIE_TEXT + WORK, PIE_TEXT + LEAF, 3, VBTS_BR_CALL),
+	BRV(PIE_TEXT + LEAF, PAGE_FAULT, 3, VBTS_BR_EXCEPTION, 14),
+	ESC(VBTS_ESC_TASK_DEPART, 0x4000000, 690),
+	ESC(VBTS_ESC_TASK_ARRIVE, 0x5000000, 800),
+	BR(STATIC_TEXT + START, STATIC_TEXT + WORK, 3, VBTS_BR_CALL),
+	ESC(VBTS_ESC_TASK_DEPART, 0x5000000, 890),
+	ESC(VBTS_ESC_TASK_ARRIVE, 0x6000000, 900),
+	BR(PIE_TEXT + START, PIE_TEXT + WORK, 3, VBTS_BR_CALL), /* no load base */
+	ESC(VBTS_ESC_STOP, 990, 0),
+};
+
+/* The warning of pid 53's PIE (the rest of the line names the file). */
+#define NO_LOAD_BASE "1 task runs a PIE or shared object whose load base the events do not " \
+		     "give, not symbolized (the first: vbts-linux-pie[53]: "
+
+static void write_file(const char *dir, const char *name, const void *data, size_t len)
+{
+	char path[512];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	ck_assert_msg(fd >= 0, "%s: %s", path, strerror(errno));
+	ck_assert_int_eq(write(fd, data, len), (ssize_t)len);
+	ck_assert_int_eq(close(fd), 0);
+}
+
+static void write_text(const char *dir, const char *name, const char *text)
+{
+	write_file(dir, name, text, strlen(text));
+}
+
+static void *read_all(const char *path, size_t *len)
+{
+	struct stat st;
+	void *buf;
+	int fd = open(path, O_RDONLY);
+
+	ck_assert_msg(fd >= 0, "%s: %s", path, strerror(errno));
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	*len = (size_t)st.st_size;
+	buf = malloc(*len + 1);
+	ck_assert_ptr_nonnull(buf);
+	ck_assert_int_eq(read(fd, buf, *len), (ssize_t)*len);
+	close(fd);
+	return buf;
+}
+
+static void copy_file(const char *src, const char *dir, const char *name)
+{
+	size_t len;
+	void *buf = read_all(src, &len);
+
+	write_file(dir, name, buf, len);
+	free(buf);
+}
+
+static void make_dir(const char *dir, const char *name)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	ck_assert_msg(!mkdir(path, 0755), "%s: %s", path, strerror(errno));
+}
+
+static void write_vm_json(const char *dir, const char *slide)
+{
+	char vm[512];
+
+	snprintf(vm, sizeof(vm),
+		 "{\"version\":1,\"vm_id\":\"00000000000000ab\",\"kernel\":\"/boot/vmlinuz-test\","
+		 "\"system_map\":\"System.map\",%s%s\"vcpus\":1,\"backend\":\"step\"}\n",
+		 slide ? "\"kaslr_slide\":" : "", slide ? slide : "");
+	write_text(dir, "vm.json", vm);
+}
+
+/*
+ * The trace in @dir (room for 64 bytes), and its guest's root file system DIR/rootfs with the
+ * static program in bin/ and the PIE in usr/bin/.
+ */
+static void make_linux_trace(char *dir)
+{
+	snprintf(dir, 64, "/tmp/vbts-linux-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	write_vm_json(dir, "16777216,");
+	write_text(dir, "System.map", system_map);
+	write_text(dir, "events.jsonl", linux_events);
+	write_ring(dir, 0, 64, linux_ring, sizeof(linux_ring) / sizeof(linux_ring[0]), 0);
+	make_dir(dir, "rootfs");
+	make_dir(dir, "rootfs/bin");
+	make_dir(dir, "rootfs/usr");
+	make_dir(dir, "rootfs/usr/bin");
+	copy_file(LINUX_STATIC, dir, "rootfs/bin/vbts-linux-static");
+	copy_file(LINUX_PIE, dir, "rootfs/usr/bin/vbts-linux-pie");
+}
+
+/*
+ * Runs `vbts decode ARGS DIR` in a child process; "DIR" and "ROOTFS" in @args stand for the
+ * trace and its root file system. Returns the status; @out and @err receive the output.
+ */
+static int decode_linux(const char *dir, const char *const *args, char **out, char **err)
+{
+	char rootfs[128], paths[4][256];
+	const char *argv[16];
+	int argc = 0, np = 0;
+
+	snprintf(rootfs, sizeof(rootfs), "%s/rootfs", dir);
+	for (; *args && argc < 14; args++) {
+		if (!strcmp(*args, "DIR")) {
+			argv[argc++] = dir;
+		} else if (!strcmp(*args, "ROOTFS")) {
+			argv[argc++] = rootfs;
+		} else if (!strncmp(*args, "DIR/", 4) && np < 4) {
+			snprintf(paths[np], sizeof(paths[np]), "%s/%s", dir, *args + 4);
+			argv[argc++] = paths[np++];
+		} else {
+			argv[argc++] = *args;
+		}
+	}
+	argv[argc++] = dir;
+	argv[argc] = NULL;
+	return run_decode_nofile(out, err, 0, argv);
+}
+
+static size_t count_lines(const char *s)
+{
+	size_t n = 0;
+
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+static const struct {
+	const char *golden;
+	const char *args[8];
+	bool load_base_warning; /* the only line on stderr; else nothing */
+} golden_cases[] = {
+	{ "decode-linux.txt", { "--symbols", "ROOTFS", "--lines", "--summary", NULL }, true },
+	{ "decode-linux.jsonl", { "--symbols", "ROOTFS", "--format", "jsonl", NULL }, false },
+	/* The full name: the comm of pid 50 after its exec, and of pid 52. */
+	{ "decode-linux-task-static.txt",
+	  { "--symbols", "ROOTFS", "--task", "vbts-linux-static", NULL }, true },
+	/* A pid: before and after its exec. */
+	{ "decode-linux-task-51.txt", { "--symbols", "ROOTFS", "--task", "51", NULL }, true },
+	/* A name each process had before its exec; then --task repeated. */
+	{ "decode-linux-task-sh.jsonl", { "--task", "sh", "--format", "jsonl", NULL }, false },
+	{ "decode-linux-task-1-52.txt",
+	  { "--symbols", "ROOTFS", "--task", "1", "--task", "52", NULL }, true },
+	{ "decode-linux-crashed.txt", { "--symbols", "ROOTFS", "--crashed", NULL }, true },
+	/* Without --symbols: kernel symbols only. */
+	{ "decode-linux-kernel.txt", { "--cpl", "kernel", NULL }, false },
+};
+
+START_TEST(test_linux_golden)
+{
+	char dir[64], *out, *err;
+	int status;
+
+	make_linux_trace(dir);
+	status = decode_linux(dir, golden_cases[_i].args, &out, &err);
+	ck_assert_msg(status == 0, "exit %d: %s", status, err);
+	if (golden_cases[_i].load_base_warning) {
+		ck_assert_msg(!strncmp(err, "vbts decode: warning: " NO_LOAD_BASE,
+				       strlen("vbts decode: warning: " NO_LOAD_BASE)), "%s", err);
+		ck_assert_msg(strstr(err, "/rootfs/usr/bin/vbts-linux-pie)\n"), "%s", err);
+		ck_assert_uint_eq(count_lines(err), 1);
+	} else {
+		ck_assert_str_eq(err, "");
+	}
+	assert_printable(out, SIZE_MAX);
+	compare_golden(golden_cases[_i].golden, out);
+	free(out);
+	free(err);
+	remove_trace(dir);
+}
+END_TEST
+
+/*
+ * The symbols vm.json's kaslr_slide and System.map give, overridden by options; a slide
+ * unknown until --kaslr-slide gives it.
+ */
+static const struct {
+	const char *vm_slide;   /* the "kaslr_slide" member with its comma, or NULL */
+	const char *args[6];
+	int status;
+	const char *want;       /* in stdout */
+	const char *warning;    /* in stderr, or NULL for none */
+	unsigned int lines;     /* of stderr */
+} slide_cases[] = {
+	{ "16777216,", { NULL }, 0, "0xffffffff82001000 entry_SYSCALL_64+0x0", NULL },
+	{ NULL, { NULL }, 0, "=>  0xffffffff82001000  (syscall)",
+	  "the guest kernel's KASLR slide is unknown (no kaslr_slide in vm.json), kernel "
+	  "addresses not symbolized; --kaslr-slide gives it", 1 },
+	{ NULL, { "--kaslr-slide", "0x1000000", NULL }, 0,
+	  "0xffffffff82001000 entry_SYSCALL_64+0x0", NULL },
+	{ "16777216,", { "--kaslr-slide", "16773120", NULL }, 0,
+	  "0xffffffff82001000 do_syscall_64+0x0", NULL },
+	{ "16777216,", { "--kaslr-slide", "0x1000100", NULL }, 0,
+	  "0xffffffff82001000 _stext+0xf00", NULL },
+	/* Beyond the last symbol, which covers its own address only. */
+	{ "16777216,", { "--kaslr-slide", "0", NULL }, 0, "0xffffffff82001000 [unknown]", NULL },
+	{ "16777216,", { "--kaslr-slide", "-0x1000", NULL }, 0, "0xffffffff82001000 [unknown]",
+	  NULL },
+	{ "\"0x1000000\",", { NULL }, 2, "=>  0xffffffff82001000  (syscall)",
+	  "vm.json: kaslr_slide is not an integer; ignored", 2 },
+	{ "16777216,", { "--system-map", "DIR/other.map", NULL }, 0,
+	  "0xffffffff82001000 other_entry+0x0", NULL },
+	/* An option naming a file that is not there: reported, the rest decoded. */
+	{ "16777216,", { "--system-map", "DIR/missing.map", NULL }, 2,
+	  "=>  0xffffffff82001000  (syscall)",
+	  "missing.map: No such file or directory, kernel addresses not symbolized from it", 1 },
+	/* A FIFO is never opened. */
+	{ "16777216,", { "--system-map", "DIR/fifo", NULL }, 2,
+	  "=>  0xffffffff82001000  (syscall)",
+	  "fifo: not a regular file (a FIFO), kernel addresses not symbolized from it", 1 },
+	{ "16777216,", { "--kaslr-slide", "0x", NULL }, 2, NULL, "bad --kaslr-slide '0x'", 1 },
+	{ "16777216,", { "--kaslr-slide", "12abc", NULL }, 2, NULL, "bad --kaslr-slide '12abc'",
+	  1 },
+	{ "16777216,", { "--kaslr-slide", "99999999999999999999", NULL }, 2, NULL,
+	  "bad --kaslr-slide", 1 },
+};
+
+START_TEST(test_linux_slide)
+{
+	char dir[64], path[128], *out, *err;
+	int status;
+
+	make_linux_trace(dir);
+	write_vm_json(dir, slide_cases[_i].vm_slide);
+	write_text(dir, "other.map", "ffffffff81001000 T other_entry\n");
+	snprintf(path, sizeof(path), "%s/fifo", dir);
+	ck_assert_int_eq(mkfifo(path, 0644), 0);
+	status = decode_linux(dir, slide_cases[_i].args, &out, &err);
+	ck_assert_msg(status == slide_cases[_i].status, "exit %d: %s", status, err);
+	if (slide_cases[_i].want)
+		ck_assert_msg(strstr(out, slide_cases[_i].want), "stdout lacks '%s':\n%s",
+			      slide_cases[_i].want, out);
+	else
+		ck_assert_str_eq(out, "");
+	if (slide_cases[_i].warning)
+		ck_assert_msg(strstr(err, slide_cases[_i].warning), "stderr: %s", err);
+	else
+		ck_assert_str_eq(err, "");
+	ck_assert_uint_eq(count_lines(err), slide_cases[_i].lines);
+	assert_printable(err, slide_cases[_i].lines);
+	free(out);
+	free(err);
+	remove_trace(dir);
+}
+END_TEST
+
+/*
+ * vm.json's vmlinux: an ELF file with symbols and DWARF, tried before System.map at the same
+ * slide. The static program stands in for it: linked at 0x10000000 and shifted by
+ * 0xffffffff72000000 (a negative slide), its _start is where entry_SYSCALL_64 runs and its
+ * label __bss_start (end of data) where do_syscall_64 does.
+ */
+START_TEST(test_linux_vmlinux)
+{
+	const char *const args[] = { "--lines", NULL };
+	char vm[1024], dir[64], *out, *err;
+
+	make_linux_trace(dir);
+	/* The System.map of the same kernel: where vmlinux has symbols, they are taken. */
+	write_text(dir, "System.map", "0000000010001000 T map_start\n"
+				      "0000000010004000 T map_only\n"
+				      "0000000010005000 T map_end\n");
+	snprintf(vm, sizeof(vm),
+		 "{\"version\":1,\"kernel\":\"/boot/vmlinuz\",\"system_map\":\"System.map\","
+		 "\"vmlinux\":\"%s\",\"kaslr_slide\":%lld,\"vcpus\":1}\n", LINUX_STATIC,
+		 (long long)(ENTRY_SYSCALL - STATIC_TEXT));
+	write_text(dir, "vm.json", vm);
+	ck_assert_int_eq(decode_linux(dir, args, &out, &err), 0);
+	ck_assert_str_eq(err, "");
+	/* vmlinux first, with its source lines; System.map where vmlinux has no symbol. */
+	ck_assert_msg(strstr(out, "0x1000102a [unknown]  =>  0xffffffff82001000 _start+0x0 "
+				  "(linux-prog.S:13)  (syscall)\n"), "%s", out);
+	ck_assert_msg(strstr(out, "0xffffffff82001040 leaf+0x0 (linux-prog.S:32)  =>  "
+				  "0xffffffff82002000 __bss_start+0x0  (call)\n"), "%s", out);
+	ck_assert_msg(strstr(out, "0xffffffff82004010 map_only+0x10  =>  0xffffffff82004100 "
+				  "map_only+0x100  (jmp)\n"), "%s", out);
+	ck_assert_msg(strstr(out, "0xffffffff82001180 map_start+0x180  =>  0x1000102c [unknown]"),
+		      "%s", out);
+	ck_assert_ptr_null(strstr(out, "map_start+0x0 "));
+	free(out);
+	free(err);
+	remove_trace(dir);
+}
+END_TEST
+
+/* ---- hostile inputs ------------------------------------------------------------------------ */
+
+/* A System.map of 4 MiB lines, garbage and NUL bytes between good lines. */
+static void write_hostile_map(const char *dir)
+{
+	size_t huge = 4u << 20, len = 0, cap = huge + sizeof(system_map) + 4096;
+	char *buf = malloc(cap);
+
+	ck_assert_ptr_nonnull(buf);
+	memset(buf, 'x', huge);
+	len = huge;
+	buf[len++] = '\n';
+	for (int i = 0; i < 1000; i++)                          /* no newline among them */
+		buf[len++] = (char)((i * 151 + 7) | 0x80);
+	buf[len++] = '\n';
+	memcpy(buf + len, "ffffffff81000000 T nul\0byte\n", 28);
+	len += 28;
+	memcpy(buf + len, system_map, sizeof(system_map) - 1);
+	len += sizeof(system_map) - 1;
+	memset(buf + len, 'y', 2000);
+	len += 2000;
+	write_file(dir, "System.map", buf, len);
+	free(buf);
+}
+
+/*
+ * Bad System.map contents: the kernel symbols that are there are used, the rest is one
+ * warning line; the other records are decoded as with a good map.
+ */
+START_TEST(test_linux_hostile_map)
+{
+	const char *const args[] = { "--symbols", "ROOTFS", NULL };
+	char dir[64], *out, *err, *good, *gerr;
+
+	make_linux_trace(dir);
+	ck_assert_int_eq(decode_linux(dir, args, &good, &gerr), 0);
+	write_hostile_map(dir);
+	ck_assert_int_eq(decode_linux(dir, args, &out, &err), 0);
+	ck_assert_str_eq(out, good);
+	ck_assert_msg(strstr(err, "/System.map: 4 malformed lines ignored (the first is line 1)\n"),
+		      "%s", err);
+	ck_assert_uint_eq(count_lines(err), 2);        /* and pid 53's load base */
+	assert_printable(err, 2);
+	free(out);
+	free(err);
+
+	/* Garbage only: no symbols from it, one line that says so. */
+	write_file(dir, "System.map", "\x7f" "ELF\x01\x02\x03\xff\xfe\n\n\x1b[2J", 14);
+	ck_assert_int_eq(decode_linux(dir, args, &out, &err), 0);
+	ck_assert_msg(strstr(out, "0xffffffff82001000 [unknown]"), "%s", out);
+	ck_assert_msg(strstr(err, "/System.map: 3 malformed lines ignored (the first is line 1)\n"),
+		      "%s", err);
+	ck_assert_msg(strstr(err, "/System.map: no text symbols, kernel addresses not "
+				  "symbolized from it\n"), "%s", err);
+	assert_printable(err, 3);
+	free(out);
+	free(err);
+	free(good);
+	free(gerr);
+	remove_trace(dir);
+}
+END_TEST
+
+/*
+ * Directories that loop through symbolic links, links to files and directories already
+ * searched, dangling links and FIFOs: the same symbols as the plain root file system, and one
+ * line for the loops.
+ */
+START_TEST(test_linux_symbols_loops)
+{
+	const char *const args[] = { "--symbols", "ROOTFS", "--symbols", "ROOTFS", NULL };
+	const char *const plain[] = { "--symbols", "ROOTFS", NULL };
+	char dir[64], path[256], target[256], *out, *err, *good, *gerr;
+	static const char *const links[][2] = {
+		{ "rootfs/self", "." },
+		{ "rootfs/usr/up", ".." },
+		{ "rootfs/usr/bin/root", "../.." },
+		{ "rootfs/usr/sbin", "bin" },                   /* searched once */
+		{ "rootfs/bin/again", "vbts-linux-static" },    /* one file, two paths */
+		{ "rootfs/dangling", "/nonexistent/file" },
+	};
+
+	make_linux_trace(dir);
+	ck_assert_int_eq(decode_linux(dir, plain, &good, &gerr), 0);
+	for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, links[i][0]);
+		snprintf(target, sizeof(target), "%s", links[i][1]);
+		ck_assert_int_eq(symlink(target, path), 0);
+	}
+	snprintf(path, sizeof(path), "%s/rootfs/bin/fifo", dir);
+	ck_assert_int_eq(mkfifo(path, 0644), 0);
+	ck_assert_int_eq(decode_linux(dir, args, &out, &err), 0);
+	ck_assert_str_eq(out, good);
+	ck_assert_msg(strstr(err, "/rootfs: 3 symbolic links back to a directory being searched, "
+				  "not followed (the first: "), "%s", err);
+	ck_assert_uint_eq(count_lines(err), 2);        /* and pid 53's load base */
+	assert_printable(err, 2);
+	free(out);
+	free(err);
+	free(good);
+	free(gerr);
+	remove_trace(dir);
+}
+END_TEST
+
+/* A --symbols PATH that cannot be used: one line, exit 2, everything else decoded. */
+static const struct {
+	const char *path;       /* "DIR/..." inside the trace */
+	const char *error;
+} bad_paths[] = {
+	{ "/nonexistent/rootfs", "--symbols /nonexistent/rootfs: No such file or directory, "
+				 "not searched" },
+	{ "DIR/events.jsonl", "/events.jsonl: not an ELF executable or shared object, not "
+			      "searched" },
+	{ "DIR/fifo", "/fifo: neither a directory nor a regular file, not searched" },
+	{ "DIR/vcpu0.ring", "/vcpu0.ring: not an ELF executable or shared object" },
+};
+
+START_TEST(test_linux_symbols_bad_path)
+{
+	const char *const plain[] = { "--symbols", "ROOTFS", NULL };
+	const char *args[] = { "--symbols", "ROOTFS", "--symbols", NULL, NULL };
+	char dir[64], path[256], *out, *err, *good, *gerr;
+
+	make_linux_trace(dir);
+	ck_assert_int_eq(decode_linux(dir, plain, &good, &gerr), 0);
+	snprintf(path, sizeof(path), "%s/fifo", dir);
+	ck_assert_int_eq(mkfifo(path, 0644), 0);
+	if (!strncmp(bad_paths[_i].path, "DIR/", 4))
+		snprintf(path, sizeof(path), "%s/%s", dir, bad_paths[_i].path + 4);
+	else
+		snprintf(path, sizeof(path), "%s", bad_paths[_i].path);
+	args[3] = path;
+	ck_assert_int_eq(decode_linux(dir, args, &out, &err), 2);
+	ck_assert_str_eq(out, good);
+	ck_assert_msg(strstr(err, bad_paths[_i].error), "%s", err);
+	ck_assert_uint_eq(count_lines(err), 2);        /* and pid 53's load base */
+	assert_printable(err, 2);
+	free(out);
+	free(err);
+	free(good);
+	free(gerr);
+	remove_trace(dir);
+}
+END_TEST
+
+/* ---- ELF files with lying headers ------------------------------------------------------------ */
+
+enum lie {
+	LIE_SHOFF,              /* the section header table beyond the end of the file */
+	LIE_SHNUM,              /* 65535 section headers */
+	LIE_SHSTRNDX,           /* the section name table a section that does not exist */
+	LIE_SYMTAB_OFFSET,      /* the symbol table beyond the end of the file */
+	LIE_SYMTAB_SIZE,        /* the symbol table 4 GiB long */
+	LIE_SYMTAB_LINK,        /* the symbol table's strings in a section that does not exist */
+	LIE_SYMTAB_ENTSIZE,     /* symbol table entries of 1 byte */
+	LIE_PHOFF,              /* the program headers beyond the end of the file */
+	LIE_NOTE_SIZE,          /* the build ID note longer than its section */
+	LIE_CLASS,              /* neither ELF32 nor ELF64 */
+	LIE_TRUNCATED,          /* the file cut inside its ELF header */
+	LIE_MAX
+};
+
+static uint64_t get_le(const unsigned char *p, size_t n)
+{
+	uint64_t v = 0;
+
+	while (n--)
+		v = v << 8 | p[n];
+	return v;
+}
+
+static void put_le(unsigned char *p, size_t n, uint64_t v)
+{
+	for (size_t i = 0; i < n; i++, v >>= 8)
+		p[i] = (unsigned char)v;
+}
+
+/* The section header of type @type in an ELF64 image. */
+static unsigned char *find_section(unsigned char *im, uint32_t type)
+{
+	uint64_t shoff = get_le(im + offsetof(Elf64_Ehdr, e_shoff), 8);
+	unsigned int shnum = (unsigned int)get_le(im + offsetof(Elf64_Ehdr, e_shnum), 2);
+
+	for (unsigned int i = 1; i < shnum; i++) {
+		unsigned char *sh = im + shoff + i * sizeof(Elf64_Shdr);
+
+		if (get_le(sh + offsetof(Elf64_Shdr, sh_type), 4) == type)
+			return sh;
+	}
+	ck_abort_msg("no section of type %u", type);
+	return NULL;
+}
+
+/* Tells @l about the ELF image @im of *@len bytes, in place. */
+static void lie(unsigned char *im, size_t *lenp, enum lie l)
+{
+	size_t len = *lenp;
+	unsigned char *sh;
+
+	switch (l) {
+	case LIE_SHOFF:
+		put_le(im + offsetof(Elf64_Ehdr, e_shoff), 8, len + 0x1000);
+		break;
+	case LIE_SHNUM:
+		put_le(im + offsetof(Elf64_Ehdr, e_shnum), 2, 0xffff);
+		break;
+	case LIE_SHSTRNDX:
+		put_le(im + offsetof(Elf64_Ehdr, e_shstrndx), 2, 0xfff0);
+		break;
+	case LIE_SYMTAB_OFFSET:
+		sh = find_section(im, SHT_SYMTAB);
+		put_le(sh + offsetof(Elf64_Shdr, sh_offset), 8, len + 0x100000);
+		break;
+	case LIE_SYMTAB_SIZE:
+		sh = find_section(im, SHT_SYMTAB);
+		put_le(sh + offsetof(Elf64_Shdr, sh_size), 8, 0xffffffffULL);
+		break;
+	case LIE_SYMTAB_LINK:
+		sh = find_section(im, SHT_SYMTAB);
+		put_le(sh + offsetof(Elf64_Shdr, sh_link), 4, 0x7ffffff0);
+		break;
+	case LIE_SYMTAB_ENTSIZE:
+		sh = find_section(im, SHT_SYMTAB);
+		put_le(sh + offsetof(Elf64_Shdr, sh_entsize), 8, 1);
+		break;
+	case LIE_PHOFF:
+		put_le(im + offsetof(Elf64_Ehdr, e_phoff), 8, 0xfffffffffff0ULL);
+		break;
+	case LIE_NOTE_SIZE:
+		sh = find_section(im, SHT_NOTE);
+		put_le(im + get_le(sh + offsetof(Elf64_Shdr, sh_offset), 8) + 4, 4, 0x7ffffff0);
+		break;
+	case LIE_CLASS:
+		im[EI_CLASS] = 0x33;
+		break;
+	case LIE_TRUNCATED:
+		*lenp = 40;
+		break;
+	default:
+		break;
+	}
+}
+
+/*
+ * Both programs with one lie each, in the root file system: decoding neither crashes nor
+ * reads out of bounds (run under valgrind and ASan too), warns in printable lines, and the
+ * records come out as before, their addresses with the symbols the lying file still gives
+ * or none.
+ */
+START_TEST(test_linux_lying_elf)
+{
+	const char *const args[] = { "--symbols", "ROOTFS", "--lines", NULL };
+	char dir[64], *out, *err, *good, *gerr;
+	unsigned char *st, *pie;
+	size_t st_len, pie_len;
+
+	make_linux_trace(dir);
+	ck_assert_int_eq(decode_linux(dir, args, &good, &gerr), 0);
+	st = read_all(LINUX_STATIC, &st_len);
+	pie = read_all(LINUX_PIE, &pie_len);
+	lie(st, &st_len, (enum lie)_i);
+	lie(pie, &pie_len, (enum lie)_i);
+	write_file(dir, "rootfs/bin/vbts-linux-static", st, st_len);
+	write_file(dir, "rootfs/usr/bin/vbts-linux-pie", pie, pie_len);
+	ck_assert_int_eq(decode_linux(dir, args, &out, &err), 0);
+	assert_printable(err, 10);
+	assert_printable(out, count_lines(good));
+	ck_assert_uint_eq(count_lines(out), count_lines(good));
+	/* The kernel's symbols do not depend on the programs. */
+	ck_assert_msg(strstr(out, "0xffffffff82001000 entry_SYSCALL_64+0x0"), "%s", out);
+	free(out);
+	free(err);
+	free(good);
+	free(gerr);
+	free(st);
+	free(pie);
+	remove_trace(dir);
+}
+END_TEST
+
+/* Warnings the lies give, checked where they are certain. */
+START_TEST(test_linux_lying_elf_warnings)
+{
+	const char *const args[] = { "--symbols", "ROOTFS", NULL };
+	char dir[64], *out, *err;
+	unsigned char *im;
+	size_t len;
+
+	make_linux_trace(dir);
+	/* Headers libelf cannot read: skipped when searched, with one line for both. */
+	im = read_all(LINUX_STATIC, &len);
+	lie(im, &len, LIE_CLASS);
+	write_file(dir, "rootfs/bin/vbts-linux-static", im, len);
+	free(im);
+	im = read_all(LINUX_PIE, &len);
+	lie(im, &len, LIE_TRUNCATED);
+	write_file(dir, "rootfs/usr/bin/vbts-linux-pie", im, len);
+	free(im);
+	ck_assert_int_eq(decode_linux(dir, args, &out, &err), 0);
+	ck_assert_msg(strstr(err, "/rootfs: 2 ELF files whose headers cannot be read, skipped "
+				  "(the first: "), "%s", err);
+	ck_assert_uint_eq(count_lines(err), 1);
+	ck_assert_msg(strstr(out, "vbts-linux-stat[50] 0x10001000 [unknown]  =>  0x10001020 "
+				  "[unknown]"), "%s", out);
+	free(out);
+	free(err);
+
+	/* The section header table out of the file: no sections, so no symbols, one line. */
+	copy_file(LINUX_PIE, dir, "rootfs/usr/bin/vbts-linux-pie");
+	im = read_all(LINUX_STATIC, &len);
+	lie(im, &len, LIE_SHOFF);
+	write_file(dir, "rootfs/bin/vbts-linux-static", im, len);
+	free(im);
+	ck_assert_int_eq(decode_linux(dir, args, &out, &err), 0);
+	ck_assert_msg(strstr(err, "/rootfs/bin/vbts-linux-static: no symbol table\n"), "%s", err);
+	ck_assert_uint_eq(count_lines(err), 2);        /* and pid 53's load base */
+	ck_assert_msg(strstr(out, "vbts-linux-stat[50] 0x10001000 [unknown]  =>  0x10001020 "
+				  "[unknown]"), "%s", out);
+	free(out);
+	free(err);
+
+	/* A PIE whose program headers cannot be read has no load base to measure from. */
+	copy_file(LINUX_STATIC, dir, "rootfs/bin/vbts-linux-static");
+	im = read_all(LINUX_PIE, &len);
+	lie(im, &len, LIE_PHOFF);
+	write_file(dir, "rootfs/usr/bin/vbts-linux-pie", im, len);
+	free(im);
+	ck_assert_int_eq(decode_linux(dir, args, &out, &err), 0);
+	ck_assert_msg(strstr(err, "1 task: a PIE or shared object without a loadable segment, "
+				  "not symbolized (the first: vbts-linux-pie[51]: "), "%s", err);
+	ck_assert_msg(strstr(out, "vbts-linux-pie[51] 0x555555555000 [unknown]"), "%s", out);
+	free(out);
+	free(err);
+
+	/* A symbol table out of the file: loaded without symbols, and said so. */
+	copy_file(LINUX_PIE, dir, "rootfs/usr/bin/vbts-linux-pie");
+	im = read_all(LINUX_STATIC, &len);
+	lie(im, &len, LIE_SYMTAB_OFFSET);
+	write_file(dir, "rootfs/bin/vbts-linux-static", im, len);
+	free(im);
+	ck_assert_int_eq(decode_linux(dir, args, &out, &err), 0);
+	ck_assert_msg(strstr(err, "/rootfs/bin/vbts-linux-static: no symbol table\n"), "%s", err);
+	ck_assert_msg(strstr(err, "/rootfs/bin/vbts-linux-static: section 9 (.symtab): "), "%s",
+		      err);
+	ck_assert_msg(strstr(out, "vbts-linux-stat[50] 0x10001000 [unknown]"), "%s", out);
+	assert_printable(err, 3);
+	free(out);
+	free(err);
+	remove_trace(dir);
+}
+END_TEST
+
+/* ---- file choice ------------------------------------------------------------------------------ */
+
+/*
+ * Files that cannot decide a task's program: two different files by one name, and a file by
+ * name whose build ID is not the task's. Nothing is guessed.
+ */
+START_TEST(test_linux_ambiguous)
+{
+	const char *const args[] = { "--symbols", "ROOTFS", NULL };
+	char dir[64], *out, *err;
+
+	make_linux_trace(dir);
+	/* A second, different vbts-linux-static: pid 52 (by name only) has no program. */
+	make_dir(dir, "rootfs/opt");
+	copy_file(LINUX_PIE, dir, "rootfs/opt/vbts-linux-static");
+	ck_assert_int_eq(decode_linux(dir, args, &out, &err), 0);
+	ck_assert_msg(strstr(err, "1 task matches different ELF files by path or name, not "
+				  "symbolized (the first: vbts-linux-stat[52]: "), "%s", err);
+	ck_assert_msg(strstr(out, "vbts-linux-stat[52] 0x10001000 [unknown]"), "%s", out);
+	/* pid 50 has a build ID: found all the same. */
+	ck_assert_msg(strstr(out, "vbts-linux-stat[50] 0x10001000 _start+0x0"), "%s", out);
+	free(out);
+	free(err);
+	remove_trace(dir);
+
+	/* The static program by name, and the task's build ID is another one. */
+	make_linux_trace(dir);
+	write_text(dir, "events.jsonl",
+		   "{\"time\":800,\"event\":\"exec\",\"pid\":52,\"tgid\":52,"
+		   "\"name\":\"vbts-linux-stat\",\"cr3\":\"0x5000000\",\"build_id\":\"0badc0de\"}\n");
+	ck_assert_int_eq(decode_linux(dir, args, &out, &err), 0);
+	ck_assert_msg(strstr(err, "1 task: the ELF file of the same path or name has another "
+				  "build ID, not symbolized (the first: vbts-linux-stat[52]: "), "%s",
+		      err);
+	ck_assert_msg(strstr(err, " has " STATIC_BUILD_ID ", the task 0badc0de)"), "%s", err);
+	ck_assert_msg(strstr(out, "vbts-linux-stat[52] 0x10001000 [unknown]"), "%s", out);
+	free(out);
+	free(err);
+	remove_trace(dir);
+}
+END_TEST
+
+/* One file given by itself: found by name; and its guest path is its own path. */
+START_TEST(test_linux_symbols_file)
+{
+	const char *const args[] = { "--symbols", LINUX_STATIC, NULL };
+	char dir[64], *out, *err;
+
+	make_linux_trace(dir);
+	ck_assert_int_eq(decode_linux(dir, args, &out, &err), 0);
+	ck_assert_str_eq(err, "");
+	ck_assert_msg(strstr(out, "vbts-linux-stat[52] 0x10001000 _start+0x0  =>  0x10001020 "
+				  "work+0x0"), "%s", out);
+	ck_assert_msg(strstr(out, "vbts-linux-stat[50] 0x10001020 work+0x0  =>  0x10001040 "
+				  "leaf+0x0"), "%s", out);
+	ck_assert_msg(strstr(out, "vbts-linux-pie[51] 0x555555555000 [unknown]"), "%s", out);
+	free(out);
+	free(err);
+	remove_trace(dir);
+}
+END_TEST
+
+/* ---- Debian's kernel ------------------------------------------------------------------------ */
+
+int debian_kernel_file(const char *what, char *path, size_t len)
+{
+	const char *build = getenv("VBTS_BUILD_DIR");
+	char rel_path[512], rel[128] = "";
+	FILE *f;
+
+	if (!build)
+		return -ENOENT;
+	snprintf(rel_path, sizeof(rel_path), "%s/harness/kernel-release", build);
+	f = fopen(rel_path, "r");
+	if (!f)
+		return -ENOENT;
+	if (!fgets(rel, sizeof(rel), f))
+		rel[0] = '\0';
+	fclose(f);
+	rel[strcspn(rel, "\n")] = '\0';
+	if (!rel[0])
+		return -ENOENT;
+	if (!strcmp(what, "System.map"))
+		snprintf(path, len, "%s/harness/%s/root/boot/System.map-%s", build, rel, rel);
+	else
+		snprintf(path, len, "%s/harness/%s/%s", build, rel, what);
+	return access(path, R_OK) ? -errno : 0;
+}
+
+/* Text symbols of a System.map as the test reads it: address and name per line. */
+struct map_entry {
+	uint64_t addr;
+	char name[128];
+};
+
+static size_t read_text_symbols(const char *path, struct map_entry **out)
+{
+	size_t n = 0, alloc = 0;
+	char line[1100], type;
+	struct map_entry e, *p;
+	FILE *f = fopen(path, "r");
+
+	ck_assert_ptr_nonnull(f);
+	*out = NULL;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%" SCNx64 " %c %127s", &e.addr, &type, e.name) != 3 ||
+		    !strchr("TtWw", type))
+			continue;
+		if (n == alloc) {
+			alloc = alloc ? 2 * alloc : 4096;
+			p = realloc(*out, alloc * sizeof(*p));
+			ck_assert_ptr_nonnull(p);
+			*out = p;
+		}
+		(*out)[n++] = e;
+	}
+	fclose(f);
+	return n;
+}
+
+/*
+ * The System.map of Debian's kernel package: what it holds (Debian ships a one-line
+ * placeholder in linux-image, the map itself in the -dbg package) is found and used, with
+ * the slide, and a placeholder is said to be one, in one line.
+ */
+START_TEST(test_debian_system_map)
+{
+	char path[768], arg[800], dir[64], *out, *err;
+	const char *args[] = { "--system-map", path, NULL };
+	struct system_map_stats st;
+	struct map_entry *syms;
+	struct symbols *s;
+	size_t n;
+
+	ck_assert_int_eq(debian_kernel_file("System.map", path, sizeof(path)), 0);
+	s = symbols__load_system_map(path, &st, arg, sizeof(arg));
+	ck_assert_msg(s, "%s", arg);
+	n = read_text_symbols(path, &syms);
+	/* Aliases no lookup can return are not kept. */
+	ck_assert_uint_le(symbols__count(s), n);
+	make_linux_trace(dir);
+	ck_assert_int_eq(decode_linux(dir, args, &out, &err), 0);
+	assert_printable(err, 1);
+	if (st.placeholder) {
+		/* Debian's linux-image package. */
+		ck_assert_uint_eq(symbols__count(s), 0);
+		ck_assert_uint_eq(n, 0);
+		ck_assert_msg(strstr(err, ": the placeholder of Debian's linux-image package, no "
+					  "symbols (the System.map is in its -dbg package), kernel "
+					  "addresses not symbolized from it\n"), "%s", err);
+		ck_assert_msg(strstr(out, "=>  0xffffffff82001000  (syscall)"), "%s", out);
+	} else {
+		/* A map with symbols: every text symbol found at its address plus the slide. */
+		ck_assert_uint_gt(n, 1000);
+		ck_assert_uint_gt(symbols__count(s), n / 2);
+		ck_assert_uint_eq(st.malformed, 0);
+		ck_assert_str_eq(err, "");
+		for (size_t i = 0; i + 1 < n; i += 1 + n / 4096) {
+			struct symbol_hit hit;
+
+			if (syms[i + 1].addr <= syms[i].addr + 1)
+				continue;
+			ck_assert_int_eq(symbols__lookup(s, syms[i].addr + 1, &hit), 0);
+			ck_assert_uint_eq(hit.offset, 1);
+		}
+		ck_assert_msg(!strstr(out, "=>  0xffffffff82001000  (syscall)"), "%s", out);
+	}
+	free(syms);
+	free(out);
+	free(err);
+	symbols__free(s);
+	remove_trace(dir);
+}
+END_TEST
+
+/*
+ * The uncompressed kernel of Debian's package as vm.json's vmlinux: a 60 MiB ELF file stripped
+ * of its symbol table; said so in one line, everything else decoded.
+ */
+START_TEST(test_debian_vmlinux)
+{
+	char path[768], vm[1024], dir[64], *out, *err;
+	const char *args[] = { NULL };
+	struct symbols *s;
+
+	if (debian_kernel_file("vmlinux", path, sizeof(path))) {
+		/* prepare could not extract it (no zstd): the bzImage is booted then. */
+		fprintf(stderr, "test_debian_vmlinux: no vmlinux in the harness cache, not run\n");
+		return;
+	}
+	s = symbols__load(path);
+	ck_assert_msg(s, "%s: %s", path, strerror(errno));
+	make_linux_trace(dir);
+	snprintf(vm, sizeof(vm),
+		 "{\"version\":1,\"kernel\":\"/boot/vmlinuz\",\"vmlinux\":\"%s\","
+		 "\"kaslr_slide\":0,\"vcpus\":1}\n", path);
+	write_text(dir, "vm.json", vm);
+	ck_assert_int_eq(decode_linux(dir, args, &out, &err), 0);
+	if (!symbols__count(s))
+		ck_assert_msg(strstr(err, "/vmlinux: no symbol table, kernel addresses not "
+					  "symbolized from it\n"), "%s", err);
+	else
+		ck_assert_str_eq(err, "");
+	assert_printable(err, 1);
+	ck_assert_uint_eq(count_lines(out), sizeof(linux_ring) / sizeof(linux_ring[0]));
+	free(out);
+	free(err);
+	symbols__free(s);
+	remove_trace(dir);
+}
+END_TEST
+
+Suite *linux_debian_suite(void)
+{
+	Suite *s = suite_create("linux-debian");
+	TCase *tc = tcase_create("core");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_debian_system_map);
+	tcase_add_test(tc, test_debian_vmlinux);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+Suite *linux_decode_suite(void)
+{
+	Suite *s = suite_create("linux-decode");
+	TCase *tc = tcase_create("core");
+
+	/* A hang guard only: each decode also has its own (run_decode_nofile()). */
+	tcase_set_timeout(tc, 120);
+	tcase_add_loop_test(tc, test_linux_golden, 0,
+			    (int)(sizeof(golden_cases) / sizeof(golden_cases[0])));
+	tcase_add_loop_test(tc, test_linux_slide, 0,
+			    (int)(sizeof(slide_cases) / sizeof(slide_cases[0])));
+	tcase_add_test(tc, test_linux_vmlinux);
+	tcase_add_test(tc, test_linux_hostile_map);
+	tcase_add_test(tc, test_linux_symbols_loops);
+	tcase_add_loop_test(tc, test_linux_symbols_bad_path, 0,
+			    (int)(sizeof(bad_paths) / sizeof(bad_paths[0])));
+	tcase_add_loop_test(tc, test_linux_lying_elf, 0, LIE_MAX);
+	tcase_add_test(tc, test_linux_lying_elf_warnings);
+	tcase_add_test(tc, test_linux_ambiguous);
+	tcase_add_test(tc, test_linux_symbols_file);
+	suite_add_tcase(s, tc);
+	return s;
+}
