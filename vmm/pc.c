@@ -27,6 +27,7 @@ struct pc {
 	struct i8042 kbd;
 	struct uart *uart;
 	struct tty_input *input;
+	uint64_t irq_errors; /* failed KVM_IRQ_LINE calls (counted: the guest drives them) */
 };
 
 static void power_off(void *opaque)
@@ -95,6 +96,9 @@ void pc__destroy(struct pc *pc)
 {
 	if (!pc)
 		return;
+	if (pc->irq_errors)
+		pr_warn("KVM_IRQ_LINE failed %llu times: console interrupts were lost",
+			(unsigned long long)pc->irq_errors);
 	acpi_pm__fini(&pc->pm);
 	free(pc);
 }
@@ -142,7 +146,8 @@ static void uart_irq(void *opaque, int level)
 	struct pc *pc = opaque;
 	struct kvm_irq_level irq = { .irq = PC_UART_IRQ, .level = level };
 
-	kvm__ioctl(pc->vm->kvm.vm_fd, KVM_IRQ_LINE, &irq);
+	if (kvm__ioctl_quiet(pc->vm->kvm.vm_fd, KVM_IRQ_LINE, &irq) < 0)
+		__atomic_add_fetch(&pc->irq_errors, 1, __ATOMIC_RELAXED);
 }
 
 static size_t uart_input(void *opaque, const uint8_t *buf, size_t n)
