@@ -3,8 +3,8 @@
  * cmd-run.c - `vbts run`: boot an image in a VM, optionally trace its branches, and exit with
  * the guest's debug-exit status.
  *
- * Set-up and tear-down follow one ordered table (core → memory → vCPUs → devices →
- * collector → console), torn down in reverse; a failing stage unwinds the ones before it.
+ * Set-up and tear-down follow one ordered table (core → memory → platform → vCPUs → devices
+ * → collector → console), torn down in reverse; a failing stage unwinds the ones before it.
  * Everything that can refuse the run comes before the first file is created or truncated.
  */
 #include <errno.h>
@@ -30,6 +30,7 @@
 #include "loader.h"
 #include "log.h"
 #include "memory.h"
+#include "pc.h"
 #include "probe.h"
 #include "pvpanic.h"
 #include "ring-writer.h"
@@ -60,6 +61,8 @@ struct run_opts {
 	bool stats;
 	unsigned int timeout_s;
 	const char *image;
+	const char *initrd;
+	const char *append;
 };
 
 struct run_ctx {
@@ -75,12 +78,18 @@ struct run_ctx {
 static const char usage[] =
 	"usage: vbts run [--trace DIR] [--backend auto|kvm|step] [--cpl all|user|kernel]\n"
 	"                [--ring RECORDS] [--vcpus N] [--memory MIB] [--console FILE] [--stats]\n"
-	"                [--timeout SECONDS] [--harness] IMAGE\n"
+	"                [--timeout SECONDS] [--harness] [--initrd FILE] [--append CMDLINE]\n"
+	"                IMAGE | --kernel IMAGE\n"
 	"\n"
-	"Boot IMAGE (multiboot v1 ELF32, as QEMU's -kernel boots it; a regular file no larger\n"
-	"than guest memory) in a KVM virtual machine and run it until it writes to the\n"
-	"debug-exit port 0xf4.\n"
+	"Boot IMAGE in a KVM virtual machine and run it until it writes to the debug-exit port\n"
+	"0xf4, powers off or resets. IMAGE is a multiboot v1 ELF32 image (booted as QEMU's -kernel\n"
+	"boots it), a Linux bzImage (64-bit boot protocol) or an uncompressed vmlinux (PVH entry),\n"
+	"a regular file no larger than guest memory.\n"
 	"\n"
+	"  --kernel IMAGE     the image (instead of the last argument)\n"
+	"  --initrd FILE      Linux: the initial RAM disk, placed high in RAM below 4 GiB\n"
+	"  --append CMDLINE   the command line (Linux default: console=ttyS0; multiboot: the\n"
+	"                     image path, then CMDLINE)\n"
 	"  --trace DIR        record taken branches into DIR (new or empty): vm.json, one\n"
 	"                     vcpuN.ring per vCPU, events.jsonl from the agent channel\n"
 	"  --backend NAME     who records the branches: kvm (KVM with kvm-patches/ steps the\n"
@@ -89,7 +98,8 @@ static const char usage[] =
 	"  --cpl FILTER       record branches at CPL all (default), user (CPL > 0) or\n"
 	"                     kernel (CPL 0)\n"
 	"  --ring RECORDS     records per ring file (default 65536; wrap mode keeps the newest)\n"
-	"  --vcpus N          vCPUs (default 1; the boot protocol starts vCPU 0)\n"
+	"  --vcpus N          vCPUs (default 1; the boot protocol starts vCPU 0; a Linux guest\n"
+	"                     starts the others itself through INIT/SIPI)\n"
 	"  --memory MIB       guest RAM in MiB (default 256, at most 65536; RAM beyond 3 GiB\n"
 	"                     continues at 4 GiB, as on a PC)\n"
 	"  --console FILE     write the guest's serial output to FILE instead of stdout\n"
@@ -103,12 +113,16 @@ static const char usage[] =
 	"                     once built\n"
 	"\n"
 	"Devices: 8250 UART at 0x3f8, debug-exit at 0xf4, agent channel at 0x700 (JSON lines to\n"
-	"events.jsonl), pvpanic at 0x505.\n"
+	"events.jsonl), pvpanic at 0x505. Linux guests also get KVM's interrupt controllers and\n"
+	"PIT, ACPI tables (one LAPIC per vCPU; power off through \\_S5 at the PM1a control port\n"
+	"0x604; pvpanic as device QEMU0001), the i8042 reset command on port 0x64, the UART's\n"
+	"IRQ 4 and, when standard input is a terminal, console input.\n"
 	"\n"
-	"Exit status: the guest's debug-exit status ((value << 1) | 1), 1 when the guest or the\n"
-	"VMM fails (triple fault, pvpanic, KVM error, timeout), 2 on bad input, 128 + N when\n"
-	"signal N (SIGINT, SIGTERM, SIGHUP) ended the run. A run ended before its guest started\n"
-	"leaves DIR as it was; once the guest ran, DIR is closed and decodes.\n";
+	"Exit status: the guest's debug-exit status ((value << 1) | 1); 0 when a Linux guest\n"
+	"powers off or resets (i8042, ACPI reset or triple fault); 1 when the guest or the VMM\n"
+	"fails (pvpanic, a multiboot guest's triple fault, KVM error, timeout); 2 on bad input;\n"
+	"128 + N when signal N (SIGINT, SIGTERM, SIGHUP) ended the run. A run ended before its\n"
+	"guest started leaves DIR as it was; once the guest ran, DIR is closed and decodes.\n";
 
 /* ---- stop signals ---------------------------------------------------------------------- */
 
@@ -226,7 +240,8 @@ static int memory_init(struct run_ctx *c)
 	ret = guest_memory__register(c->vm.mem, c->vm.kvm.vm_fd);
 	if (ret < 0)
 		goto err_destroy;
-	ret = loader__load_file(c->opts.image, c->vm.mem, &c->img);
+	ret = loader__load_files(c->opts.image, c->opts.initrd, c->opts.append, c->opts.vcpus,
+				 c->vm.mem, &c->img);
 	if (ret < 0) {
 		pr_err("%s: %s", c->opts.image, c->img.error);
 		if (ret != -ENOMEM)
@@ -246,6 +261,21 @@ static void memory_fini(struct run_ctx *c)
 {
 	guest_memory__destroy(c->vm.mem);
 	c->vm.mem = NULL;
+}
+
+/* The PC platform of an operating system; before the vCPUs (see pc.h). */
+static int platform_init(struct run_ctx *c)
+{
+	if (!c->img.pc)
+		return 0;
+	c->vm.pc = pc__create(&c->vm);
+	return c->vm.pc ? 0 : -errno;
+}
+
+static void platform_fini(struct run_ctx *c)
+{
+	pc__destroy(c->vm.pc);
+	c->vm.pc = NULL;
 }
 
 static void vcpus_fini(struct run_ctx *c);
@@ -334,6 +364,11 @@ static int devices_init(struct run_ctx *c)
 		pr_err("device set-up: %s", strerror(-ret));
 		goto err_fini;
 	}
+	if (c->vm.pc) {
+		ret = pc__connect_uart(c->vm.pc, c->vm.uart);
+		if (ret < 0)
+			goto err_fini;
+	}
 	return 0;
 
 err_fini:
@@ -343,6 +378,7 @@ err_fini:
 
 static void devices_fini(struct run_ctx *c)
 {
+	pc__disconnect_uart(c->vm.pc);
 	agent__destroy(c->vm.agent);
 	c->vm.agent = NULL;
 	uart__destroy(c->vm.uart);
@@ -498,6 +534,7 @@ static const struct stage {
 } stages[] = {
 	{ "core", core_init, core_fini },
 	{ "memory", memory_init, memory_fini },
+	{ "platform", platform_init, platform_fini },
 	{ "vcpus", vcpus_init, vcpus_fini },
 	{ "devices", devices_init, devices_fini },
 	{ "collector", collector_init, collector_fini },
@@ -603,9 +640,10 @@ static int run_vm(struct run_ctx *c)
 	 * catches them. */
 	stop_signals(&stop_set);
 	pthread_sigmask(SIG_BLOCK, &stop_set, &old_set);
-	c->vm.nr_live = 1;
+	/* An operating system starts its APs itself: they wait in KVM_RUN for INIT/SIPI. */
+	c->vm.nr_live = c->vm.pc ? c->vm.nr_vcpus : 1;
 	for (unsigned int i = 0; i < c->vm.nr_vcpus; i++) {
-		ret = vcpu__start(c->vm.vcpus[i], i == 0);
+		ret = vcpu__start(c->vm.vcpus[i], i == 0 || c->vm.pc);
 		if (ret < 0) {
 			pr_err("cannot start vCPU %u's thread: %s", i, strerror(-ret));
 			break;
@@ -661,6 +699,9 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 		{ "stats", no_argument, NULL, 's' },
 		{ "timeout", required_argument, NULL, 'T' },
 		{ "debug", no_argument, NULL, 'd' },
+		{ "kernel", required_argument, NULL, 'k' },
+		{ "initrd", required_argument, NULL, 'i' },
+		{ "append", required_argument, NULL, 'a' },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t v;
@@ -731,26 +772,41 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 		case 'd':
 			log__debug = true;
 			break;
+		case 'k':
+			o->image = optarg;
+			break;
+		case 'i':
+			o->initrd = optarg;
+			break;
+		case 'a':
+			o->append = optarg;
+			break;
 		default:
 			command__option_error("run", opt, optopt, argv[optind - 1]);
 			return -EINVAL;
 		}
 	}
-	if (optind == argc) {
+	if (o->image && optind != argc) {
+		pr_err("--kernel %s and the image %s: give one of them; %s", o->image, argv[optind],
+		       HELP_HINT);
+		return -EINVAL;
+	}
+	if (!o->image && optind == argc) {
 		pr_err("no IMAGE given; %s", HELP_HINT);
 		return -EINVAL;
 	}
-	if (optind < argc - 1 && argv[optind + 1][0] == '-') {
+	if (!o->image && optind < argc - 1 && argv[optind + 1][0] == '-') {
 		pr_err("'%s' after IMAGE %s: options go before IMAGE; %s", argv[optind + 1],
 		       argv[optind], HELP_HINT);
 		return -EINVAL;
 	}
-	if (optind < argc - 1) {
+	if (!o->image && optind < argc - 1) {
 		pr_err("one IMAGE expected, got '%s' and '%s'; %s", argv[optind], argv[optind + 1],
 		       HELP_HINT);
 		return -EINVAL;
 	}
-	o->image = argv[optind];
+	if (!o->image)
+		o->image = argv[optind];
 	return 0;
 }
 

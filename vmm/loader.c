@@ -17,42 +17,58 @@
 
 static const struct loader_format *const formats[] = {
 	&multiboot_format,
+	&bzimage_format,
+	&pvh_format,
 };
 
 #define NR_FORMATS (sizeof(formats) / sizeof(formats[0]))
 
-int loader__load(const uint8_t *img, size_t len, const char *cmdline, struct guest_memory *mem,
-		 struct loaded_image *out)
+#define FORMATS "multiboot v1 ELF32 images, Linux bzImages and PVH vmlinux files"
+
+int loader__load_config(const uint8_t *img, size_t len, const struct loader_config *cfg,
+			struct guest_memory *mem, struct loaded_image *out)
 {
 	memset(out, 0, sizeof(*out));
 	for (size_t i = 0; i < NR_FORMATS; i++) {
 		if (formats[i]->probe(img, len)) {
 			out->format = formats[i]->name;
-			return formats[i]->load(img, len, cmdline, mem, out);
+			return formats[i]->load(img, len, cfg, mem, out);
 		}
 	}
 	if (len < SELFMAG || memcmp(img, ELFMAG, SELFMAG))
 		snprintf(out->error, sizeof(out->error),
-			 "not an ELF file (vbts boots multiboot v1 ELF32 images)");
+			 "not an ELF file nor a bzImage (vbts boots " FORMATS ")");
 	else if (len > EI_CLASS && img[EI_CLASS] == ELFCLASS64)
 		snprintf(out->error, sizeof(out->error),
-			 "ELF64 image without a multiboot header (vbts boots multiboot v1 ELF32 "
-			 "images)");
+			 "ELF64 image with neither a PVH entry note (XEN_ELFNOTE_PHYS32_ENTRY) nor "
+			 "a multiboot header (vbts boots " FORMATS ")");
 	else
 		snprintf(out->error, sizeof(out->error),
 			 "no multiboot header in the first 8 KiB (not a multiboot v1 image)");
 	return -ENOEXEC;
 }
 
-int loader__load_file(const char *path, struct guest_memory *mem, struct loaded_image *out)
+int loader__load(const uint8_t *img, size_t len, const char *cmdline, struct guest_memory *mem,
+		 struct loaded_image *out)
 {
-	uint64_t limit = guest_memory__size(mem);
+	const struct loader_config cfg = { .cmdline = cmdline, .nr_vcpus = 1 };
+
+	return loader__load_config(img, len, &cfg, mem, out);
+}
+
+/*
+ * Reads a whole regular file of at most @limit bytes, and never more than guest memory
+ * (@mem_size); on failure @err says why.
+ */
+static int read_file(const char *path, uint64_t limit, uint64_t mem_size, uint8_t **buf,
+		     size_t *len, char *err, size_t err_size)
+{
+	uint64_t max = limit < mem_size ? limit : mem_size;
 	struct stat st;
 	uint8_t *img;
 	size_t done = 0;
 	int fd, ret;
 
-	memset(out, 0, sizeof(*out));
 	/*
 	 * O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused below); reads of
 	 * a regular file ignore the flag.
@@ -60,33 +76,29 @@ int loader__load_file(const char *path, struct guest_memory *mem, struct loaded_
 	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
 		ret = -errno;
-		snprintf(out->error, sizeof(out->error), "%s", strerror(errno));
+		snprintf(err, err_size, "%s", strerror(errno));
 		return ret;
 	}
 	if (fstat(fd, &st) < 0) {
 		ret = -errno;
-		snprintf(out->error, sizeof(out->error), "%s", strerror(errno));
+		snprintf(err, err_size, "%s", strerror(errno));
 		goto err_close;
 	}
 	if (!S_ISREG(st.st_mode)) {
 		ret = -EINVAL;
-		snprintf(out->error, sizeof(out->error), "not a regular file");
+		snprintf(err, err_size, "not a regular file");
 		goto err_close;
 	}
-	if (limit > LOADER_MAX_FILE)
-		limit = LOADER_MAX_FILE;
-	if ((uint64_t)st.st_size > limit) {
+	if ((uint64_t)st.st_size > max) {
 		ret = -E2BIG;
-		snprintf(out->error, sizeof(out->error),
-			 "image of %lld bytes is larger than %s (%" PRIu64 " bytes)",
-			 (long long)st.st_size,
-			 limit == LOADER_MAX_FILE ? "the image limit" : "guest memory", limit);
+		snprintf(err, err_size, "file of %lld bytes is larger than %s (%" PRIu64 " bytes)",
+			 (long long)st.st_size, max == mem_size ? "guest memory" : "the limit", max);
 		goto err_close;
 	}
 	img = malloc(st.st_size ? st.st_size : 1);
 	if (!img) {
 		ret = -ENOMEM;
-		snprintf(out->error, sizeof(out->error), "out of memory");
+		snprintf(err, err_size, "out of memory");
 		goto err_close;
 	}
 	while (done < (size_t)st.st_size) {
@@ -96,21 +108,74 @@ int loader__load_file(const char *path, struct guest_memory *mem, struct loaded_
 			continue;
 		if (n <= 0) {
 			ret = n < 0 ? -errno : -EIO;
-			snprintf(out->error, sizeof(out->error), "read: %s",
+			snprintf(err, err_size, "read: %s",
 				 n < 0 ? strerror(errno) : "file shrank while reading");
 			goto err_free;
 		}
 		done += n;
 	}
 	close(fd);
-	ret = loader__load(img, done, path, mem, out);
-	free(img);
-	return ret;
+	*buf = img;
+	*len = done;
+	return 0;
 
 err_free:
 	free(img);
 err_close:
 	close(fd);
+	return ret;
+}
+
+int loader__load_file(const char *path, struct guest_memory *mem, struct loaded_image *out)
+{
+	return loader__load_files(path, NULL, NULL, 1, mem, out);
+}
+
+int loader__load_files(const char *kernel, const char *initrd, const char *append,
+		       unsigned int nr_vcpus, struct guest_memory *mem, struct loaded_image *out)
+{
+	struct loader_config cfg = { .nr_vcpus = nr_vcpus };
+	uint8_t *img = NULL, *rd = NULL;
+	char err[sizeof(out->error) - 64], *cmdline = NULL;
+	size_t len = 0;
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	ret = read_file(kernel, LOADER_MAX_FILE, guest_memory__size(mem), &img, &len, err,
+			sizeof(err));
+	if (ret < 0) {
+		snprintf(out->error, sizeof(out->error), "%s", err);
+		return ret;
+	}
+	if (initrd) {
+		ret = read_file(initrd, LOADER_MAX_INITRD, guest_memory__size(mem), &rd,
+				&cfg.initrd_len, err, sizeof(err));
+		if (ret < 0) {
+			free(img);
+			snprintf(out->error, sizeof(out->error), "initrd %s: %s", initrd, err);
+			return ret;
+		}
+		cfg.initrd = rd;
+	}
+	/* Multiboot's command line starts with the image path, as QEMU's -kernel builds it;
+	 * the Linux formats have their own default for none. */
+	if (multiboot_format.probe(img, len)) {
+		if (asprintf(&cmdline, "%s%s%s", kernel, append ? " " : "",
+			     append ? append : "") < 0) {
+			ret = -ENOMEM;
+			snprintf(out->error, sizeof(out->error), "out of memory");
+			cmdline = NULL;
+			goto out;
+		}
+		cfg.cmdline = cmdline;
+	} else {
+		cfg.cmdline = append;
+	}
+	ret = loader__load_config(img, len, &cfg, mem, out);
+out:
+	free(cmdline);
+	free(rd);
+	free(img);
 	return ret;
 }
 

@@ -313,7 +313,7 @@ static int write_boot_info(struct guest_memory *mem, const char *cmdline,
 	return 0;
 }
 
-static int multiboot_load(const uint8_t *img, size_t len, const char *cmdline,
+static int multiboot_load(const uint8_t *img, size_t len, const struct loader_config *cfg,
 			  struct guest_memory *mem, struct loaded_image *out)
 {
 	struct segment segs[MAX_SEGMENTS];
@@ -346,7 +346,9 @@ static int multiboot_load(const uint8_t *img, size_t len, const char *cmdline,
 	if (entry >= ram)
 		return fail(out, -E2BIG, "entry point %#llx is outside guest RAM",
 			    (unsigned long long)entry);
-	ret = write_boot_info(mem, cmdline, out);
+	if (cfg->initrd)
+		return fail(out, -EINVAL, "multiboot images take no initrd");
+	ret = write_boot_info(mem, cfg->cmdline, out);
 	if (ret < 0)
 		return ret;
 	for (unsigned int i = 0; i < nr; i++) {

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * uart.h - enough of an 8250 UART for a polling guest driver: the transmitter is always ready,
- * there is never input, the configuration registers are stored and read back.
+ * uart.h - an 8250/16550A UART for a polling or interrupt-driven guest driver: the transmitter
+ * is always ready (THR empty again right after each write), received bytes wait in a 16-byte
+ * FIFO, IIR reports the pending interrupt by priority (receive data, THR empty, modem status)
+ * and the interrupt line follows it when a callback is set; loopback mode receives what is sent.
  */
 #ifndef VBTS_VMM_UART_H
 #define VBTS_VMM_UART_H
@@ -24,11 +26,23 @@
 #define UART_SCR 7     /* scratch */
 
 #define UART_LCR_DLAB 0x80
+#define UART_LSR_DR 0x01
 #define UART_LSR_THRE 0x20
 #define UART_LSR_TEMT 0x40
+#define UART_IER_RDI 0x01  /* receive data available */
+#define UART_IER_THRI 0x02 /* transmit holding register empty */
+#define UART_IER_RLSI 0x04 /* receiver line status */
+#define UART_IER_MSI 0x08  /* modem status */
 #define UART_IIR_NO_INT 0x01
+#define UART_IIR_MSI 0x00
+#define UART_IIR_THRI 0x02
+#define UART_IIR_RDI 0x04
+#define UART_IIR_ID_MASK 0x0e
 #define UART_IIR_FIFO 0xc0
+#define UART_FCR_FE 0x01       /* FIFOs enabled */
+#define UART_FCR_CLEAR_RX 0x02
 #define UART_MCR_LOOP 0x10
+#define UART_RX_FIFO 16
 
 struct uart;
 
@@ -63,6 +77,26 @@ void uart__destroy(struct uart *u);
  * Return: 0.
  */
 int uart__io(void *dev, struct io_access *a);
+
+/**
+ * uart__set_irq() - the interrupt line: @irq(opaque, level) is called (under the UART's lock)
+ * whenever the line's level changes, and once with the current level.
+ * @u:      UART
+ * @irq:    callback, NULL for none (a polling guest)
+ * @opaque: its first argument
+ */
+void uart__set_irq(struct uart *u, void (*irq)(void *opaque, int level), void *opaque);
+
+/**
+ * uart__receive() - bytes arriving on the serial line (console input).
+ * @u:   UART
+ * @buf: bytes
+ * @n:   their number
+ *
+ * Return: how many the receive FIFO took (the rest waits for the guest to read); all of them
+ * when the UART is in loopback mode (they are lost, as on a real one).
+ */
+size_t uart__receive(struct uart *u, const uint8_t *buf, size_t n);
 
 /**
  * uart__stats() - bytes the guest sent: written to the output and dropped over the limit.

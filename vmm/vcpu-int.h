@@ -60,7 +60,8 @@ struct vcpu {
  * vcpu__exit_io():            port I/O (also string I/O) to the PIO bus
  * vcpu__exit_mmio():          MMIO to the MMIO bus
  * vcpu__exit_hlt():           halt: this vCPU stops running guest code
- * vcpu__exit_shutdown():      triple fault: FREEZE record, stop
+ * vcpu__exit_shutdown():      triple fault: FREEZE record, stop (status 0 for a PC guest:
+ *                             an operating system's way to reset)
  * vcpu__exit_internal_error(): KVM could not go on (suberror reported): FREEZE record, stop
  * vcpu__exit_fail_entry():    VM entry failed: FREEZE record, stop
  * vcpu__exit_intr():          a kick: continue (the loop reads the request)

@@ -14,12 +14,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cpuid.h"
 #include "iobus.h"
 #include "kvm.h"
 #include "log.h"
+#include "pc.h"
 #include "ring-writer.h"
 #include "vcpu-int.h"
 #include "vm.h"
+#include "x86.h"
 
 #define KICK_SIGNAL SIGUSR1
 
@@ -89,27 +92,18 @@ void vcpu__init_detached(struct vcpu *v, struct vm *vm, unsigned int index, stru
 	v->tv.ring_records = vm->ring_records;
 }
 
-/* Give each vCPU the host's CPUID with its own APIC id. */
+/* Give each vCPU the host's CPUID with its own APIC id and the VM's topology. */
 static int set_cpuid(struct vcpu *v)
 {
-	const struct kvm_cpuid2 *host = v->vm->kvm.cpuid;
 	struct kvm_cpuid2 *cpuid;
-	size_t size = sizeof(*cpuid) + host->nent * sizeof(host->entries[0]);
+	unsigned int flags = 0;
 	int ret;
 
-	cpuid = malloc(size);
+	if (v->vm->pc && kvm__check_extension(&v->vm->kvm, KVM_CAP_TSC_DEADLINE_TIMER))
+		flags |= CPUID_TSC_DEADLINE;
+	cpuid = cpuid__for_vcpu(v->vm->kvm.cpuid, v->index, v->vm->nr_vcpus, flags);
 	if (!cpuid)
 		return -ENOMEM;
-	memcpy(cpuid, host, size);
-	for (unsigned int i = 0; i < cpuid->nent; i++) {
-		struct kvm_cpuid_entry2 *e = &cpuid->entries[i];
-
-		if (e->function == 1) {
-			e->ebx = (e->ebx & 0x00ffffff) | (v->index << 24);
-		} else if (e->function == 0xb || e->function == 0x1f) {
-			e->edx = v->index;
-		}
-	}
 	ret = kvm__ioctl(v->fd, KVM_SET_CPUID2, cpuid);
 	free(cpuid);
 	return ret < 0 ? ret : 0;
@@ -142,6 +136,11 @@ struct vcpu *vcpu__create(struct vm *vm, unsigned int index)
 	ret = set_cpuid(v);
 	if (ret < 0)
 		goto err_unmap;
+	if (vm->pc) {
+		ret = pc__init_vcpu(fd);
+		if (ret < 0)
+			goto err_unmap;
+	}
 	return v;
 
 err_unmap:
@@ -217,6 +216,14 @@ int vcpu__set_boot(struct vcpu *v, const struct vcpu_boot *b)
 	sregs.cr3 = 0;
 	sregs.cr4 = 0;
 	sregs.efer = 0;
+	if (b->long_mode) {
+		sregs.cs.l = 1;
+		sregs.cs.db = 0;
+		sregs.cr0 |= X86_CR0_PG;
+		sregs.cr3 = b->cr3;
+		sregs.cr4 = X86_CR4_PAE;
+		sregs.efer = X86_EFER_LME | X86_EFER_LMA;
+	}
 	ret = kvm__ioctl(v->fd, KVM_SET_SREGS, &sregs);
 	if (ret < 0)
 		return ret;
@@ -225,6 +232,7 @@ int vcpu__set_boot(struct vcpu *v, const struct vcpu_boot *b)
 	regs.rsp = b->rsp;
 	regs.rax = b->eax;
 	regs.rbx = b->ebx;
+	regs.rsi = b->rsi;
 	regs.rflags = 0x2;
 	ret = kvm__ioctl(v->fd, KVM_SET_REGS, &regs);
 	return ret < 0 ? ret : 0;
@@ -310,6 +318,12 @@ void vcpu__note_crash(struct vcpu *v, unsigned int reason)
 int vcpu__exit_shutdown(struct vcpu *v, struct kvm_run *run)
 {
 	vcpu__note_crash(v, VBTS_FREEZE_TRIPLE_FAULT);
+	/* An operating system's last way to reset the machine (Linux: reboot=t): not an error. */
+	if (v->vm->pc) {
+		pr_info("vcpu %u: the guest reset the machine (triple fault)", v->index);
+		vm__request_stop(v->vm, 0);
+		return VCPU_STOP;
+	}
 	return vcpu_fail(v, "triple fault: the guest shut down (rip %#llx)",
 			 (unsigned long long)guest_rip(v));
 }

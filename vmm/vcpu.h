@@ -30,21 +30,28 @@ enum vcpu_state {
 };
 
 /**
- * struct vcpu_boot - initial state: flat 32-bit protected mode, paging off (multiboot, probes).
+ * struct vcpu_boot - initial state: flat 32-bit protected mode, paging off (multiboot, probes,
+ * Linux's PVH entry), or 64-bit mode with paging when @long_mode (Linux's 64-bit entry).
  * @rip, @rsp:       entry point and stack
  * @eax, @ebx:       boot protocol registers
+ * @rsi:             boot protocol register (Linux: boot_params)
  * @gdt_base, @gdt_limit: GDTR (the GDT holding @cs and @ds must be in guest memory)
  * @cs, @ds:         selectors of the flat code and data segments (ds also for es, ss, fs, gs)
+ * @long_mode:       64-bit code segment, CR0.PG, CR4.PAE, EFER.LME/LMA
+ * @cr3:             the page tables when @long_mode
  */
 struct vcpu_boot {
 	uint64_t rip;
 	uint64_t rsp;
 	uint32_t eax;
 	uint32_t ebx;
+	uint64_t rsi;
 	uint32_t gdt_base;
 	uint16_t gdt_limit;
 	uint16_t cs;
 	uint16_t ds;
+	bool long_mode;
+	uint64_t cr3;
 };
 
 /* Exit reasons counted one by one for --stats; larger ones share the last slot. */
@@ -73,7 +80,7 @@ struct vcpu *vcpu__create(struct vm *vm, unsigned int index);
 void vcpu__destroy(struct vcpu *v);
 
 /**
- * vcpu__set_boot() - load a flat 32-bit protected-mode state.
+ * vcpu__set_boot() - load a flat 32-bit protected-mode or 64-bit state.
  * @v: vCPU, not running
  * @b: the state
  *

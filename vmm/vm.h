@@ -22,6 +22,7 @@
 
 struct agent;
 struct guest_memory;
+struct pc;
 struct uart;
 struct vcpu;
 
@@ -36,6 +37,8 @@ struct vcpu;
  * @dexit:          the debug-exit port
  * @pvpanic:        the pvpanic port
  * @agent:          the agent channel, NULL when absent
+ * @pc:             the PC platform of an operating system (pc.h), NULL for bare guests: then
+ *                  a HLT halts the vCPU for good and a triple fault is a crash
  * @tracer:         tracer backend, NULL when not tracing
  * @caps:           host capabilities handed to the tracer
  * @cpl:            the tracer's CPL filter
@@ -57,6 +60,7 @@ struct vm {
 	struct debug_exit dexit;
 	struct pvpanic pvpanic;
 	struct agent *agent;
+	struct pc *pc;
 	const struct tracer_ops *tracer;
 	struct tracer_caps caps;
 	enum vbts_cpl_filter cpl;

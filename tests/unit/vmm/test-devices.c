@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * test-devices.c - byte handling of the 8250 UART, the debug-exit port, the agent channel
- * (good, over-long and hostile lines) and the I/O bus.
+ * test-devices.c - byte handling of the 8250 UART (polling, interrupts, receive FIFO), the
+ * debug-exit port, the agent channel (good, over-long and hostile lines), the ACPI PM block,
+ * the i8042 reset and the I/O bus.
  */
 #include <check.h>
 #include <errno.h>
@@ -13,6 +14,8 @@
 
 #include "agent.h"
 #include "debug-exit.h"
+#include "devices/acpi-pm.h"
+#include "devices/i8042.h"
 #include "iobus.h"
 #include "pvpanic.h"
 #include "tests.h"
@@ -128,6 +131,189 @@ START_TEST(test_uart_escapes)
 	ck_assert_str_eq(buf, "ok\\x1b[2J\r\nA\\rB\\xff\\xe2\\x80\\xae" "evil\\x\t\xc3\xa9"
 			      "\\xc2\\x9b\n\\xe2\\x82");
 	fclose(out);
+}
+END_TEST
+
+/* The interrupt line as the UART drives it: level and number of changes. */
+struct irq_line {
+	int level;
+	unsigned int changes;
+};
+
+static void irq_set(void *opaque, int level)
+{
+	struct irq_line *l = opaque;
+
+	if (level != l->level)
+		l->changes++;
+	l->level = level;
+}
+
+/* What Linux's 8250 driver does: THR-empty interrupts, acknowledged by reading IIR. */
+START_TEST(test_uart_thre_interrupt)
+{
+	FILE *out = tmpfile();
+	struct uart *u = uart__create(out, 1000);
+	struct irq_line line = { .level = -1 };
+	char buf[16];
+
+	uart__set_irq(u, irq_set, &line);
+	ck_assert_int_eq(line.level, 0);
+	uart_wr(u, UART_IIR_FCR, UART_FCR_FE);
+	ck_assert_uint_eq(uart_rd(u, UART_IIR_FCR), UART_IIR_FIFO | UART_IIR_NO_INT);
+	/* Enabling THRI with THR empty raises it at once (the driver's UART_BUG_TXEN probe). */
+	uart_wr(u, UART_IER, UART_IER_THRI);
+	ck_assert_int_eq(line.level, 1);
+	ck_assert_uint_eq(uart_rd(u, UART_LSR) & UART_LSR_TEMT, UART_LSR_TEMT);
+	ck_assert_uint_eq(uart_rd(u, UART_IIR_FCR), UART_IIR_FIFO | UART_IIR_THRI);
+	/* Reading IIR acknowledged it. */
+	ck_assert_int_eq(line.level, 0);
+	ck_assert_uint_eq(uart_rd(u, UART_IIR_FCR) & 0x0f, UART_IIR_NO_INT);
+	/* Each byte sent empties THR again: the next interrupt. */
+	uart_wr(u, UART_RBR_THR, 'h');
+	ck_assert_int_eq(line.level, 1);
+	uart_wr(u, UART_RBR_THR, 'i');
+	ck_assert_int_eq(line.level, 1);
+	ck_assert_uint_eq(uart_rd(u, UART_IIR_FCR) & 0x0f, UART_IIR_THRI);
+	ck_assert_int_eq(line.level, 0);
+	/* Disabling the interrupt lowers the line; re-enabling with THR empty raises it. */
+	uart_wr(u, UART_RBR_THR, '!');
+	ck_assert_int_eq(line.level, 1);
+	uart_wr(u, UART_IER, 0);
+	ck_assert_int_eq(line.level, 0);
+	uart_wr(u, UART_IER, UART_IER_THRI);
+	ck_assert_int_eq(line.level, 1);
+	ck_assert_uint_eq(line.changes, 8); /* counting the initial level */
+	slurp(out, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "hi!");
+	uart__set_irq(u, NULL, NULL);
+	uart__destroy(u);
+	fclose(out);
+}
+END_TEST
+
+START_TEST(test_uart_receive)
+{
+	struct uart *u = uart__create(NULL, 0);
+	struct irq_line line = { .level = -1 };
+	uint8_t in[UART_RX_FIFO + 4];
+
+	for (unsigned int i = 0; i < sizeof(in); i++)
+		in[i] = 'A' + i;
+	uart__set_irq(u, irq_set, &line);
+	ck_assert_uint_eq(uart_rd(u, UART_LSR) & UART_LSR_DR, 0);
+	/* The FIFO takes 16 bytes; the caller keeps the rest. */
+	ck_assert_uint_eq(uart__receive(u, in, sizeof(in)), UART_RX_FIFO);
+	ck_assert_uint_eq(uart__receive(u, in, 1), 0);
+	ck_assert_uint_eq(uart_rd(u, UART_LSR) & UART_LSR_DR, UART_LSR_DR);
+	ck_assert_int_eq(line.level, 0); /* receive interrupts still disabled */
+	uart_wr(u, UART_IER, UART_IER_RDI | UART_IER_THRI);
+	ck_assert_int_eq(line.level, 1);
+	/* Received data comes before THR empty. */
+	ck_assert_uint_eq(uart_rd(u, UART_IIR_FCR) & 0x0f, UART_IIR_RDI);
+	for (unsigned int i = 0; i < UART_RX_FIFO; i++)
+		ck_assert_uint_eq(uart_rd(u, UART_RBR_THR), in[i]);
+	ck_assert_uint_eq(uart_rd(u, UART_LSR) & UART_LSR_DR, 0);
+	ck_assert_uint_eq(uart_rd(u, UART_IIR_FCR) & 0x0f, UART_IIR_THRI);
+	ck_assert_int_eq(line.level, 0);
+	ck_assert_uint_eq(uart_rd(u, UART_IIR_FCR) & 0x0f, UART_IIR_NO_INT);
+	/* FCR's receive-clear bit empties the FIFO. */
+	ck_assert_uint_eq(uart__receive(u, in, 3), 3);
+	uart_wr(u, UART_IIR_FCR, UART_FCR_FE | UART_FCR_CLEAR_RX);
+	ck_assert_uint_eq(uart_rd(u, UART_LSR) & UART_LSR_DR, 0);
+	ck_assert_int_eq(line.level, 0);
+	/* Loopback: what is sent is received; the line's input is lost. */
+	uart_wr(u, UART_MCR, UART_MCR_LOOP);
+	ck_assert_uint_eq(uart__receive(u, in, 2), 2);
+	uart_wr(u, UART_RBR_THR, 'x');
+	ck_assert_uint_eq(uart_rd(u, UART_RBR_THR), 'x');
+	ck_assert_uint_eq(uart_rd(u, UART_LSR) & UART_LSR_DR, 0);
+	uart__destroy(u);
+}
+END_TEST
+
+static void count_call(void *opaque)
+{
+	(*(unsigned int *)opaque)++;
+}
+
+static void pm_io(struct acpi_pm *pm, unsigned int off, unsigned int size, uint32_t v,
+		  bool write, uint32_t *out)
+{
+	uint8_t b[4];
+	struct io_access a = { .offset = off, .data = b, .size = size, .write = write };
+
+	memcpy(b, &v, sizeof(b));
+	acpi_pm__io(pm, &a);
+	if (out) {
+		*out = 0;
+		memcpy(out, b, size);
+	}
+}
+
+START_TEST(test_acpi_pm)
+{
+	unsigned int offs = 0;
+	struct acpi_pm pm;
+	uint32_t v;
+
+	acpi_pm__init(&pm, count_call, &offs);
+	/* SCI_EN reads as set: the platform is always in ACPI mode. */
+	pm_io(&pm, 4, 2, 0, false, &v);
+	ck_assert_uint_eq(v & ACPI_PM1_CNT_SCI_EN, ACPI_PM1_CNT_SCI_EN);
+	/* PM1_EN is stored, PM1_STS is write-1-to-clear (nothing is ever set). */
+	pm_io(&pm, 2, 2, 0x0121, true, NULL);
+	pm_io(&pm, 2, 2, 0, false, &v);
+	ck_assert_uint_eq(v, 0x0121);
+	pm_io(&pm, 0, 2, 0xffff, true, NULL);
+	pm_io(&pm, 0, 2, 0, false, &v);
+	ck_assert_uint_eq(v, 0);
+	/* SLP_TYP alone (ACPICA writes it before SLP_EN), then another sleep type: no power off. */
+	pm_io(&pm, 4, 2, ACPI_PM_S5_SLP_TYP << ACPI_PM1_CNT_SLP_TYP_SHIFT | 1, true, NULL);
+	pm_io(&pm, 4, 2, 1 << ACPI_PM1_CNT_SLP_TYP_SHIFT | ACPI_PM1_CNT_SLP_EN | 1, true, NULL);
+	ck_assert_uint_eq(offs, 0);
+	ck_assert_uint_eq(pm.ignored_sleeps, 1);
+	/* SLP_EN reads as 0. */
+	pm_io(&pm, 4, 2, 0, false, &v);
+	ck_assert_uint_eq(v & ACPI_PM1_CNT_SLP_EN, 0);
+	/* S5 with SLP_EN, by a byte write of the high half: power off. */
+	pm_io(&pm, 5, 1, (ACPI_PM_S5_SLP_TYP << ACPI_PM1_CNT_SLP_TYP_SHIFT |
+			  ACPI_PM1_CNT_SLP_EN) >> 8, true, NULL);
+	ck_assert_uint_eq(offs, 1);
+	/* A dword write over the event and control blocks at once. */
+	pm_io(&pm, 2, 4, (uint32_t)(ACPI_PM_S5_SLP_TYP << ACPI_PM1_CNT_SLP_TYP_SHIFT |
+				    ACPI_PM1_CNT_SLP_EN) << 16, true, NULL);
+	ck_assert_uint_eq(offs, 2);
+	acpi_pm__fini(&pm);
+}
+END_TEST
+
+START_TEST(test_i8042_reset)
+{
+	unsigned int resets = 0;
+	struct i8042 k = { .reset = count_call, .opaque = &resets };
+	uint8_t b = 0xee;
+	struct io_access a = { .data = &b, .size = 1 };
+
+	/* Status: both buffers empty, so Linux's kb_wait() returns at once. */
+	a.offset = I8042_CMD_PORT - I8042_DATA_PORT;
+	i8042__io(&k, &a);
+	ck_assert_uint_eq(b, 0);
+	a.offset = 0;
+	b = 0xee;
+	i8042__io(&k, &a);
+	ck_assert_uint_eq(b, 0);
+	/* 0xfe on the data port, another command: nothing. */
+	a.write = true;
+	b = I8042_CMD_RESET;
+	i8042__io(&k, &a);
+	a.offset = I8042_CMD_PORT - I8042_DATA_PORT;
+	b = 0xd1;
+	i8042__io(&k, &a);
+	ck_assert_uint_eq(resets, 0);
+	b = I8042_CMD_RESET;
+	i8042__io(&k, &a);
+	ck_assert_uint_eq(resets, 1);
 }
 END_TEST
 
@@ -441,6 +627,10 @@ Suite *devices_suite(void)
 	tcase_add_test(tc, test_uart_polling_driver);
 	tcase_add_test(tc, test_uart_limit_and_loopback);
 	tcase_add_test(tc, test_uart_escapes);
+	tcase_add_test(tc, test_uart_thre_interrupt);
+	tcase_add_test(tc, test_uart_receive);
+	tcase_add_test(tc, test_acpi_pm);
+	tcase_add_test(tc, test_i8042_reset);
 	tcase_add_test(tc, test_debug_exit);
 	tcase_add_test(tc, test_pvpanic);
 	tcase_add_test(tc, test_agent_good_line);

@@ -142,6 +142,22 @@ START_TEST(test_io_debug_exit)
 }
 END_TEST
 
+/* An operating system's triple fault is its last way to reset: the run ends with status 0. */
+START_TEST(test_triple_fault_pc_reset)
+{
+	struct fixture *f = setup();
+	static char pc_present; /* the exit handler only asks whether the VM is a PC */
+
+	f->vm.pc = (struct pc *)&pc_present;
+	f->run->exit_reason = KVM_EXIT_SHUTDOWN;
+	ck_assert_int_eq(vcpu__dispatch(&f->v, f->run), VCPU_STOP);
+	ck_assert(vm__stop_requested(&f->vm));
+	ck_assert_int_eq(f->vm.exit_status, 0);
+	f->vm.pc = NULL;
+	teardown(f);
+}
+END_TEST
+
 START_TEST(test_io_malformed)
 {
 	struct fixture *f = setup();
@@ -338,6 +354,7 @@ Suite *dispatch_suite(void)
 	tcase_add_test(tc, test_io_unclaimed);
 	tcase_add_test(tc, test_io_debug_exit);
 	tcase_add_test(tc, test_io_malformed);
+	tcase_add_test(tc, test_triple_fault_pc_reset);
 	tcase_add_test(tc, test_mmio_unclaimed);
 	tcase_add_loop_test(tc, test_exit_table, 0, sizeof(exit_table) / sizeof(exit_table[0]));
 	tcase_add_test(tc, test_crash_noted_in_ring);

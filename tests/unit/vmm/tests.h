@@ -12,5 +12,6 @@ Suite *multiboot_suite(void);
 Suite *devices_suite(void);
 Suite *trace_suite(void);
 Suite *cli_suite(void);
+Suite *linux_suite(void);
 
 #endif /* VBTS_TESTS_UNIT_VMM_TESTS_H */
