@@ -26,6 +26,7 @@
 #include "probe/ports.h"
 #include "vcpu-int.h"
 #include "vm.h"
+#include "x86.h"
 
 extern const uint8_t probe_blob_ring0[], probe_blob_ring0_end[];
 extern const uint8_t probe_blob_user[], probe_blob_user_end[];
@@ -35,7 +36,6 @@ extern const uint8_t probe_blob_msr[], probe_blob_msr_end[];
 #define PROBE_MAX_EXITS 100000
 #define PROBE_TIMEOUT_NS (10ULL * 1000000000ULL) /* generous: nested KVM is slow */
 #define PROBE_TICK_NS (100ULL * 1000000ULL)
-#define MSR_IA32_DEBUGCTL 0x1d9
 
 static const char *const cap_names[PROBE_NR_CAPS] = {
 	[PROBE_STEP_CPL0] = "cpl0 single-step",
@@ -451,7 +451,7 @@ static int setup_msr_filter(struct probe_vm *p)
 		.ranges[0] = {
 			.flags = KVM_MSR_FILTER_WRITE,
 			.nmsrs = 1,
-			.base = MSR_IA32_DEBUGCTL,
+			.base = X86_MSR_IA32_DEBUGCTL,
 			.bitmap = (uint8_t *)&msr_filter_deny, /* bit clear: exit to userspace */
 		},
 	};
@@ -482,7 +482,7 @@ static void probe_user_msr(struct probe_report *rep)
 		struct kvm_run *run = p.vcpu->run;
 
 		if (run->exit_reason == KVM_EXIT_X86_WRMSR) {
-			seen |= run->msr.index == MSR_IA32_DEBUGCTL;
+			seen |= run->msr.index == X86_MSR_IA32_DEBUGCTL;
 			run->msr.error = 0;
 			continue;
 		}

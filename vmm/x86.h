@@ -2,12 +2,15 @@
 /*
  * x86.h - architectural definitions of x86-64 the VMM uses: control-register, EFER and RFLAGS
  * bits, MSR indices, segment descriptors, page-table entries, local APIC registers and CPUID
- * bits (Intel SDM / AMD APM names).
+ * bits (Intel SDM / AMD APM names). Includable from assembler sources (.S): only the macros
+ * whose values carry no C suffix or cast (the MSR indices) are usable there.
  */
 #ifndef VBTS_VMM_X86_H
 #define VBTS_VMM_X86_H
 
+#ifndef __ASSEMBLER__
 #include <stdint.h>
+#endif
 
 /* CR0 */
 #define X86_CR0_PE (1ULL << 0)  /* protection enable */
@@ -70,6 +73,21 @@
 #define X86_RFLAGS_VIF (1ULL << 19)
 #define X86_RFLAGS_VIP (1ULL << 20)
 #define X86_RFLAGS_ID (1ULL << 21)
+/* What SYSRET keeps of R11 (SDM: RFLAGS <- (R11 & 3C7FD7H) | 2). */
+#define X86_RFLAGS_SYSRET_MASK 0x3c7fd7ULL
+/* What IRET at CPL 0 loads: CF PF AF ZF SF TF IF DF OF IOPL NT RF AC VIF VIP ID. */
+#define X86_RFLAGS_IRET_MASK 0x3f7fd5ULL
+
+/* DR6 */
+#define X86_DR6_BS (1ULL << 14) /* single step */
+
+/* Exception vectors and the #PF error code */
+#define X86_TRAP_DB 1
+#define X86_TRAP_UD 6
+#define X86_TRAP_PF 14
+#define X86_PF_PROT (1U << 0) /* the page was present (protection violation) */
+#define X86_PF_WRITE (1U << 1)
+#define X86_PF_USER (1U << 2)
 
 /* MSR indices */
 #define X86_MSR_IA32_TSC 0x00000010
@@ -113,12 +131,30 @@
 #define X86_DESC_ACCESSED 0x1
 #define X86_DESC_TYPE_TSS_BUSY 0xb  /* busy 32-bit (64-bit in long mode) TSS */
 #define X86_DESC_TYPE_LDT 0x2       /* system segment: LDT */
+#define X86_DESC_TYPE_GATE16_INT 0x6  /* 16-bit interrupt gate */
+#define X86_DESC_TYPE_GATE16_TRAP 0x7 /* 16-bit trap gate */
+#define X86_DESC_TYPE_GATE_INT 0xe    /* 32-bit (64-bit in long mode) interrupt gate */
+#define X86_DESC_TYPE_GATE_TRAP 0xf   /* 32-bit (64-bit in long mode) trap gate */
+#define X86_DESC_TYPE_RW 0x2        /* code or data type bit: readable code / writable data */
+#define X86_DESC_TYPE_C 0x4         /* code or data type bit: conforming code */
+#define X86_DESC_TYPE_CODE 0x8      /* code or data type bit: code */
 #define X86_DESC_S (1U << 4)        /* code or data (not a system segment) */
 #define X86_DESC_DPL(n) ((unsigned int)(n) << 5)
 #define X86_DESC_P (1U << 7)
 #define X86_DESC_FLAG_L 0x2 /* 64-bit code */
 #define X86_DESC_FLAG_DB 0x4 /* 32-bit default operand size */
 #define X86_DESC_FLAG_G 0x8 /* limit in 4 KiB units */
+/* The access byte's and the flags nibble's bits in a descriptor read as a 64-bit value */
+#define X86_DESC_ACCESS_SHIFT 40
+#define X86_DESC_FLAGS_SHIFT 52
+#define X86_DESC_ACCESS_BIT(b) ((uint64_t)(b) << X86_DESC_ACCESS_SHIFT)
+#define X86_DESC_FLAGS_BIT(f) ((uint64_t)(f) << X86_DESC_FLAGS_SHIFT)
+
+/* 64-bit TSS: byte offsets of RSP0 and IST1 */
+#define X86_TSS64_RSP0 0x04
+#define X86_TSS64_IST1 0x24
+
+#ifndef __ASSEMBLER__
 
 static inline uint64_t x86_desc(unsigned int access, unsigned int flags, uint32_t base,
 				uint32_t limit)
@@ -127,6 +163,7 @@ static inline uint64_t x86_desc(unsigned int access, unsigned int flags, uint32_
 	       ((uint64_t)(limit & 0xf0000) << 32) | ((uint64_t)(access & 0xff) << 40) |
 	       ((uint64_t)(base & 0x00ffffff) << 16) | (limit & 0xffff);
 }
+#endif
 
 /* Page-table entries (4-level paging) */
 #define X86_PTE_P (1ULL << 0)

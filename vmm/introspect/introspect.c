@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../x86.h"
 #include "introspect.h"
 
 /* The kernel image's virtual range (__START_KERNEL_map, KERNEL_IMAGE_SIZE = 1 GiB). */
@@ -24,8 +25,6 @@
 #define PHYS_LIMIT (1ULL << 52)
 /* The direct map spans MAX_PHYSMEM_BITS: 46 with 4-level paging, 52 with 5-level. */
 #define DIRECT_MAP_SIZE_L4 (1ULL << 46)
-#define PAGE_SIZE 4096ULL
-#define CR4_LA57 (1ULL << 12)
 #define NR_CPUS_MAX 8192U
 
 struct introspect {
@@ -98,7 +97,7 @@ static int pgd_phys(struct introspect *in, uint64_t pgd, uint64_t *pa)
 {
 	uint64_t p;
 
-	if (!kptr_ok(in, pgd) || (pgd & (PAGE_SIZE - 1)))
+	if (!kptr_ok(in, pgd) || (pgd & (X86_PAGE_SIZE - 1)))
 		return -EINVAL;
 	/* the kernel's own tables (init_top_pgt) are in the image, not the direct map */
 	if (!in->walk_pgd && in->page_offset_base && pgd >= in->page_offset_base &&
@@ -109,7 +108,7 @@ static int pgd_phys(struct introspect *in, uint64_t pgd, uint64_t *pa)
 	in->stats.reads++;
 	if (in->mem.translate(in->mem.ctx, in->root, pgd, &p))
 		return -EFAULT;
-	if (p & (PAGE_SIZE - 1) || p >= PHYS_LIMIT)
+	if (p & (X86_PAGE_SIZE - 1) || p >= PHYS_LIMIT)
 		return -EINVAL;
 	*pa = p;
 	return 0;
@@ -331,7 +330,8 @@ static int resolve_one(const struct guest_task *t, void *ctx)
 		return 1;
 	}
 	/* KPTI: an order-1 PGD, the user half in its second page */
-	if (!r->user_half && !(t->pgd & (2 * PAGE_SIZE - 1)) && t->pgd + PAGE_SIZE == r->cr3) {
+	if (!r->user_half && !(t->pgd & (2 * X86_PAGE_SIZE - 1)) &&
+	    t->pgd + X86_PAGE_SIZE == r->cr3) {
 		*r->out = *t;
 		r->user_half = true;
 	}
@@ -345,7 +345,7 @@ int introspect__resolve_cr3(struct introspect *in, uint64_t cr3, struct guest_ta
 	int ret;
 
 	if (r.cr3 == in->root ||
-	    (!(in->root & (2 * PAGE_SIZE - 1)) && r.cr3 == in->root + PAGE_SIZE)) {
+	    (!(in->root & (2 * X86_PAGE_SIZE - 1)) && r.cr3 == in->root + X86_PAGE_SIZE)) {
 		if (read_task(in, in->init_task, out, &f))
 			return -EFAULT;
 		out->mm = 0;
@@ -526,8 +526,8 @@ struct introspect *introspect__open(const struct kernel_info *ki, const struct i
 		goto err_nomem;
 	in->l = *kernel_info__layout(ki);
 	in->mem = *mem;
-	in->kptr_min = (at->cr4 & CR4_LA57) ? 0xff00000000000000ULL : 0xffff800000000000ULL;
-	in->direct_map_size = (at->cr4 & CR4_LA57) ? PHYS_LIMIT : DIRECT_MAP_SIZE_L4;
+	in->kptr_min = (at->cr4 & X86_CR4_LA57) ? 0xff00000000000000ULL : 0xffff800000000000ULL;
+	in->direct_map_size = (at->cr4 & X86_CR4_LA57) ? PHYS_LIMIT : DIRECT_MAP_SIZE_L4;
 	in->max_tasks = at->max_tasks ? at->max_tasks : INTROSPECT_MAX_TASKS;
 	in->walk_pgd = at->flags & INTROSPECT_WALK_PGD;
 	set_span(in);
@@ -543,8 +543,8 @@ struct introspect *introspect__open(const struct kernel_info *ki, const struct i
 	ret = find_slide(in, ki, at->lstar, err, errlen);
 	if (!ret)
 		ret = find_kernel(in, ki, err, errlen);
-	if (ret && ret != -ENOMEM && (cr3 & PAGE_SIZE)) {
-		in->root = cr3 - PAGE_SIZE;
+	if (ret && ret != -ENOMEM && (cr3 & X86_PAGE_SIZE)) {
+		in->root = cr3 - X86_PAGE_SIZE;
 		in->page_offset_base = 0;
 		ret = find_slide(in, ki, at->lstar, err, errlen);
 		if (!ret)

@@ -38,10 +38,10 @@
 #include "ring-writer.h"
 #include "kvm.h"
 #include "tracer.h"
+#include "x86.h"
 
 #define KVM_BTS_MAX_RING (1ULL << 20)
 #define KVM_BTS_MIN_RING 64ULL
-#define MSR_IA32_TSC 0x10
 
 /**
  * struct kvm_bts - the backend's state of one vCPU.
@@ -168,7 +168,7 @@ static void sample_clock(struct tracer_vcpu *tv, struct kvm_bts *kb)
 	struct {
 		struct kvm_msrs hdr;
 		struct kvm_msr_entry e;
-	} msrs = { .hdr.nmsrs = 1, .e.index = MSR_IA32_TSC };
+	} msrs = { .hdr.nmsrs = 1, .e.index = X86_MSR_IA32_TSC };
 	int khz;
 
 	khz = kvm__ioctl_quiet(tv->fd, KVM_GET_TSC_KHZ, NULL);

@@ -4,11 +4,10 @@
  * PROBE_PORT_DONE. Without the filter the write would #GP (reported on PROBE_PORT_FAULT).
  */
 #include "common.S"
-
-#define MSR_IA32_DEBUGCTL 0x1d9
+#include "../x86.h"
 
 probe_main:
-	mov	$MSR_IA32_DEBUGCTL, %ecx
+	mov	$X86_MSR_IA32_DEBUGCTL, %ecx
 	xor	%eax, %eax
 	xor	%edx, %edx
 	wrmsr

@@ -8,6 +8,7 @@
  * guest) is reported on PROBE_PORT_FAULT with its vector, then the guest halts.
  * Entered like every probe guest: flat 32-bit protected mode at PROBE_LOAD_GPA, paging off.
  */
+#include "../x86.h"
 #include "ports.h"
 
 #define PML4 0x20000
@@ -17,8 +18,6 @@
 #define USER_STACK 0x70000
 #define USER_SS 0x23	/* 0x20 | 3: SYSRET's STAR[63:48] + 8 */
 #define USER_CS 0x2b	/* 0x28 | 3: SYSRET's STAR[63:48] + 16 */
-#define MSR_EFER 0xc0000080
-#define MSR_STAR 0xc0000081
 
 	.code32
 	.text
@@ -92,7 +91,7 @@ entry32:
 	mov	%eax, %cr4
 	mov	$PML4, %eax
 	mov	%eax, %cr3
-	mov	$MSR_EFER, %ecx
+	mov	$X86_MSR_EFER, %ecx
 	rdmsr
 	or	$0x101, %eax		/* LME, SCE */
 	wrmsr
@@ -165,7 +164,7 @@ long_entry:
 	iretq
 
 by_sysretq:
-	mov	$MSR_STAR, %ecx
+	mov	$X86_MSR_STAR, %ecx
 	xor	%eax, %eax
 	mov	$0x00180008, %edx	/* SYSRET base 0x18, SYSCALL base 0x08 */
 	wrmsr

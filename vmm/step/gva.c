@@ -6,18 +6,8 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "../x86.h"
 #include "gva.h"
-
-#define CR0_PG (1ULL << 31)
-#define CR4_PSE (1ULL << 4)
-#define CR4_PAE (1ULL << 5)
-#define CR4_LA57 (1ULL << 12)
-#define EFER_LMA (1ULL << 10)
-
-#define PTE_P (1ULL << 0)
-#define PTE_PS (1ULL << 7)
-#define PTE_ADDR 0x000ffffffffff000ULL /* bits 51:12 */
-#define PAGE_SIZE 4096ULL
 
 static bool read_u32(const struct gva_space *s, uint64_t gpa, uint32_t *v)
 {
@@ -47,9 +37,9 @@ static int walk_32(const struct gva_space *s, uint64_t la, uint64_t *gpa)
 	la &= 0xffffffffULL;
 	if (!read_u32(s, (s->cr3 & 0xfffff000ULL) + ((la >> 22) & 0x3ff) * 4, &pde))
 		return -EFAULT;
-	if (!(pde & PTE_P))
+	if (!(pde & X86_PTE_P))
 		return -EFAULT;
-	if ((pde & PTE_PS) && (s->cr4 & CR4_PSE)) {
+	if ((pde & X86_PTE_PS) && (s->cr4 & X86_CR4_PSE)) {
 		/* bits 20:13 of the PDE are physical address bits 39:32 */
 		uint64_t base = (pde & 0xffc00000ULL) | ((uint64_t)((pde >> 13) & 0xff) << 32);
 
@@ -58,7 +48,7 @@ static int walk_32(const struct gva_space *s, uint64_t la, uint64_t *gpa)
 	}
 	if (!read_u32(s, (pde & 0xfffff000ULL) + ((la >> 12) & 0x3ff) * 4, &pte))
 		return -EFAULT;
-	if (!(pte & PTE_P))
+	if (!(pte & X86_PTE_P))
 		return -EFAULT;
 	*gpa = (pte & 0xfffff000ULL) | (la & 0xfff);
 	return 0;
@@ -78,21 +68,21 @@ static int walk_table(const struct gva_space *s, uint64_t table, unsigned int le
 
 		if (!read_u64(s, table + ((la >> shift) & 0x1ff) * 8, &e))
 			return -EFAULT;
-		if (!(e & PTE_P))
+		if (!(e & X86_PTE_P))
 			return -EFAULT;
 		if (lvl == 1) {
-			*gpa = (e & PTE_ADDR) | (la & 0xfff);
+			*gpa = (e & X86_PTE_ADDR_MASK) | (la & 0xfff);
 			return 0;
 		}
-		if ((e & PTE_PS) && (lvl == 2 || lvl == 3)) {
+		if ((e & X86_PTE_PS) && (lvl == 2 || lvl == 3)) {
 			uint64_t mask = (1ULL << shift) - 1;
 
-			*gpa = (e & PTE_ADDR & ~mask) | (la & mask);
+			*gpa = (e & X86_PTE_ADDR_MASK & ~mask) | (la & mask);
 			return 0;
 		}
-		if (e & PTE_PS)
+		if (e & X86_PTE_PS)
 			return -EFAULT; /* PS is reserved at this level */
-		table = e & PTE_ADDR;
+		table = e & X86_PTE_ADDR_MASK;
 	}
 	return -EFAULT;
 }
@@ -104,37 +94,37 @@ static int walk_pae(const struct gva_space *s, uint64_t la, uint64_t *gpa)
 	la &= 0xffffffffULL;
 	if (!read_u64(s, (s->cr3 & 0xffffffe0ULL) + ((la >> 30) & 3) * 8, &pdpte))
 		return -EFAULT;
-	if (!(pdpte & PTE_P))
+	if (!(pdpte & X86_PTE_P))
 		return -EFAULT;
-	return walk_table(s, pdpte & PTE_ADDR, 2, la, gpa);
+	return walk_table(s, pdpte & X86_PTE_ADDR_MASK, 2, la, gpa);
 }
 
 static int walk_long(const struct gva_space *s, uint64_t la, uint64_t *gpa)
 {
-	unsigned int bits = (s->cr4 & CR4_LA57) ? 57 : 48;
+	unsigned int bits = (s->cr4 & X86_CR4_LA57) ? 57 : 48;
 	int64_t sx = (int64_t)(la << (64 - bits)) >> (64 - bits);
 
 	if ((uint64_t)sx != la)
 		return -EFAULT; /* not canonical */
-	return walk_table(s, s->cr3 & PTE_ADDR, bits == 57 ? 5 : 4, la, gpa);
+	return walk_table(s, s->cr3 & X86_PTE_ADDR_MASK, bits == 57 ? 5 : 4, la, gpa);
 }
 
 int gva__translate(const struct gva_space *s, uint64_t la, uint64_t *gpa)
 {
-	if (!(s->cr0 & CR0_PG)) {
-		*gpa = (s->efer & EFER_LMA) ? la : (la & 0xffffffffULL);
+	if (!(s->cr0 & X86_CR0_PG)) {
+		*gpa = (s->efer & X86_EFER_LMA) ? la : (la & 0xffffffffULL);
 		return 0;
 	}
-	if (s->efer & EFER_LMA)
+	if (s->efer & X86_EFER_LMA)
 		return walk_long(s, la, gpa);
-	if (s->cr4 & CR4_PAE)
+	if (s->cr4 & X86_CR4_PAE)
 		return walk_pae(s, la, gpa);
 	return walk_32(s, la, gpa);
 }
 
 size_t gva__read_prefix(const struct gva_space *s, uint64_t la, void *buf, size_t len)
 {
-	bool wrap32 = !(s->efer & EFER_LMA);
+	bool wrap32 = !(s->efer & X86_EFER_LMA);
 	size_t done = 0;
 
 	while (done < len) {
@@ -144,7 +134,7 @@ size_t gva__read_prefix(const struct gva_space *s, uint64_t la, void *buf, size_
 
 		if (wrap32)
 			a &= 0xffffffffULL;
-		chunk = PAGE_SIZE - (a & (PAGE_SIZE - 1));
+		chunk = X86_PAGE_SIZE - (a & (X86_PAGE_SIZE - 1));
 		if (chunk > len - done)
 			chunk = len - done;
 		if (gva__translate(s, a, &gpa))

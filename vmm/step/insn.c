@@ -7,11 +7,8 @@
 
 #include <vbts/ring-format.h>
 
+#include "../x86.h"
 #include "insn.h"
-
-#define CR0_PE (1ULL << 0)
-#define EFER_LMA (1ULL << 10)
-#define RFLAGS_VM (1ULL << 17)
 
 /* Zydis machine mode and stack width of each enum insn_mode. */
 static const struct {
@@ -39,15 +36,15 @@ int insn_decoder__init(struct insn_decoder *d)
 
 enum insn_mode insn__mode(uint64_t cr0, uint64_t efer, uint64_t rflags, bool cs_l, bool cs_db)
 {
-	if (!(cr0 & CR0_PE))
+	if (!(cr0 & X86_CR0_PE))
 		return INSN_MODE_REAL16;
-	if (efer & EFER_LMA) {
+	if (efer & X86_EFER_LMA) {
 		/* 64-bit mode ignores CS.D/B (L=1, D=1 is reserved: the CPU faults on entry). */
 		if (cs_l)
 			return INSN_MODE_LONG64;
 		return cs_db ? INSN_MODE_COMPAT32 : INSN_MODE_COMPAT16;
 	}
-	if (rflags & RFLAGS_VM)
+	if (rflags & X86_RFLAGS_VM)
 		return INSN_MODE_REAL16;
 	return cs_db ? INSN_MODE_PROT32 : INSN_MODE_PROT16;
 }

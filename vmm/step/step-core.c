@@ -34,6 +34,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "../x86.h"
 #include "step-int.h"
 
 static void emit(struct step_out *out, const struct vbts_record *r)
@@ -145,13 +146,6 @@ static enum step_verdict resolve(const struct step_decoded *d, uint8_t cpl, uint
 	return STEP_LOST;
 }
 
-/* RFLAGS bits the conditions test. */
-#define FL_CF (1ULL << 0)
-#define FL_PF (1ULL << 2)
-#define FL_ZF (1ULL << 6)
-#define FL_SF (1ULL << 7)
-#define FL_OF (1ULL << 11)
-
 /* The jcc condition cc (0..15): odd ones are the negation of the even one before them. */
 static bool test_cc(unsigned int cc, uint64_t fl)
 {
@@ -159,28 +153,28 @@ static bool test_cc(unsigned int cc, uint64_t fl)
 
 	switch ((cc >> 1) & 7) {
 	case 0:
-		r = fl & FL_OF;
+		r = fl & X86_RFLAGS_OF;
 		break;
 	case 1:
-		r = fl & FL_CF;
+		r = fl & X86_RFLAGS_CF;
 		break;
 	case 2:
-		r = fl & FL_ZF;
+		r = fl & X86_RFLAGS_ZF;
 		break;
 	case 3:
-		r = fl & (FL_CF | FL_ZF);
+		r = fl & (X86_RFLAGS_CF | X86_RFLAGS_ZF);
 		break;
 	case 4:
-		r = fl & FL_SF;
+		r = fl & X86_RFLAGS_SF;
 		break;
 	case 5:
-		r = fl & FL_PF;
+		r = fl & X86_RFLAGS_PF;
 		break;
 	case 6:
-		r = !(fl & FL_SF) != !(fl & FL_OF);
+		r = !(fl & X86_RFLAGS_SF) != !(fl & X86_RFLAGS_OF);
 		break;
 	default:
-		r = (fl & FL_ZF) || !(fl & FL_SF) != !(fl & FL_OF);
+		r = (fl & X86_RFLAGS_ZF) || !(fl & X86_RFLAGS_SF) != !(fl & X86_RFLAGS_OF);
 		break;
 	}
 	return (cc & 1) ? !r : r;
@@ -206,7 +200,7 @@ int step__cond_taken(const struct insn_info *info, uint64_t rflags, uint64_t rcx
 		if (info->kind != VBTS_BR_LOOP)
 			return -EINVAL;
 		*taken = ((rcx - 1) & mask) &&
-			 (info->cond == 0xe2 || !(rflags & FL_ZF) == (info->cond == 0xe0));
+			 (info->cond == 0xe2 || !(rflags & X86_RFLAGS_ZF) == (info->cond == 0xe0));
 		return 0;
 	case 0xe3: /* jrcxz: rCX == 0 */
 		if (info->kind != VBTS_BR_JRCXZ)
@@ -553,11 +547,6 @@ void step_core__stop(struct step_core *c, const struct step_obs *now, uint64_t n
 
 /* ---- gates ------------------------------------------------------------------------------- */
 
-#define DESC_P (1ULL << 47)
-#define DESC_S (1ULL << 44)
-#define DESC_CODE (1ULL << 43)
-#define DESC_L (1ULL << 53)
-
 /* The code segment descriptor of @sel: present, code; its base. */
 static int code_segment(const struct gva_space *s, const struct step_tables *t, uint16_t sel,
 			bool lmode, uint64_t *base)
@@ -580,11 +569,12 @@ static int code_segment(const struct gva_space *s, const struct step_tables *t, 
 		return -ERANGE;
 	if (gva__read(s, tbase + (sel & ~7U), &d, sizeof(d)))
 		return -EFAULT;
-	if (!(d & DESC_P))
+	if (!(d & X86_DESC_ACCESS_BIT(X86_DESC_P)))
 		return -ENOENT;
-	if (!(d & DESC_S) || !(d & DESC_CODE))
+	if (!(d & X86_DESC_ACCESS_BIT(X86_DESC_S)) ||
+	    !(d & X86_DESC_ACCESS_BIT(X86_DESC_TYPE_CODE)))
 		return -EOPNOTSUPP;
-	if (lmode && !(d & DESC_L))
+	if (lmode && !(d & X86_DESC_FLAGS_BIT(X86_DESC_FLAG_L)))
 		return -EOPNOTSUPP; /* a 64-bit handler is all the tracer follows in long mode */
 	*base = lmode ? 0 : (((d >> 16) & 0xffffff) | (((d >> 56) & 0xff) << 24));
 	return 0;
@@ -612,7 +602,7 @@ int step__gate_target(const struct gva_space *s, const struct step_tables *t, bo
 		return -ERANGE;
 	if (gva__read(s, t->idt_base + (uint64_t)vector * size, g, size))
 		return -EFAULT;
-	if (!(g[0] & DESC_P))
+	if (!(g[0] & X86_DESC_ACCESS_BIT(X86_DESC_P)))
 		return -ENOENT;
 	type = (g[0] >> 40) & 0xf;
 	dpl = (g[0] >> 45) & 3;
@@ -621,12 +611,12 @@ int step__gate_target(const struct gva_space *s, const struct step_tables *t, bo
 	sel = (g[0] >> 16) & 0xffff;
 	off = (g[0] & 0xffff) | ((g[0] >> 32) & 0xffff0000ULL);
 	if (lmode) {
-		if (type != 0xe && type != 0xf)
+		if (type != X86_DESC_TYPE_GATE_INT && type != X86_DESC_TYPE_GATE_TRAP)
 			return -EOPNOTSUPP;
 		off |= g[1] << 32;
-	} else if (type == 0x6 || type == 0x7) {
+	} else if (type == X86_DESC_TYPE_GATE16_INT || type == X86_DESC_TYPE_GATE16_TRAP) {
 		off &= 0xffff; /* 16-bit gate */
-	} else if (type != 0xe && type != 0xf) {
+	} else if (type != X86_DESC_TYPE_GATE_INT && type != X86_DESC_TYPE_GATE_TRAP) {
 		return -EOPNOTSUPP; /* task gates and reserved types */
 	}
 	err = code_segment(s, t, sel, lmode, &base);

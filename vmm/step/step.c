@@ -31,26 +31,9 @@
 #include "../memory.h"
 #include "../ring-writer.h"
 #include "../tracer.h"
+#include "../x86.h"
 #include "step-int.h"
 #include "transition.h"
-
-#define CR0_PE (1ULL << 0)
-#define EFER_SCE (1ULL << 0)
-#define EFER_LMA (1ULL << 10)
-#define RFLAGS_OF (1ULL << 11)
-#define RFLAGS_NT (1ULL << 14)
-#define RFLAGS_VM (1ULL << 17)
-#define DR6_BS (1ULL << 14)
-#define DB_VECTOR 1
-
-#define RFLAGS_TF (1ULL << 8)
-
-#define MSR_IA32_SYSENTER_CS 0x174
-#define MSR_IA32_SYSENTER_EIP 0x176
-#define MSR_LSTAR 0xc0000082
-#define MSR_CSTAR 0xc0000083
-#define MSR_STAR 0xc0000081
-#define MSR_FMASK 0xc0000084
 
 /* The most transitions executed by the VMM before one run (an int at an iret's target...). */
 #define TRANSITION_CHAIN_MAX 4
@@ -121,9 +104,9 @@ static void observe(const struct step_vcpu *sv, struct step_obs *o)
 
 	o->la = linear(sv, mode, sv->regs.rip);
 	o->cr3 = sv->sregs.cr3;
-	if (!(sv->sregs.cr0 & CR0_PE))
+	if (!(sv->sregs.cr0 & X86_CR0_PE))
 		o->cpl = 0;
-	else if ((sv->regs.rflags & RFLAGS_VM) && !(sv->sregs.efer & EFER_LMA))
+	else if ((sv->regs.rflags & X86_RFLAGS_VM) && !(sv->sregs.efer & X86_EFER_LMA))
 		o->cpl = 3;
 	else
 		o->cpl = sv->sregs.ss.dpl & 3; /* SS.DPL is the CPL in protected mode */
@@ -159,7 +142,7 @@ static void predict_event(const struct tracer_vcpu *tv, const struct step_vcpu *
 			  enum insn_mode mode, uint8_t cpl, struct step_decoded *d)
 {
 	const struct kvm_sregs *sr = &sv->sregs;
-	bool lmode = sr->efer & EFER_LMA;
+	bool lmode = sr->efer & X86_EFER_LMA;
 	uint64_t v;
 
 	if (d->info.flags & INSN_F_VECTOR) {
@@ -173,12 +156,12 @@ static void predict_event(const struct tracer_vcpu *tv, const struct step_vcpu *
 			.ldt_usable = sr->ldt.present && !sr->ldt.unusable,
 		};
 		struct gva_space s;
-		bool real = !(sr->cr0 & CR0_PE);
+		bool real = !(sr->cr0 & X86_CR0_PE);
 
-		if ((sv->regs.rflags & RFLAGS_VM) && !lmode)
+		if ((sv->regs.rflags & X86_RFLAGS_VM) && !lmode)
 			return; /* virtual-8086 mode: IOPL-sensitive, not followed */
 		if (d->info.vector == 4 && (d->info.flags & INSN_F_COND) &&
-		    !(sv->regs.rflags & RFLAGS_OF))
+		    !(sv->regs.rflags & X86_RFLAGS_OF))
 			return; /* into without OF falls through */
 		address_space(tv, sv, &s);
 		if (!step__gate_target(&s, &t, real, lmode, d->info.vector,
@@ -187,9 +170,9 @@ static void predict_event(const struct tracer_vcpu *tv, const struct step_vcpu *
 		return;
 	}
 	if (d->info.flags & INSN_F_SYSCALL) {
-		if (!lmode || !(sr->efer & EFER_SCE))
+		if (!lmode || !(sr->efer & X86_EFER_SCE))
 			return;
-		if (!read_msr(tv, mode == INSN_MODE_LONG64 ? MSR_LSTAR : MSR_CSTAR, &v)) {
+		if (!read_msr(tv, mode == INSN_MODE_LONG64 ? X86_MSR_LSTAR : X86_MSR_CSTAR, &v)) {
 			d->target = mode == INSN_MODE_LONG64 ? v : (v & 0xffffffffULL);
 			d->has_target = true;
 		}
@@ -198,8 +181,8 @@ static void predict_event(const struct tracer_vcpu *tv, const struct step_vcpu *
 	if (d->info.flags & INSN_F_SYSENTER) {
 		uint64_t cs;
 
-		if (!(sr->cr0 & CR0_PE) || read_msr(tv, MSR_IA32_SYSENTER_CS, &cs) ||
-		    !(cs & 0xfffc) || read_msr(tv, MSR_IA32_SYSENTER_EIP, &v))
+		if (!(sr->cr0 & X86_CR0_PE) || read_msr(tv, X86_MSR_IA32_SYSENTER_CS, &cs) ||
+		    !(cs & 0xfffc) || read_msr(tv, X86_MSR_IA32_SYSENTER_EIP, &v))
 			return;
 		d->target = lmode ? v : (v & 0xffffffffULL);
 		d->has_target = true;
@@ -216,14 +199,14 @@ static void predict_sysret(const struct tracer_vcpu *tv, const struct step_vcpu 
 	const struct kvm_sregs *sr = &sv->sregs;
 	uint64_t v, cs;
 
-	if (cpl != 0 || !(sr->cr0 & CR0_PE))
+	if (cpl != 0 || !(sr->cr0 & X86_CR0_PE))
 		return;
 	if (d->info.flags & INSN_F_SYSEXIT) {
-		if (read_msr(tv, MSR_IA32_SYSENTER_CS, &cs) || !(cs & 0xfffc))
+		if (read_msr(tv, X86_MSR_IA32_SYSENTER_CS, &cs) || !(cs & 0xfffc))
 			return;
 		v = sv->regs.rdx;
 	} else {
-		if (!(sr->efer & EFER_SCE))
+		if (!(sr->efer & X86_EFER_SCE))
 			return;
 		v = sv->regs.rcx;
 	}
@@ -274,7 +257,7 @@ static void predict_return(const struct tracer_vcpu *tv, struct step_vcpu *sv,
 	uint64_t sp = sv->regs.rsp, ip = 0, cs = 0, fl = 0;
 	struct gva_space s;
 
-	if ((sz != 2 && sz != 4 && sz != 8) || ((sv->regs.rflags & RFLAGS_VM) && !in->lmode))
+	if ((sz != 2 && sz != 4 && sz != 8) || ((sv->regs.rflags & X86_RFLAGS_VM) && !in->lmode))
 		return;
 	if (mode != INSN_MODE_LONG64)
 		sp = (sr->ss.base + (sr->ss.db ? (sp & 0xffffffffULL) : (sp & 0xffff))) &
@@ -292,8 +275,8 @@ static void predict_return(const struct tracer_vcpu *tv, struct step_vcpu *sv,
 		in->ret_cpl_known = true;
 		if (in->first.info.kind == VBTS_BR_IRET && !in->lmode) {
 			/* a nested-task return, or a return to virtual-8086 mode */
-			if ((sv->regs.rflags & RFLAGS_NT) ||
-			    gva__read(&s, sp + 2 * sz, &fl, sz) || (fl & RFLAGS_VM))
+			if ((sv->regs.rflags & X86_RFLAGS_NT) ||
+			    gva__read(&s, sp + 2 * sz, &fl, sz) || (fl & X86_RFLAGS_VM))
 				in->ret_cpl_known = false;
 		}
 	}
@@ -337,8 +320,8 @@ static void decode_next(const struct tracer_vcpu *tv, struct step_vcpu *sv,
 
 	memset(in, 0, sizeof(*in));
 	in->cpl = o->cpl;
-	in->real = !(sv->sregs.cr0 & CR0_PE);
-	in->lmode = sv->sregs.efer & EFER_LMA;
+	in->real = !(sv->sregs.cr0 & X86_CR0_PE);
+	in->lmode = sv->sregs.efer & X86_EFER_LMA;
 	in->valid = decode_at(tv, sv, mode, o->cpl, o->la, sv->regs.rip, &in->first);
 	if (!in->valid)
 		return;
@@ -389,13 +372,13 @@ static bool transition_msrs(const struct tracer_vcpu *tv, uint8_t kind,
 {
 	if (kind != VBTS_BR_SYSRET && kind != VBTS_BR_SYSCALL)
 		return true;
-	if (read_msr(tv, MSR_STAR, &st->star))
+	if (read_msr(tv, X86_MSR_STAR, &st->star))
 		return false;
 	if (kind == VBTS_BR_SYSRET)
 		return true;
-	if (read_msr(tv, MSR_FMASK, &st->fmask) || !(st->fmask & RFLAGS_TF))
+	if (read_msr(tv, X86_MSR_FMASK, &st->fmask) || !(st->fmask & X86_RFLAGS_TF))
 		return false; /* a syscall that keeps TF is stepped into LSTAR */
-	return !read_msr(tv, MSR_LSTAR, &st->lstar);
+	return !read_msr(tv, X86_MSR_LSTAR, &st->lstar);
 }
 
 /* Give the guest the state @st the VMM computed for @d and record the transfer. */
@@ -637,8 +620,8 @@ static int step_after_exit(struct tracer_vcpu *tv)
 	if (ret)
 		return ret;
 	observe(sv, &o);
-	singlestep = run->exit_reason == KVM_EXIT_DEBUG && run->debug.arch.exception == DB_VECTOR &&
-		     (run->debug.arch.dr6 & DR6_BS);
+	singlestep = run->exit_reason == KVM_EXIT_DEBUG &&
+		     run->debug.arch.exception == X86_TRAP_DB && (run->debug.arch.dr6 & X86_DR6_BS);
 	consumed = step_core__exit(&sv->core, &o, singlestep, tracer_vcpu__now_ns(tv), &out);
 	write_out(tv, &sv->core, &out);
 	if (consumed && out.hlt_retired) {

@@ -14,61 +14,9 @@
 
 #include <vbts/ring-format.h>
 
+#include "../x86.h"
 #include "gva.h"
 #include "transition.h"
-
-#define CR0_WP (1ULL << 16)
-#define CR0_AM (1ULL << 18)
-#define CR0_PG (1ULL << 31)
-#define CR4_LA57 (1ULL << 12)
-#define CR4_SMAP (1ULL << 21)
-#define CR4_PKE (1ULL << 22)
-#define EFER_SCE (1ULL << 0)
-#define EFER_LMA (1ULL << 10)
-#define EFER_NXE (1ULL << 11)
-
-#define RFLAGS_FIXED (1ULL << 1)
-#define RFLAGS_TF (1ULL << 8)
-#define RFLAGS_IF (1ULL << 9)
-#define RFLAGS_NT (1ULL << 14)
-#define RFLAGS_RF (1ULL << 16)
-#define RFLAGS_VM (1ULL << 17)
-#define RFLAGS_AC (1ULL << 18)
-/* What SYSRET keeps of R11 (SDM: RFLAGS ← (R11 & 3C7FD7H) | 2). */
-#define RFLAGS_SYSRET_MASK 0x3c7fd7ULL
-/* What IRET at CPL 0 loads: CF PF AF ZF SF TF IF DF OF IOPL NT RF AC VIF VIP ID. */
-#define RFLAGS_IRET_MASK 0x3f7fd5ULL
-
-#define PTE_P (1ULL << 0)
-#define PTE_RW (1ULL << 1)
-#define PTE_US (1ULL << 2)
-#define PTE_A (1ULL << 5)
-#define PTE_D (1ULL << 6)
-#define PTE_PS (1ULL << 7)
-#define PTE_NX (1ULL << 63)
-#define PTE_ADDR 0x000ffffffffff000ULL
-#define PAGE_SIZE 4096ULL
-
-#define DESC_A (1ULL << 40)
-#define DESC_RW (1ULL << 41)  /* readable code / writable data */
-#define DESC_C (1ULL << 42)   /* conforming code */
-#define DESC_CODE (1ULL << 43)
-#define DESC_S (1ULL << 44)
-#define DESC_P (1ULL << 47)
-#define DESC_L (1ULL << 53)
-#define DESC_DB (1ULL << 54)
-
-#define UD_VECTOR 6
-#define PF_VECTOR 14
-#define PF_PRESENT (1U << 0)
-#define PF_WRITE (1U << 1)
-#define PF_USER (1U << 2)
-
-#define SEG_TYPE_TSS64_BUSY 0xb
-#define GATE_INT64 0xe
-#define GATE_TRAP64 0xf
-#define TSS_RSP0 4
-#define TSS_IST1 0x24
 
 /* The most queued writes: 5 pushes and a few page walks' accessed/dirty bits. */
 #define TR_WRITES_MAX 64
@@ -134,7 +82,7 @@ static void apply_writes(const struct tr_ctx *x)
 
 static bool canonical(uint64_t cr4, uint64_t la)
 {
-	unsigned int bits = (cr4 & CR4_LA57) ? 57 : 48;
+	unsigned int bits = (cr4 & X86_CR4_LA57) ? 57 : 48;
 
 	return (uint64_t)((int64_t)(la << (64 - bits)) >> (64 - bits)) == la;
 }
@@ -168,8 +116,8 @@ struct pt_walk {
 /* The 4- or 5-level walk of IA-32e paging for @la, without permission checks. */
 static enum pt_end pt_walk(const struct tr_ctx *x, uint64_t la, struct pt_walk *w)
 {
-	unsigned int levels = (x->as.cr4 & CR4_LA57) ? 5 : 4;
-	uint64_t table = x->as.cr3 & PTE_ADDR;
+	unsigned int levels = (x->as.cr4 & X86_CR4_LA57) ? 5 : 4;
+	uint64_t table = x->as.cr3 & X86_PTE_ADDR_MASK;
 
 	w->n = 0;
 	w->rw = true;
@@ -183,24 +131,24 @@ static enum pt_end pt_walk(const struct tr_ctx *x, uint64_t la, struct pt_walk *
 		if (!p)
 			return PT_NOT_RAM;
 		memcpy(&e, p, 8);
-		if (!(e & PTE_P))
+		if (!(e & X86_PTE_P))
 			return PT_NOT_PRESENT;
-		if ((e & PTE_NX) && !(x->as.efer & EFER_NXE))
+		if ((e & X86_PTE_NX) && !(x->as.efer & X86_EFER_NXE))
 			return PT_RESERVED;
 		w->entry[w->n++] = egpa;
-		w->rw = w->rw && (e & PTE_RW);
-		w->us = w->us && (e & PTE_US);
-		leaf = lvl == 1 || ((e & PTE_PS) && (lvl == 2 || lvl == 3));
-		if (!leaf && (e & PTE_PS))
+		w->rw = w->rw && (e & X86_PTE_RW);
+		w->us = w->us && (e & X86_PTE_US);
+		leaf = lvl == 1 || ((e & X86_PTE_PS) && (lvl == 2 || lvl == 3));
+		if (!leaf && (e & X86_PTE_PS))
 			return PT_RESERVED;
 		if (leaf) {
 			w->mask = (1ULL << shift) - 1;
-			if (lvl > 1 && (e & PTE_ADDR & w->mask & ~0x1000ULL))
+			if (lvl > 1 && (e & X86_PTE_ADDR_MASK & w->mask & ~0x1000ULL))
 				return PT_RESERVED; /* reserved address bits of a large page */
 			w->leaf = e;
 			return PT_OK;
 		}
-		table = e & PTE_ADDR;
+		table = e & X86_PTE_ADDR_MASK;
 	}
 	return PT_RESERVED; /* not reached: level 1 is always a leaf */
 }
@@ -218,20 +166,21 @@ static int walk(struct tr_ctx *x, uint64_t la, bool write, uint64_t *gpa)
 
 	if (!canonical(x->as.cr4, la))
 		return -EFAULT;
-	if (!(x->as.cr0 & CR0_PG))
+	if (!(x->as.cr0 & X86_CR0_PG))
 		return -EOPNOTSUPP; /* long mode without paging does not exist */
 	if (pt_walk(x, la, &w) != PT_OK)
 		return -EFAULT;
-	if (write && !w.rw && (x->as.cr0 & CR0_WP))
+	if (write && !w.rw && (x->as.cr0 & X86_CR0_WP))
 		return -EFAULT; /* write-protected */
-	if (w.us && (x->as.cr4 & CR4_SMAP))
+	if (w.us && (x->as.cr4 & X86_CR4_SMAP))
 		return -EFAULT;
 	for (unsigned int i = 0; i < w.n; i++) {
-		err = queue(x, w.entry[i], PTE_A | (i == w.n - 1 && write ? PTE_D : 0), 8, true);
+		err = queue(x, w.entry[i], X86_PTE_A | (i == w.n - 1 && write ? X86_PTE_D : 0), 8,
+			    true);
 		if (err)
 			return err;
 	}
-	*gpa = (w.leaf & PTE_ADDR & ~w.mask) | (la & (w.mask | 0xfff));
+	*gpa = (w.leaf & X86_PTE_ADDR_MASK & ~w.mask) | (la & (w.mask | 0xfff));
 	return 0;
 }
 
@@ -241,7 +190,7 @@ static int read_la(struct tr_ctx *x, uint64_t la, void *buf, uint64_t len)
 	uint64_t done = 0;
 
 	while (done < len) {
-		uint64_t a = la + done, gpa, chunk = PAGE_SIZE - (a & (PAGE_SIZE - 1));
+		uint64_t a = la + done, gpa, chunk = X86_PAGE_SIZE - (a & (X86_PAGE_SIZE - 1));
 		const void *p;
 		int err;
 
@@ -265,7 +214,7 @@ static int write_la(struct tr_ctx *x, uint64_t la, uint64_t val, uint8_t len, bo
 	uint64_t gpa;
 	int err;
 
-	if ((la & (PAGE_SIZE - 1)) + len > PAGE_SIZE)
+	if ((la & (X86_PAGE_SIZE - 1)) + len > X86_PAGE_SIZE)
 		return -EOPNOTSUPP; /* never for the aligned pushes made here */
 	err = walk(x, la, true, &gpa);
 	if (err)
@@ -294,7 +243,7 @@ static int read_desc(struct tr_ctx *x, const struct kvm_sregs *sr, uint16_t sel,
 /* The CPU sets a loaded descriptor's accessed bit (type bit 0, byte 5) when it is clear. */
 static int mark_accessed(struct tr_ctx *x, uint64_t d, uint64_t la)
 {
-	if (d & DESC_A)
+	if (d & X86_DESC_ACCESS_BIT(X86_DESC_ACCESSED))
 		return 0;
 	return write_la(x, la + 5, 1, 1, true);
 }
@@ -336,7 +285,7 @@ static void flat_seg(struct kvm_segment *s, uint16_t sel, bool code, uint8_t dpl
 /* Whether @st is in 64-bit mode: the mode all transitions here start in. */
 static bool mode64(const struct transition_state *st)
 {
-	return (st->sregs.efer & EFER_LMA) && st->sregs.cs.l;
+	return (st->sregs.efer & X86_EFER_LMA) && st->sregs.cs.l;
 }
 
 static uint8_t cpl_of(const struct transition_state *st)
@@ -348,13 +297,13 @@ static int sysret(struct transition_state *st, const struct insn_info *info)
 {
 	struct kvm_regs *r = &st->regs;
 	uint16_t base = (uint16_t)(st->star >> 48);
-	uint64_t fl = (r->r11 & RFLAGS_SYSRET_MASK) | RFLAGS_FIXED;
+	uint64_t fl = (r->r11 & X86_RFLAGS_SYSRET_MASK) | X86_RFLAGS_FIXED;
 
-	if (info->opsize != 8 || !(st->sregs.efer & EFER_SCE) || cpl_of(st) != 0)
+	if (info->opsize != 8 || !(st->sregs.efer & X86_EFER_SCE) || cpl_of(st) != 0)
 		return -EINVAL; /* #UD, #GP; a 32-bit sysret is not emulated */
 	if (!canonical(st->sregs.cr4, r->rcx))
 		return -EINVAL; /* #GP(0) in ring 0 */
-	if (fl & RFLAGS_TF)
+	if (fl & X86_RFLAGS_TF)
 		return -EOPNOTSUPP; /* the guest steps itself */
 	if (!(st->cpl_ok & (1U << 3)))
 		return -EPERM;
@@ -370,9 +319,9 @@ static int syscall(struct transition_state *st, const struct insn_info *info)
 	struct kvm_regs *r = &st->regs;
 	uint16_t base = (uint16_t)(st->star >> 32);
 
-	if (!(st->sregs.efer & EFER_SCE))
+	if (!(st->sregs.efer & X86_EFER_SCE))
 		return -EINVAL; /* #UD */
-	if (r->rflags & RFLAGS_TF)
+	if (r->rflags & X86_RFLAGS_TF)
 		return -EOPNOTSUPP; /* the guest steps itself */
 	if (!canonical(st->sregs.cr4, st->lstar))
 		return -EINVAL;
@@ -380,7 +329,7 @@ static int syscall(struct transition_state *st, const struct insn_info *info)
 		return -EPERM;
 	r->rcx = r->rip + info->len;
 	r->r11 = r->rflags;
-	r->rflags = (r->rflags & ~st->fmask & ~RFLAGS_RF) | RFLAGS_FIXED;
+	r->rflags = (r->rflags & ~st->fmask & ~X86_RFLAGS_RF) | X86_RFLAGS_FIXED;
 	r->rip = st->lstar;
 	flat_seg(&st->sregs.cs, base & 0xfffc, true, 0);
 	flat_seg(&st->sregs.ss, (uint16_t)((base + 8) & 0xfffc), false, 0);
@@ -403,7 +352,7 @@ static int iret(struct transition_state *st, struct tr_ctx *x, const struct insn
 
 	if (info->opsize != 8)
 		return -EOPNOTSUPP;
-	if (st->regs.rflags & RFLAGS_NT)
+	if (st->regs.rflags & X86_RFLAGS_NT)
 		return -EINVAL; /* #GP(0) */
 	if (cpl_of(st) != 0)
 		return -EOPNOTSUPP;
@@ -415,28 +364,32 @@ static int iret(struct transition_state *st, struct tr_ctx *x, const struct insn
 	ss = (uint16_t)f[4];
 	if ((cs & 3) != 3)
 		return -EOPNOTSUPP; /* only returns to user mode are emulated */
-	if (fl & (RFLAGS_TF | RFLAGS_VM))
+	if (fl & (X86_RFLAGS_TF | X86_RFLAGS_VM))
 		return -EOPNOTSUPP; /* RF is loaded: it only masks instruction breakpoints */
 	err = read_desc(x, sr, cs, &cs_d, &cs_la);
 	if (err)
 		return err;
-	if (!(cs_d & DESC_S) || !(cs_d & DESC_CODE))
+	if (!(cs_d & X86_DESC_ACCESS_BIT(X86_DESC_S)) ||
+	    !(cs_d & X86_DESC_ACCESS_BIT(X86_DESC_TYPE_CODE)))
 		return -EINVAL; /* #GP */
-	if (cs_d & DESC_C)
+	if (cs_d & X86_DESC_ACCESS_BIT(X86_DESC_TYPE_C))
 		return -EOPNOTSUPP;
 	if (((cs_d >> 45) & 3) != 3)
 		return -EINVAL; /* non-conforming: DPL must equal RPL */
-	if (!(cs_d & DESC_P))
+	if (!(cs_d & X86_DESC_ACCESS_BIT(X86_DESC_P)))
 		return -EINVAL; /* #NP */
-	if (!(cs_d & DESC_L) || (cs_d & DESC_DB))
+	if (!(cs_d & X86_DESC_FLAGS_BIT(X86_DESC_FLAG_L)) ||
+	    (cs_d & X86_DESC_FLAGS_BIT(X86_DESC_FLAG_DB)))
 		return -EOPNOTSUPP; /* compatibility mode */
 	if ((ss & 3) != 3)
 		return -EINVAL;
 	err = read_desc(x, sr, ss, &ss_d, &ss_la);
 	if (err)
 		return err; /* a null SS to CPL 3 is a #GP too */
-	if (!(ss_d & DESC_S) || (ss_d & DESC_CODE) || !(ss_d & DESC_RW) ||
-	    ((ss_d >> 45) & 3) != 3 || !(ss_d & DESC_P))
+	if (!(ss_d & X86_DESC_ACCESS_BIT(X86_DESC_S)) ||
+	    (ss_d & X86_DESC_ACCESS_BIT(X86_DESC_TYPE_CODE)) ||
+	    !(ss_d & X86_DESC_ACCESS_BIT(X86_DESC_TYPE_RW)) ||
+	    ((ss_d >> 45) & 3) != 3 || !(ss_d & X86_DESC_ACCESS_BIT(X86_DESC_P)))
 		return -EINVAL;
 	if (!canonical(x->as.cr4, f[0]))
 		return -EINVAL;
@@ -450,7 +403,7 @@ static int iret(struct transition_state *st, struct tr_ctx *x, const struct insn
 
 	apply_writes(x);
 	st->regs.rip = f[0];
-	st->regs.rflags = (fl & RFLAGS_IRET_MASK) | RFLAGS_FIXED;
+	st->regs.rflags = (fl & X86_RFLAGS_IRET_MASK) | X86_RFLAGS_FIXED;
 	st->regs.rsp = f[3];
 	load_seg(&sr->cs, cs_d, cs);
 	load_seg(&sr->ss, ss_d, ss);
@@ -503,7 +456,7 @@ static int deliver(struct transition_state *st, struct tr_ctx *x, const struct t
 
 	if (cpl != 0 && cpl != 3)
 		return -EOPNOTSUPP;
-	if (r->rflags & RFLAGS_TF)
+	if (r->rflags & X86_RFLAGS_TF)
 		return -EOPNOTSUPP; /* the guest steps itself */
 	if ((uint64_t)vec * 16 + 15 > sr->idt.limit)
 		return -EINVAL; /* #GP */
@@ -513,22 +466,26 @@ static int deliver(struct transition_state *st, struct tr_ctx *x, const struct t
 	type = (g[0] >> 40) & 0x1f; /* with the S bit, which must be 0 */
 	dpl = (g[0] >> 45) & 3;
 	ist = (g[0] >> 32) & 7;
-	if ((type != GATE_INT64 && type != GATE_TRAP64) || ((g[1] >> 40) & 0x1f) != 0)
+	if ((type != X86_DESC_TYPE_GATE_INT && type != X86_DESC_TYPE_GATE_TRAP) ||
+	    ((g[1] >> 40) & 0x1f) != 0)
 		return -EINVAL; /* #GP */
 	if (ev->soft && dpl < cpl)
 		return -EINVAL; /* #GP */
-	if (!(g[0] & DESC_P))
+	if (!(g[0] & X86_DESC_ACCESS_BIT(X86_DESC_P)))
 		return -EINVAL; /* #NP */
 	sel = (uint16_t)(g[0] >> 16);
 	off = (g[0] & 0xffff) | ((g[0] >> 32) & 0xffff0000ULL) | (g[1] << 32);
 	err = read_desc(x, sr, sel, &cs_d, &cs_la);
 	if (err)
 		return err;
-	if (!(cs_d & DESC_S) || !(cs_d & DESC_CODE) || ((cs_d >> 45) & 3) > cpl)
+	if (!(cs_d & X86_DESC_ACCESS_BIT(X86_DESC_S)) ||
+	    !(cs_d & X86_DESC_ACCESS_BIT(X86_DESC_TYPE_CODE)) || ((cs_d >> 45) & 3) > cpl)
 		return -EINVAL;
-	if (!(cs_d & DESC_P))
+	if (!(cs_d & X86_DESC_ACCESS_BIT(X86_DESC_P)))
 		return -EINVAL;
-	if ((cs_d & DESC_C) || ((cs_d >> 45) & 3) != 0 || !(cs_d & DESC_L) || (cs_d & DESC_DB))
+	if ((cs_d & X86_DESC_ACCESS_BIT(X86_DESC_TYPE_C)) || ((cs_d >> 45) & 3) != 0 ||
+	    !(cs_d & X86_DESC_FLAGS_BIT(X86_DESC_FLAG_L)) ||
+	    (cs_d & X86_DESC_FLAGS_BIT(X86_DESC_FLAG_DB)))
 		return -EOPNOTSUPP;
 	if (!canonical(x->as.cr4, off))
 		return -EINVAL;
@@ -536,12 +493,12 @@ static int deliver(struct transition_state *st, struct tr_ctx *x, const struct t
 		return -EPERM;
 
 	if (ist)
-		tss_off = TSS_IST1 + 8 * (ist - 1);
+		tss_off = X86_TSS64_IST1 + 8 * (ist - 1);
 	else if (cpl != 0)
-		tss_off = TSS_RSP0;
+		tss_off = X86_TSS64_RSP0;
 	if (tss_off) {
 		if (!sr->tr.present || sr->tr.unusable || sr->tr.s ||
-		    sr->tr.type != SEG_TYPE_TSS64_BUSY)
+		    sr->tr.type != X86_DESC_TYPE_TSS_BUSY)
 			return -EOPNOTSUPP;
 		if ((uint64_t)tss_off + 7 > sr->tr.limit)
 			return -EINVAL; /* #TS */
@@ -559,7 +516,7 @@ static int deliver(struct transition_state *st, struct tr_ctx *x, const struct t
 		frame[nf++] = ev->err;
 	frame[nf++] = ev->rip;
 	frame[nf++] = sr->cs.selector;
-	frame[nf++] = ev->soft ? r->rflags & ~RFLAGS_RF : r->rflags | RFLAGS_RF;
+	frame[nf++] = ev->soft ? r->rflags & ~X86_RFLAGS_RF : r->rflags | X86_RFLAGS_RF;
 	frame[nf++] = r->rsp;
 	frame[nf++] = sr->ss.selector;
 	for (unsigned int i = 0; i < nf; i++) {
@@ -574,9 +531,9 @@ static int deliver(struct transition_state *st, struct tr_ctx *x, const struct t
 	apply_writes(x);
 	r->rsp = rsp - 8 * nf;
 	r->rip = off;
-	r->rflags &= ~(RFLAGS_TF | RFLAGS_NT | RFLAGS_RF | RFLAGS_VM);
-	if (type == GATE_INT64)
-		r->rflags &= ~RFLAGS_IF;
+	r->rflags &= ~(X86_RFLAGS_TF | X86_RFLAGS_NT | X86_RFLAGS_RF | X86_RFLAGS_VM);
+	if (type == X86_DESC_TYPE_GATE_INT)
+		r->rflags &= ~X86_RFLAGS_IF;
 	load_seg(&sr->cs, cs_d, sel & 0xfffc);
 	if (cpl != 0) {
 		/* a null SS with RPL 0, as QEMU loads it: selector 0, DPL 0, not present */
@@ -619,7 +576,7 @@ bool transition__wanted(const struct insn_info *info)
 	case VBTS_BR_INT:
 		return (info->flags & INSN_F_SOFT_INT) && !(info->flags & INSN_F_COND);
 	case VBTS_BR_EXCEPTION:
-		return (info->flags & INSN_F_VECTOR) && info->vector == UD_VECTOR;
+		return (info->flags & INSN_F_VECTOR) && info->vector == X86_TRAP_UD;
 	default:
 		return false;
 	}
@@ -632,7 +589,7 @@ int transition__emulate(struct transition_state *st, const struct insn_info *inf
 	struct tr_ctx x = { .as = { .ptr = ptr, .ctx = ctx } };
 	int err;
 
-	if (!transition__wanted(info) || !mode64(st) || (st->regs.rflags & RFLAGS_VM))
+	if (!transition__wanted(info) || !mode64(st) || (st->regs.rflags & X86_RFLAGS_VM))
 		return -EOPNOTSUPP;
 	switch (info->kind) {
 	case VBTS_BR_SYSRET:
@@ -664,13 +621,13 @@ static int user_page(const struct tr_ctx *x, uint64_t la, bool write, uint32_t *
 	case PT_OK:
 		break;
 	case PT_NOT_PRESENT:
-		*code = PF_USER | (write ? PF_WRITE : 0);
+		*code = X86_PF_USER | (write ? X86_PF_WRITE : 0);
 		return 1;
 	default:
 		return -EOPNOTSUPP;
 	}
 	if (!w.us || (write && !w.rw)) {
-		*code = PF_PRESENT | PF_USER | (write ? PF_WRITE : 0);
+		*code = X86_PF_PROT | X86_PF_USER | (write ? X86_PF_WRITE : 0);
 		return 1;
 	}
 	return 0;
@@ -684,18 +641,18 @@ int transition__user_fault(const struct transition_state *st, uint64_t la, uint3
 	int ret;
 
 	init_ctx(&x, st);
-	if (!mode64(st) || cpl_of(st) != 3 || !(x.as.cr0 & CR0_PG) || len == 0 || len > 64)
+	if (!mode64(st) || cpl_of(st) != 3 || !(x.as.cr0 & X86_CR0_PG) || len == 0 || len > 64)
 		return -EOPNOTSUPP;
-	if (x.as.cr4 & CR4_PKE)
+	if (x.as.cr4 & X86_CR4_PKE)
 		return -EOPNOTSUPP; /* protection keys: not predicted */
-	if ((x.as.cr0 & CR0_AM) && (st->regs.rflags & RFLAGS_AC))
+	if ((x.as.cr0 & X86_CR0_AM) && (st->regs.rflags & X86_RFLAGS_AC))
 		return -EOPNOTSUPP; /* an alignment check may come first */
 	if (!canonical(x.as.cr4, la) || !canonical(x.as.cr4, la + len - 1))
 		return -EOPNOTSUPP; /* #GP or #SS, not a page fault */
 	ret = user_page(&x, la, write, code);
 	if (ret)
 		return ret;
-	if ((la & ~(PAGE_SIZE - 1)) == ((la + len - 1) & ~(PAGE_SIZE - 1)))
+	if ((la & ~(X86_PAGE_SIZE - 1)) == ((la + len - 1) & ~(X86_PAGE_SIZE - 1)))
 		return 0;
 	ret = user_page(&x, la + len - 1, write, code);
 	return ret == 1 ? -EOPNOTSUPP : ret; /* which address CR2 gets is not predicted */
@@ -705,15 +662,15 @@ int transition__page_fault(struct transition_state *st, uint64_t cr2, uint32_t c
 			   void *(*ptr)(const void *ctx, uint64_t gpa, uint64_t len),
 			   const void *ctx)
 {
-	struct tr_event ev = { .vector = PF_VECTOR, .has_err = true, .err = code,
+	struct tr_event ev = { .vector = X86_TRAP_PF, .has_err = true, .err = code,
 			       .rip = st->regs.rip };
 	struct tr_ctx x = { .as = { .ptr = ptr, .ctx = ctx } };
 	struct transition_state tmp;
 	int err;
 
-	if (!mode64(st) || (st->regs.rflags & RFLAGS_VM))
+	if (!mode64(st) || (st->regs.rflags & X86_RFLAGS_VM))
 		return -EOPNOTSUPP;
-	if (st->regs.rflags & RFLAGS_TF)
+	if (st->regs.rflags & X86_RFLAGS_TF)
 		return -EOPNOTSUPP;
 	init_ctx(&x, st);
 	tmp = *st;

@@ -12,12 +12,7 @@
 
 #include "fake-kernel.h"
 #include "gva.h"
-
-#define PAGE 4096ULL
-#define PTE_P 0x1ULL
-#define PTE_RW 0x2ULL
-#define PTE_PS 0x80ULL
-#define PTE_ADDR 0x000ffffffffff000ULL
+#include "x86.h"
 
 static int must(int id)
 {
@@ -407,16 +402,16 @@ static void map(struct fake_kernel *fk, uint64_t va, uint64_t pa, unsigned int l
 		uint64_t slot = table + ((va >> (12 + 9 * (l - 1))) & 511) * 8;
 		uint64_t e = r64pa(fk, slot);
 
-		if (!(e & PTE_P)) {
-			e = fk->pt_next | PTE_P | PTE_RW;
-			fk->pt_next += PAGE;
+		if (!(e & X86_PTE_P)) {
+			e = fk->pt_next | X86_PTE_P | X86_PTE_RW;
+			fk->pt_next += X86_PAGE_SIZE;
 			ck_assert_uint_le(fk->pt_next, 0x400000);
 			w64pa(fk, slot, e);
 		}
-		table = e & PTE_ADDR;
+		table = e & X86_PTE_ADDR_MASK;
 	}
 	w64pa(fk, table + ((va >> (12 + 9 * (lvl - 1))) & 511) * 8,
-	      pa | PTE_P | PTE_RW | (lvl == 2 ? PTE_PS : 0));
+	      pa | X86_PTE_P | X86_PTE_RW | (lvl == 2 ? X86_PTE_PS : 0));
 }
 
 void fk_boot(struct fake_kernel *fk, uint64_t slide, uint64_t pob, bool la57)
@@ -436,7 +431,7 @@ void fk_boot(struct fake_kernel *fk, uint64_t slide, uint64_t pob, bool la57)
 	fk->root = FK_IMAGE_PHYS + (FK_INIT_TOP_PGT - FK_LINK_BASE);
 
 	memcpy(fk->ram + FK_IMAGE_PHYS, fk->image, FK_IMAGE_SIZE);
-	for (uint64_t off = 0; off < FK_IMAGE_SIZE; off += PAGE)
+	for (uint64_t off = 0; off < FK_IMAGE_SIZE; off += X86_PAGE_SIZE)
 		map(fk, fk_rt(fk, FK_LINK_BASE) + off, FK_IMAGE_PHYS + off, 1);
 	for (uint64_t pa = 0; pa < FK_RAM_SIZE; pa += 2ULL << 20)
 		map(fk, pob + pa, pa, 2);
@@ -469,12 +464,12 @@ uint64_t fk_pgd(struct fake_kernel *fk, bool kpti)
 	uint64_t pa;
 
 	if (kpti)
-		fk->pgd_next = (fk->pgd_next + 2 * PAGE - 1) & ~(2 * PAGE - 1);
+		fk->pgd_next = (fk->pgd_next + 2 * X86_PAGE_SIZE - 1) & ~(2 * X86_PAGE_SIZE - 1);
 	pa = fk->pgd_next;
-	fk->pgd_next += kpti ? 2 * PAGE : PAGE;
+	fk->pgd_next += kpti ? 2 * X86_PAGE_SIZE : X86_PAGE_SIZE;
 	ck_assert_uint_le(fk->pgd_next, 0x1400000);
 	/* pgd_alloc(): the kernel's entries copied; a KPTI user half maps nothing here */
-	memcpy(fk->ram + pa, fk->ram + fk->root, PAGE);
+	memcpy(fk->ram + pa, fk->ram + fk->root, X86_PAGE_SIZE);
 	return pa;
 }
 

@@ -7,17 +7,9 @@
 
 #include "gva.h"
 #include "step-tests.h"
+#include "x86.h"
 
 #define RAM_SIZE (8ULL << 20)
-#define P 0x1ULL
-#define RW 0x2ULL
-#define PS 0x80ULL
-#define CR0_PE 0x1ULL
-#define CR0_PG 0x80000000ULL
-#define CR4_PSE 0x10ULL
-#define CR4_PAE 0x20ULL
-#define CR4_LA57 0x1000ULL
-#define EFER_LMA 0x400ULL
 
 static struct fake_ram ram;
 
@@ -61,7 +53,7 @@ static void unmapped(const struct gva_space *s, uint64_t la)
 
 START_TEST(test_paging_off)
 {
-	struct gva_space s = space(CR0_PE, 0, 0, 0);
+	struct gva_space s = space(X86_CR0_PE, 0, 0, 0);
 	char buf[4];
 
 	ck_assert_uint_eq(xlate(&s, 0x1234), 0x1234);
@@ -78,24 +70,28 @@ END_TEST
 
 START_TEST(test_paging_32)
 {
-	struct gva_space s = space(CR0_PE | CR0_PG, 0x1000, 0, 0);
+	struct gva_space s = space(X86_CR0_PE | X86_CR0_PG, 0x1000, 0, 0);
 	uint64_t gpa;
 
-	fake_put32(&ram, 0x1000 + 1 * 4, 0x2000 | P | RW);   /* PDE 1: 0x400000-0x7fffff */
-	fake_put32(&ram, 0x2000 + 5 * 4, 0x300000 | P);      /* PTE 5 */
+	/* PDE 1: 0x400000-0x7fffff */
+	fake_put32(&ram, 0x1000 + 1 * 4, 0x2000 | X86_PTE_P | X86_PTE_RW);
+	fake_put32(&ram, 0x2000 + 5 * 4, 0x300000 | X86_PTE_P);      /* PTE 5 */
 	fake_put32(&ram, 0x2000 + 6 * 4, 0x301000);          /* PTE 6: not present */
-	fake_put32(&ram, 0x1000 + 2 * 4, 0x400000 | P | PS); /* PDE 2: 4 MiB page with PSE */
+	/* PDE 2: 4 MiB page with PSE */
+	fake_put32(&ram, 0x1000 + 2 * 4, 0x400000 | X86_PTE_P | X86_PTE_PS);
 	/* PDE 3: 4 MiB page at 0x1_00400000 (PSE-36: PDE bits 20:13 are address bits 39:32) */
-	fake_put32(&ram, 0x1000 + 3 * 4, 0x400000 | (1U << 13) | P | PS);
-	fake_put32(&ram, 0x1000 + 4 * 4, 0x7ff000 | P);      /* PDE 4: table at the end of RAM */
-	fake_put32(&ram, 0x1000 + 1023 * 4, 0xfffff000 | P); /* PDE 1023: table beyond RAM */
+	fake_put32(&ram, 0x1000 + 3 * 4, 0x400000 | (1U << 13) | X86_PTE_P | X86_PTE_PS);
+	/* PDE 4: table at the end of RAM */
+	fake_put32(&ram, 0x1000 + 4 * 4, 0x7ff000 | X86_PTE_P);
+	/* PDE 1023: table beyond RAM */
+	fake_put32(&ram, 0x1000 + 1023 * 4, 0xfffff000 | X86_PTE_P);
 
 	ck_assert_uint_eq(xlate(&s, 0x405123), 0x300123);
 	unmapped(&s, 0x406000);
 	unmapped(&s, 0x0);       /* PDE 0 not present */
 	unmapped(&s, 0xffc00000); /* table outside RAM */
 	unmapped(&s, 0x812345);  /* PS without CR4.PSE: a table at 0x400000 of empty entries */
-	s.cr4 = CR4_PSE;
+	s.cr4 = X86_CR4_PSE;
 	ck_assert_uint_eq(xlate(&s, 0x812345), 0x412345);
 	ck_assert_uint_eq(xlate(&s, 0xc00042), 0x100400042ULL);
 	ck_assert_int_eq(gva__translate(&s, 0x1000000, &gpa), -EFAULT); /* PTE in a zero table */
@@ -104,13 +100,14 @@ END_TEST
 
 START_TEST(test_paging_pae)
 {
-	struct gva_space s = space(CR0_PE | CR0_PG, 0x1020, CR4_PAE, 0);
+	struct gva_space s = space(X86_CR0_PE | X86_CR0_PG, 0x1020, X86_CR4_PAE, 0);
 
-	fake_put64(&ram, 0x1020 + 0 * 8, 0x2000 | P);       /* PDPTE 0 */
-	fake_put64(&ram, 0x1020 + 3 * 8, 0x7ffff000 | P);   /* PDPTE 3: directory beyond RAM */
-	fake_put64(&ram, 0x2000 + 1 * 8, 0x3000 | P);       /* PDE 1 */
-	fake_put64(&ram, 0x2000 + 2 * 8, 0x600000 | P | PS); /* PDE 2: 2 MiB page */
-	fake_put64(&ram, 0x3000 + 3 * 8, 0x5000 | P | (1ULL << 63)); /* PTE 3, NX */
+	fake_put64(&ram, 0x1020 + 0 * 8, 0x2000 | X86_PTE_P);       /* PDPTE 0 */
+	/* PDPTE 3: directory beyond RAM */
+	fake_put64(&ram, 0x1020 + 3 * 8, 0x7ffff000 | X86_PTE_P);
+	fake_put64(&ram, 0x2000 + 1 * 8, 0x3000 | X86_PTE_P);       /* PDE 1 */
+	fake_put64(&ram, 0x2000 + 2 * 8, 0x600000 | X86_PTE_P | X86_PTE_PS); /* PDE 2: 2 MiB page */
+	fake_put64(&ram, 0x3000 + 3 * 8, 0x5000 | X86_PTE_P | (1ULL << 63)); /* PTE 3, NX */
 
 	ck_assert_uint_eq(xlate(&s, 0x203456), 0x5456);
 	ck_assert_uint_eq(xlate(&s, 0x412345), 0x612345);
@@ -123,23 +120,24 @@ END_TEST
 static void build_4level(uint64_t root)
 {
 	/* low half: la 0x1000 → 0x7000, la 0x2000 → 0x3000, la 0x200000 (2 MiB) → 0x600000 */
-	fake_put64(&ram, root + 0 * 8, 0x11000 | P);
-	fake_put64(&ram, 0x11000 + 0 * 8, 0x12000 | P);
-	fake_put64(&ram, 0x11000 + 1 * 8, 0x40000000 | P | PS); /* 1 GiB page */
-	fake_put64(&ram, 0x12000 + 0 * 8, 0x13000 | P);
-	fake_put64(&ram, 0x12000 + 1 * 8, 0x600000 | P | PS | (1ULL << 12)); /* 2 MiB, PAT */
-	fake_put64(&ram, 0x13000 + 1 * 8, 0x7000 | P);
-	fake_put64(&ram, 0x13000 + 2 * 8, 0x3000 | P);
+	fake_put64(&ram, root + 0 * 8, 0x11000 | X86_PTE_P);
+	fake_put64(&ram, 0x11000 + 0 * 8, 0x12000 | X86_PTE_P);
+	fake_put64(&ram, 0x11000 + 1 * 8, 0x40000000 | X86_PTE_P | X86_PTE_PS); /* 1 GiB page */
+	fake_put64(&ram, 0x12000 + 0 * 8, 0x13000 | X86_PTE_P);
+	/* 2 MiB, PAT */
+	fake_put64(&ram, 0x12000 + 1 * 8, 0x600000 | X86_PTE_P | X86_PTE_PS | (1ULL << 12));
+	fake_put64(&ram, 0x13000 + 1 * 8, 0x7000 | X86_PTE_P);
+	fake_put64(&ram, 0x13000 + 2 * 8, 0x3000 | X86_PTE_P);
 	/* high half: 0xffff800000000000 → PML4 256 → the same PDPT */
-	fake_put64(&ram, root + 256 * 8, 0x11000 | P);
+	fake_put64(&ram, root + 256 * 8, 0x11000 | X86_PTE_P);
 	/* a PS bit in a PML4 entry is reserved */
-	fake_put64(&ram, root + 2 * 8, 0x11000 | P | PS);
+	fake_put64(&ram, root + 2 * 8, 0x11000 | X86_PTE_P | X86_PTE_PS);
 }
 
 START_TEST(test_paging_4level)
 {
-	struct gva_space s = space(CR0_PE | CR0_PG, 0x10000 | 0x123 /* PCID */, CR4_PAE,
-				   EFER_LMA | 0x100);
+	struct gva_space s = space(X86_CR0_PE | X86_CR0_PG, 0x10000 | 0x123 /* PCID */, X86_CR4_PAE,
+				   X86_EFER_LMA | 0x100);
 	char buf[4];
 
 	build_4level(0x10000);
@@ -167,10 +165,11 @@ END_TEST
 
 START_TEST(test_paging_5level)
 {
-	struct gva_space s = space(CR0_PE | CR0_PG, 0x20000, CR4_PAE | CR4_LA57, EFER_LMA);
+	struct gva_space s = space(X86_CR0_PE | X86_CR0_PG, 0x20000, X86_CR4_PAE | X86_CR4_LA57,
+				   X86_EFER_LMA);
 
-	fake_put64(&ram, 0x20000 + 1 * 8, 0x10000 | P); /* PML5 1 → the 4-level tree */
-	fake_put64(&ram, 0x20000 + 511 * 8, 0x10000 | P);
+	fake_put64(&ram, 0x20000 + 1 * 8, 0x10000 | X86_PTE_P); /* PML5 1 → the 4-level tree */
+	fake_put64(&ram, 0x20000 + 511 * 8, 0x10000 | X86_PTE_P);
 	build_4level(0x10000);
 	ck_assert_uint_eq(xlate(&s, 0x0001000000001abcULL), 0x7abc);
 	ck_assert_uint_eq(xlate(&s, 0xffff800000001abcULL), 0x7abc);
@@ -181,15 +180,15 @@ END_TEST
 
 START_TEST(test_paging_hostile)
 {
-	struct gva_space s = space(CR0_PE | CR0_PG, 0x10000, CR4_PAE, EFER_LMA);
+	struct gva_space s = space(X86_CR0_PE | X86_CR0_PG, 0x10000, X86_CR4_PAE, X86_EFER_LMA);
 	char buf[16];
 
 	/* every entry points at the table itself: the walk ends after 4 levels */
 	for (int i = 0; i < 512; i++)
-		fake_put64(&ram, 0x10000 + i * 8, 0x10000 | P);
+		fake_put64(&ram, 0x10000 + i * 8, 0x10000 | X86_PTE_P);
 	ck_assert_uint_eq(xlate(&s, 0x1008), 0x10008);
 	/* entries with every address bit set */
-	fake_put64(&ram, 0x10000, ~0ULL & ~PS);
+	fake_put64(&ram, 0x10000, ~0ULL & ~X86_PTE_PS);
 	unmapped(&s, 0x1000);
 	/* CR3 beyond RAM */
 	s.cr3 = 0xffffffffff000ULL;
@@ -210,11 +209,11 @@ START_TEST(test_paging_random)
 {
 	/* page tables of random bytes, every mode: walks end, reads stay inside RAM */
 	static const uint64_t modes[][3] = {
-		{ CR0_PE | CR0_PG, 0, 0 },
-		{ CR0_PE | CR0_PG, CR4_PSE, 0 },
-		{ CR0_PE | CR0_PG, CR4_PAE, 0 },
-		{ CR0_PE | CR0_PG, CR4_PAE, EFER_LMA },
-		{ CR0_PE | CR0_PG, CR4_PAE | CR4_LA57, EFER_LMA },
+		{ X86_CR0_PE | X86_CR0_PG, 0, 0 },
+		{ X86_CR0_PE | X86_CR0_PG, X86_CR4_PSE, 0 },
+		{ X86_CR0_PE | X86_CR0_PG, X86_CR4_PAE, 0 },
+		{ X86_CR0_PE | X86_CR0_PG, X86_CR4_PAE, X86_EFER_LMA },
+		{ X86_CR0_PE | X86_CR0_PG, X86_CR4_PAE | X86_CR4_LA57, X86_EFER_LMA },
 	};
 	uint64_t x = 0x9e3779b97f4a7c15ULL, gpa;
 	uint8_t buf[64];

@@ -12,30 +12,9 @@
 
 #include "step-tests.h"
 #include "transition.h"
+#include "x86.h"
 
 #define RAM_SIZE (8ULL << 20)
-
-#define P 0x1ULL
-#define RW 0x2ULL
-#define US 0x4ULL
-#define A 0x20ULL
-#define D 0x40ULL
-#define PS 0x80ULL
-
-#define CR0_PE 0x1ULL
-#define CR0_WP 0x10000ULL
-#define CR0_PG 0x80000000ULL
-#define CR4_PAE 0x20ULL
-#define CR4_SMAP 0x200000ULL
-#define EFER_SCE 0x1ULL
-#define EFER_LME 0x100ULL
-#define EFER_LMA 0x400ULL
-
-#define RF_TF 0x100ULL
-#define RF_IF 0x200ULL
-#define RF_NT 0x4000ULL
-#define RF_RF 0x10000ULL
-#define RF_VM 0x20000ULL
 
 /* Layout (guest physical = linear): paging structures, descriptor tables, stacks. */
 #define PML4 0x1000ULL
@@ -100,13 +79,16 @@ static void setup(void)
 	ck_assert_ptr_nonnull(snapshot);
 	ck_assert_int_eq(insn_decoder__init(&dec), 0);
 
-	fake_put64(&ram, PML4, PDPT | P | RW | US);
-	fake_put64(&ram, PDPT, PD | P | RW | US);
-	fake_put64(&ram, PD + 0 * 8, PT | P | RW);               /* 0..2 MiB: supervisor */
-	fake_put64(&ram, PD + 1 * 8, 0x200000 | P | RW | US | PS); /* 2..4 MiB: user */
-	fake_put64(&ram, PD + 2 * 8, 0x400000 | P | RW | US | PS); /* 4..6 MiB: user */
+	fake_put64(&ram, PML4, PDPT | X86_PTE_P | X86_PTE_RW | X86_PTE_US);
+	fake_put64(&ram, PDPT, PD | X86_PTE_P | X86_PTE_RW | X86_PTE_US);
+	/* 0..2 MiB: supervisor */
+	fake_put64(&ram, PD + 0 * 8, PT | X86_PTE_P | X86_PTE_RW);
+	/* 2..4 MiB: user */
+	fake_put64(&ram, PD + 1 * 8, 0x200000 | X86_PTE_P | X86_PTE_RW | X86_PTE_US | X86_PTE_PS);
+	/* 4..6 MiB: user */
+	fake_put64(&ram, PD + 2 * 8, 0x400000 | X86_PTE_P | X86_PTE_RW | X86_PTE_US | X86_PTE_PS);
 	for (uint64_t i = 1; i < 512; i++)
-		fake_put64(&ram, PT + i * 8, (i << 12) | P | RW);
+		fake_put64(&ram, PT + i * 8, (i << 12) | X86_PTE_P | X86_PTE_RW);
 
 	fake_put64(&ram, GDT + 0x08, DESC_KCODE);
 	fake_put64(&ram, GDT + 0x10, DESC_KDATA);
@@ -166,10 +148,10 @@ static struct transition_state kernel_state(void)
 {
 	struct transition_state st = { .cpl_ok = 0xf };
 
-	st.sregs.cr0 = CR0_PE | CR0_PG | CR0_WP;
+	st.sregs.cr0 = X86_CR0_PE | X86_CR0_PG | X86_CR0_WP;
 	st.sregs.cr3 = PML4;
-	st.sregs.cr4 = CR4_PAE;
-	st.sregs.efer = EFER_LME | EFER_LMA | EFER_SCE;
+	st.sregs.cr4 = X86_CR4_PAE;
+	st.sregs.efer = X86_EFER_LME | X86_EFER_LMA | X86_EFER_SCE;
 	st.sregs.cs = seg(KCS, 0xb, 0, true);
 	st.sregs.ss = seg(KDS, 0x3, 0, false);
 	st.sregs.ds = seg(KDS, 0x3, 0, false);
@@ -269,7 +251,7 @@ START_TEST(test_sysret)
 	struct transition_state st = kernel_state();
 
 	st.regs.rcx = UCODE;
-	st.regs.r11 = 0x246 | RF_RF | RF_VM | (1ULL << 3) | (1ULL << 40);
+	st.regs.r11 = 0x246 | X86_RFLAGS_RF | X86_RFLAGS_VM | (1ULL << 3) | (1ULL << 40);
 	st.regs.rsp = USTACK;
 	memcpy(snapshot, ram.buf, RAM_SIZE);
 	ck_assert_int_eq(emulate(&st, SYSRETQ, 3), 0);
@@ -293,13 +275,13 @@ START_TEST(test_sysret_refused)
 	st.sregs.ss.dpl = 3;
 	refused(st, SYSRETQ, 3, -EINVAL, "CPL 3");
 	st = base;
-	st.sregs.efer &= ~EFER_SCE;
+	st.sregs.efer &= ~X86_EFER_SCE;
 	refused(st, SYSRETQ, 3, -EINVAL, "SCE clear");
 	st = base;
 	st.regs.rcx = 0x0000800000000000ULL;
 	refused(st, SYSRETQ, 3, -EINVAL, "non-canonical RCX");
 	st = base;
-	st.regs.r11 |= RF_TF;
+	st.regs.r11 |= X86_RFLAGS_TF;
 	refused(st, SYSRETQ, 3, -EOPNOTSUPP, "the guest's own TF");
 	st = base;
 	st.cpl_ok = 1;
@@ -311,7 +293,7 @@ START_TEST(test_sysret_refused)
 	st.sregs.cs.db = 1;
 	refused(st, SYSRETQ, 3, -EOPNOTSUPP, "compatibility mode");
 	st = base;
-	st.sregs.efer &= ~EFER_LMA;
+	st.sregs.efer &= ~X86_EFER_LMA;
 	refused(st, SYSRETQ, 3, -EOPNOTSUPP, "legacy mode");
 }
 END_TEST
@@ -322,8 +304,8 @@ START_TEST(test_syscall)
 {
 	struct transition_state st = user_state();
 
-	st.regs.rflags = 0x202 | RF_TF | (1ULL << 10) | (1ULL << 7);
-	st.regs.rflags &= ~RF_TF; /* the guest-visible flags have no TF of the tracer */
+	st.regs.rflags = 0x202 | X86_RFLAGS_TF | (1ULL << 10) | (1ULL << 7);
+	st.regs.rflags &= ~X86_RFLAGS_TF; /* the guest-visible flags have no TF of the tracer */
 	st.regs.rcx = 0x55;
 	st.regs.r11 = 0x66;
 	memcpy(snapshot, ram.buf, RAM_SIZE);
@@ -344,7 +326,7 @@ START_TEST(test_syscall_refused)
 	struct transition_state base = user_state(), st;
 
 	st = base;
-	st.sregs.efer &= ~EFER_SCE;
+	st.sregs.efer &= ~X86_EFER_SCE;
 	refused(st, SYSCALL, 2, -EINVAL, "SCE clear");
 	st = base;
 	st.lstar = 0xffff700000000000ULL;
@@ -353,7 +335,7 @@ START_TEST(test_syscall_refused)
 	st.cpl_ok = 0x8;
 	refused(st, SYSCALL, 2, -EPERM, "CPL 0 not steppable");
 	st = base;
-	st.regs.rflags |= RF_TF;
+	st.regs.rflags |= X86_RFLAGS_TF;
 	refused(st, SYSCALL, 2, -EOPNOTSUPP, "the guest's own TF");
 	st = base;
 	st.sregs.cs.l = 0;
@@ -384,7 +366,7 @@ START_TEST(test_iret)
 						USTACK, UDS);
 
 	/* the stack page's entries: accessed bits clear, so the CPU sets them */
-	fake_put64(&ram, PT + 8 * 8, 0x8000 | P | RW);
+	fake_put64(&ram, PT + 8 * 8, 0x8000 | X86_PTE_P | X86_PTE_RW);
 	ck_assert_int_eq(emulate(&st, IRETQ, 2), 0);
 	ck_assert_uint_eq(st.regs.rip, UCODE);
 	ck_assert_uint_eq(st.regs.rflags, 0x246); /* reserved bit 5 not loaded */
@@ -407,13 +389,13 @@ START_TEST(test_iret)
 	/* accessed bits: the loaded descriptors, the page-table entries walked */
 	ck_assert_uint_eq(get64(GDT + 0x20), DESC_UCODE | (1ULL << 40));
 	ck_assert_uint_eq(get64(GDT + 0x18), DESC_UDATA | (1ULL << 40));
-	ck_assert_uint_eq(get64(PT + 8 * 8), 0x8000 | P | RW | A);
-	ck_assert_uint_eq(get64(PML4) & A, A);
-	ck_assert_uint_eq(get64(PD) & (A | D), A);
+	ck_assert_uint_eq(get64(PT + 8 * 8), 0x8000 | X86_PTE_P | X86_PTE_RW | X86_PTE_A);
+	ck_assert_uint_eq(get64(PML4) & X86_PTE_A, X86_PTE_A);
+	ck_assert_uint_eq(get64(PD) & (X86_PTE_A | X86_PTE_D), X86_PTE_A);
 	/* RF is loaded (a fault handler returning) */
-	st = iret_state(UCODE, UCS, 0x202 | RF_RF, USTACK, UDS);
+	st = iret_state(UCODE, UCS, 0x202 | X86_RFLAGS_RF, USTACK, UDS);
 	ck_assert_int_eq(emulate(&st, IRETQ, 2), 0);
-	ck_assert_uint_eq(st.regs.rflags, 0x202 | RF_RF);
+	ck_assert_uint_eq(st.regs.rflags, 0x202 | X86_RFLAGS_RF);
 	/* a data segment usable at CPL 3 stays */
 	st = iret_state(UCODE, UCS, 0x202, USTACK, UDS);
 	st.sregs.ds = seg(UDS, 0x3, 3, false);
@@ -448,8 +430,8 @@ START_TEST(test_iret_refused)
 	IRET_REFUSED(UCODE, UCS, 0x202, USTACK, 0x1f, -EOPNOTSUPP, "SS in the LDT");
 	IRET_REFUSED(0x0000800000000000ULL, UCS, 0x202, USTACK, UDS, -EINVAL,
 		     "non-canonical RIP");
-	IRET_REFUSED(UCODE, UCS, 0x202 | RF_TF, USTACK, UDS, -EOPNOTSUPP, "popped TF");
-	IRET_REFUSED(UCODE, UCS, 0x202 | RF_VM, USTACK, UDS, -EOPNOTSUPP, "popped VM");
+	IRET_REFUSED(UCODE, UCS, 0x202 | X86_RFLAGS_TF, USTACK, UDS, -EOPNOTSUPP, "popped TF");
+	IRET_REFUSED(UCODE, UCS, 0x202 | X86_RFLAGS_VM, USTACK, UDS, -EOPNOTSUPP, "popped VM");
 
 	/* descriptors not present, or not writable */
 	fake_put64(&ram, GDT + 0x20, DESC_UCODE & ~(1ULL << 47));
@@ -465,7 +447,7 @@ START_TEST(test_iret_refused)
 
 	/* the interrupted state */
 	st = iret_state(UCODE, UCS, 0x202, USTACK, UDS);
-	st.regs.rflags |= RF_NT;
+	st.regs.rflags |= X86_RFLAGS_NT;
 	refused(st, IRETQ, 2, -EINVAL, "NT set");
 	st = iret_state(UCODE, UCS, 0x202, USTACK, UDS);
 	st.sregs.ss.dpl = 3;
@@ -482,7 +464,7 @@ START_TEST(test_iret_refused)
 	st.sregs.gdt.base = 0x7ffff0ULL;
 	refused(st, IRETQ, 2, -EFAULT, "GDT not mapped");
 	st = iret_state(UCODE, UCS, 0x202, USTACK, UDS);
-	st.sregs.cr4 |= CR4_SMAP;
+	st.sregs.cr4 |= X86_CR4_SMAP;
 	st.sregs.gdt.base = 0x200000; /* a user page: implicit supervisor access with SMAP */
 	memcpy(ram.buf + 0x200000, ram.buf + GDT, 0x40);
 	refused(st, IRETQ, 2, -EFAULT, "GDT on a user page with SMAP");
@@ -506,13 +488,13 @@ START_TEST(test_int_from_user)
 {
 	struct transition_state st = user_state();
 
-	st.regs.rflags = 0x202 | RF_NT;
+	st.regs.rflags = 0x202 | X86_RFLAGS_NT;
 	st.regs.rsp = USTACK - 3;
 	ck_assert_int_eq(emulate(&st, INT80, 2), 0);
 	ck_assert_uint_eq(st.regs.rip, HANDLER);
 	ck_assert_uint_eq(st.regs.rsp, KSTACK_TOP - 40);
 	ck_assert_uint_eq(st.regs.rflags, 0x2); /* interrupt gate: IF, NT cleared */
-	assert_frame(KSTACK_TOP, UCODE + 2, UCS, 0x202 | RF_NT, USTACK - 3, UDS);
+	assert_frame(KSTACK_TOP, UCODE + 2, UCS, 0x202 | X86_RFLAGS_NT, USTACK - 3, UDS);
 	ck_assert_uint_eq(st.sregs.cs.selector, KCS);
 	ck_assert_uint_eq(st.sregs.cs.dpl, 0);
 	ck_assert_uint_eq(st.sregs.cs.l, 1);
@@ -521,7 +503,8 @@ START_TEST(test_int_from_user)
 	ck_assert_uint_eq(st.sregs.ss.unusable, 1);
 	ck_assert_uint_eq(st.sregs.ds.selector, UDS); /* data segments untouched */
 	/* the stack page: accessed and dirty; the descriptor: accessed */
-	ck_assert_uint_eq(get64(PT + 8 * 8), 0x8000 | P | RW | A | D);
+	ck_assert_uint_eq(get64(PT + 8 * 8),
+			  0x8000 | X86_PTE_P | X86_PTE_RW | X86_PTE_A | X86_PTE_D);
 	ck_assert_uint_eq(get64(GDT + 0x08), DESC_KCODE | (1ULL << 40));
 }
 END_TEST
@@ -574,13 +557,13 @@ START_TEST(test_ud2)
 	ck_assert_uint_eq(st.regs.rip, HANDLER + 0x50);
 	ck_assert_uint_eq(st.regs.rsp, KSTACK_TOP - 40);
 	ck_assert_uint_eq(st.regs.rflags, 0x2);
-	assert_frame(KSTACK_TOP, UCODE, UCS, 0x202 | RF_RF, USTACK, UDS);
+	assert_frame(KSTACK_TOP, UCODE, UCS, 0x202 | X86_RFLAGS_RF, USTACK, UDS);
 
 	st = kernel_state();
 	st.regs.rsp = 0x8800;
 	ck_assert_int_eq(emulate(&st, "\x0f\xff\xc0", 3), 0); /* ud0 %eax,%eax */
 	ck_assert_uint_eq(st.regs.rip, HANDLER + 0x50);
-	assert_frame(0x8800, 0x100400, KCS, 0x2 | RF_RF, 0x8800, KDS);
+	assert_frame(0x8800, 0x100400, KCS, 0x2 | X86_RFLAGS_RF, 0x8800, KDS);
 
 	set_gate(6, gate64(HANDLER + 0x50, KCS, 0xe, 0, 0) & ~(1ULL << 47), 0);
 	refused(user_state(), "\x0f\x0b", 2, -EINVAL, "#UD gate not present");
@@ -636,7 +619,7 @@ START_TEST(test_int_refused)
 	st.cpl_ok = 8;
 	refused(st, INT80, 2, -EPERM, "CPL 0 not steppable");
 	st = base;
-	st.regs.rflags |= RF_TF;
+	st.regs.rflags |= X86_RFLAGS_TF;
 	refused(st, INT80, 2, -EOPNOTSUPP, "the guest's own TF");
 	st = base;
 	st.sregs.ss.dpl = 1;
@@ -649,17 +632,17 @@ START_TEST(test_int_refused)
 	fake_put64(&ram, TSS + 4, KSTACK_TOP);
 
 	/* the new stack's page read-only */
-	fake_put64(&ram, PT + 8 * 8, 0x8000 | P);
+	fake_put64(&ram, PT + 8 * 8, 0x8000 | X86_PTE_P);
 	refused(base, INT80, 2, -EFAULT, "read-only stack with CR0.WP");
 	st = base;
-	st.sregs.cr0 &= ~CR0_WP;
+	st.sregs.cr0 &= ~X86_CR0_WP;
 	ck_assert_int_eq(emulate(&st, INT80, 2), 0); /* supervisor writes without WP */
-	fake_put64(&ram, PT + 8 * 8, 0x8000 | P | RW);
+	fake_put64(&ram, PT + 8 * 8, 0x8000 | X86_PTE_P | X86_PTE_RW);
 
 	/* a kernel stack on a user page with SMAP */
 	fake_put64(&ram, TSS + 4, 0x380000);
 	st = base;
-	st.sregs.cr4 |= CR4_SMAP;
+	st.sregs.cr4 |= X86_CR4_SMAP;
 	refused(st, INT80, 2, -EFAULT, "stack on a user page with SMAP");
 	fake_put64(&ram, TSS + 4, KSTACK_TOP);
 #undef INT_REFUSED
@@ -739,7 +722,8 @@ START_TEST(test_user_fault)
 	ck_assert_uint_eq(code, 0x5);
 	ck_assert_int_eq(user_fault(&st, 0x7ff000, 1, false, &code), 1); /* PD entry clear */
 	ck_assert_uint_eq(code, 0x4);
-	fake_put64(&ram, PD + 2 * 8, 0x400000 | P | US | PS); /* read-only user page */
+	/* read-only user page */
+	fake_put64(&ram, PD + 2 * 8, 0x400000 | X86_PTE_P | X86_PTE_US | X86_PTE_PS);
 	ck_assert_int_eq(user_fault(&st, 0x400100, 2, false, &code), 0);
 	ck_assert_int_eq(user_fault(&st, 0x400100, 2, true, &code), 1);
 	ck_assert_uint_eq(code, 0x7);
@@ -757,12 +741,14 @@ START_TEST(test_user_fault)
 	st.sregs.cr4 |= 1ULL << 22;
 	ck_assert_int_eq(user_fault(&st, 0x0, 4, false, &code), -EOPNOTSUPP); /* PKE */
 	st = user_state();
-	fake_put64(&ram, PD + 1 * 8, 0x200000 | P | RW | US | PS | (1ULL << 63));
+	fake_put64(&ram, PD + 1 * 8,
+		   0x200000 | X86_PTE_P | X86_PTE_RW | X86_PTE_US | X86_PTE_PS | (1ULL << 63));
 	ck_assert_int_eq(user_fault(&st, 0x300000, 4, false, &code), -EOPNOTSUPP); /* NX, !NXE */
-	fake_put64(&ram, PD + 1 * 8, 0x200000 | P | RW | US | PS | (1ULL << 13));
+	fake_put64(&ram, PD + 1 * 8,
+		   0x200000 | X86_PTE_P | X86_PTE_RW | X86_PTE_US | X86_PTE_PS | (1ULL << 13));
 	ck_assert_int_eq(user_fault(&st, 0x300000, 4, false, &code), -EOPNOTSUPP); /* reserved */
-	fake_put64(&ram, PD + 1 * 8, 0x7ff000 | P | RW | US);
-	fake_put64(&ram, PDPT, 0x900000 | P | RW | US);
+	fake_put64(&ram, PD + 1 * 8, 0x7ff000 | X86_PTE_P | X86_PTE_RW | X86_PTE_US);
+	fake_put64(&ram, PDPT, 0x900000 | X86_PTE_P | X86_PTE_RW | X86_PTE_US);
 	ck_assert_int_eq(user_fault(&st, 0x300000, 4, false, &code), -EOPNOTSUPP); /* beyond RAM */
 }
 END_TEST
@@ -780,7 +766,7 @@ START_TEST(test_page_fault)
 	ck_assert_uint_eq(st.sregs.cr2, 0x10);
 	ck_assert_uint_eq(get64(KSTACK_TOP - 48), 0x4); /* error code */
 	/* the faulting RIP, RF set in the pushed flags */
-	assert_frame(KSTACK_TOP, UCODE, UCS, 0x202 | RF_RF, USTACK, UDS);
+	assert_frame(KSTACK_TOP, UCODE, UCS, 0x202 | X86_RFLAGS_RF, USTACK, UDS);
 	ck_assert_uint_eq(st.sregs.cs.selector, KCS);
 	ck_assert_uint_eq(st.sregs.ss.unusable, 1);
 
