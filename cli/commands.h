@@ -8,6 +8,9 @@
 #ifndef VBTS_CLI_COMMANDS_H
 #define VBTS_CLI_COMMANDS_H
 
+#include <stdio.h>
+#include <string.h>
+
 /**
  * struct vbts_command - one subcommand.
  * @name:    what the user types
@@ -21,6 +24,29 @@ struct vbts_command {
 	const char *usage;
 	int (*fn)(int argc, char **argv);
 };
+
+/**
+ * command__option_error() - one line on stderr for an option getopt_long() refused (called
+ * with opterr 0, when it returned '?' or ':'), ending with a hint at `vbts help @cmd`.
+ * @cmd:    the command's name
+ * @ret:    what getopt_long() returned
+ * @opt:    optopt after it
+ * @arg:    argv[optind - 1] after it, the word that held the option
+ */
+static inline void command__option_error(const char *cmd, int ret, int opt, const char *arg)
+{
+	size_t n = strcspn(arg, "=");
+
+	if (ret == ':')
+		fprintf(stderr, "vbts: option '%s' needs an argument", arg);
+	else if (!strncmp(arg, "--", 2) && opt && arg[n])
+		fprintf(stderr, "vbts: option '%.*s' takes no argument", (int)n, arg);
+	else if (!strncmp(arg, "--", 2))
+		fprintf(stderr, "vbts: unknown option '%s'", arg);
+	else
+		fprintf(stderr, "vbts: unknown option '-%c'", opt);
+	fprintf(stderr, "; see 'vbts help %s'\n", cmd);
+}
 
 extern const struct vbts_command cmd_run;    /* vmm/cmd-run.c */
 extern const struct vbts_command cmd_probe;  /* vmm/cmd-probe.c */

@@ -40,7 +40,9 @@ static const char decode_usage[] =
 	"  -h, --help           this text\n"
 	"\n"
 	"Exit status: 0 success, 2 bad arguments or a missing or invalid trace directory\n"
-	"(a truncated or corrupted ring file is reported with its name and offset).\n";
+	"(a truncated or corrupted ring file is reported with its name and offset); also 2\n"
+	"when a ring file, events.jsonl or the image could not be read: each is reported and\n"
+	"the rest is decoded.\n";
 
 struct decode_opts {
 	const char *dir;
@@ -315,7 +317,7 @@ static int decode(int argc, char **argv)
 		goto out_close;
 	}
 	while ((ret = decoder__next(d, &r)) > 0) {
-		if (trace_summary__add(&sum, &r))
+		if (o.summary && trace_summary__add(&sum, &r))
 			goto out_nomem;
 		if (want && !task_matches(&e, &r, want))
 			continue;
@@ -347,6 +349,9 @@ static int decode(int argc, char **argv)
 		goto out_write;
 	if (fflush(stdout))
 		goto out_write;
+	/* The rest was decoded; what could not be read was reported when the trace opened. */
+	if (trace_dir__damaged(t))
+		status = 2;
 	goto out_free;
 
 out_write:

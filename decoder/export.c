@@ -2,14 +2,21 @@
 /*
  * export.c - text and jsonl output of decoded records, and the trace summary.
  *
- * Task names come from the guest: jsonl escapes them, text replaces unprintable bytes.
+ * Task names, symbol names and source file names come from the guest: jsonl escapes what JSON
+ * needs escaped and replaces invalid UTF-8, text escapes everything a terminal would act on
+ * (escape.h).
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
+#include "escape.h"
 #include "export.h"
+
+/* Escaped bytes of a task name in a text label, at most; the pid follows. */
+#define TASK_NAME_TEXT_MAX 48
 
 const struct procmap_task *exporter__task(const struct exporter *e,
 					  const struct decoded_record *r)
@@ -21,18 +28,29 @@ const struct procmap_task *exporter__task(const struct exporter *e,
 
 /* ---- jsonl -------------------------------------------------------------------------------- */
 
+/*
+ * A JSON string that is valid UTF-8 whatever @s holds (each ill-formed byte becomes U+FFFD)
+ * and safe to print: what escape__printable() rejects is written as \uXXXX.
+ */
 static void json_string(FILE *f, const char *s)
 {
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
+	size_t len = strlen(s), k;
+	uint32_t cp;
 
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20 || c == 0x7f)
-			fprintf(f, "\\u%04x", c);
+	fputc('"', f);
+	while (len) {
+		k = escape__utf8_char(s, len, &cp);
+		if (!k)
+			fputs("\\ufffd", f);
+		else if (cp == '"' || cp == '\\')
+			fprintf(f, "\\%c", (char)cp);
+		else if (!escape__printable(cp))
+			fprintf(f, "\\u%04x", (unsigned int)cp); /* all of them below U+10000 */
 		else
-			fputc(c, f);
+			fwrite(s, 1, k, f);
+		k = k ? k : 1;
+		s += k;
+		len -= k;
 	}
 	fputc('"', f);
 }
@@ -116,18 +134,19 @@ static void jsonl_record(const struct exporter *e, const struct decoded_record *
 
 /* ---- text --------------------------------------------------------------------------------- */
 
-/* "name[pid]", "cr3:0x..." or "-", with unprintable bytes of guest names replaced. */
+/* Room for a task label: the escaped name, "[pid]" and the NUL. */
+#define TASK_LABEL_MAX (TASK_NAME_TEXT_MAX + 24)
+
+/* "name[pid]", "cr3:0x..." or "-"; the guest's name escaped and bounded. */
 static void task_label(const struct exporter *e, const struct decoded_record *r, char *buf,
 		       size_t len)
 {
 	const struct procmap_task *t = exporter__task(e, r);
-	size_t i;
+	char name[TASK_NAME_TEXT_MAX + 1];
 
 	if (t) {
-		snprintf(buf, len, "%.40s[%" PRId64 "]", t->name, t->pid);
-		for (i = 0; buf[i]; i++)
-			if ((unsigned char)buf[i] < 0x20 || (unsigned char)buf[i] >= 0x7f)
-				buf[i] = '?';
+		snprintf(buf, len, "%s[%" PRId64 "]", escape__str(name, sizeof(name), t->name),
+			 t->pid);
 	} else if (r->cr3_valid) {
 		snprintf(buf, len, "cr3:0x%" PRIx64, r->cr3);
 	} else {
@@ -148,17 +167,23 @@ static void text_addr(const struct exporter *e, FILE *f, uint64_t addr, bool val
 	fprintf(f, "0x%" PRIx64, addr);
 	if (!e->symbols)
 		return;
-	if (symbols__lookup(e->symbols, addr, &hit))
+	if (symbols__lookup(e->symbols, addr, &hit)) {
 		fputs(" [unknown]", f);
-	else
-		fprintf(f, " %s+0x%" PRIx64, hit.name, hit.offset);
-	if (e->lines && !symbols__line(e->symbols, addr, &file, &line))
-		fprintf(f, " (%s:%d)", file, line);
+	} else {
+		fputc(' ', f);
+		escape__fputs(f, hit.name);
+		fprintf(f, "+0x%" PRIx64, hit.offset);
+	}
+	if (e->lines && !symbols__line(e->symbols, addr, &file, &line)) {
+		fputs(" (", f);
+		escape__fputs(f, file);
+		fprintf(f, ":%d)", line);
+	}
 }
 
 static void text_record(const struct exporter *e, const struct decoded_record *r)
 {
-	char task[64];
+	char task[TASK_LABEL_MAX];
 	const char *kind;
 	FILE *f = e->out;
 
@@ -224,10 +249,107 @@ int exporter__record(const struct exporter *e, const struct decoded_record *r)
 
 /* ---- summary ------------------------------------------------------------------------------ */
 
+/*
+ * The distinct CR3s of a summary: chained hashing over the cr3s array. The guest chooses its
+ * CR3 values and a trace file may be forged, so the hash is a multiply-shift with an odd
+ * multiplier drawn at random per summary: whatever the CR3s, two of them share a bucket with
+ * a chance of at most 2 / buckets, and an arrival costs O(1) expected.
+ */
+struct cr3_index {
+	uint64_t mult;
+	unsigned int bits;      /* 2^bits buckets, >= the number of CR3s */
+	size_t *head;           /* per bucket: 1 + position in cr3s of its first CR3, 0: empty */
+	size_t *next;           /* per CR3: 1 + position of the next one of its bucket, 0: last */
+};
+
+#define CR3_INDEX_MIN_BITS 4
+
+static size_t cr3_bucket(const struct cr3_index *ix, uint64_t cr3)
+{
+	return (size_t)((cr3 * ix->mult) >> (64 - ix->bits));
+}
+
+static struct cr3_index *cr3_index_new(void)
+{
+	struct cr3_index *ix = calloc(1, sizeof(*ix));
+
+	if (!ix)
+		return NULL;
+	if (getrandom(&ix->mult, sizeof(ix->mult), GRND_NONBLOCK) != sizeof(ix->mult))
+		ix->mult = 0x9e3779b97f4a7c15ULL; /* no entropy yet: correct, only predictable */
+	ix->mult |= 1;
+	return ix;
+}
+
+/* Re-buckets the first @nr CR3s into 2^bits buckets. */
+static int cr3_index_rehash(struct trace_summary *s, size_t nr, unsigned int bits)
+{
+	struct cr3_index *ix = s->index;
+	size_t *head = calloc((size_t)1 << bits, sizeof(*head)), i, b;
+
+	if (!head)
+		return -ENOMEM;
+	free(ix->head);
+	ix->head = head;
+	ix->bits = bits;
+	for (i = 0; i < nr; i++) {
+		b = cr3_bucket(ix, s->cr3s[i]);
+		ix->next[i] = head[b];
+		head[b] = i + 1;
+	}
+	s->probes += nr;
+	return 0;
+}
+
+/* Adds @cr3 to the distinct CR3s unless it is there already. */
+static int summary_add_cr3(struct trace_summary *s, uint64_t cr3)
+{
+	struct cr3_index *ix = s->index;
+	size_t i, nr = s->nr_cr3s;
+
+	if (!ix) {
+		ix = s->index = cr3_index_new();
+		if (!ix)
+			return -ENOMEM;
+	}
+	if (ix->head) {
+		for (i = ix->head[cr3_bucket(ix, cr3)]; i; i = ix->next[i - 1]) {
+			s->probes++;
+			if (s->cr3s[i - 1] == cr3)
+				return 0;
+		}
+	}
+	if (nr == s->alloc_cr3s) {
+		size_t alloc = s->alloc_cr3s ? 2 * s->alloc_cr3s : 16;
+		uint64_t *p = realloc(s->cr3s, alloc * sizeof(*p));
+		size_t *next;
+
+		if (!p)
+			return -ENOMEM;
+		s->cr3s = p;
+		next = realloc(ix->next, alloc * sizeof(*next));
+		if (!next)
+			return -ENOMEM;
+		ix->next = next;
+		s->alloc_cr3s = alloc;
+	}
+	s->cr3s[nr] = cr3;
+	if (!ix->head || nr + 1 > (size_t)1 << ix->bits) {
+		/* At most one CR3 per bucket on average. */
+		if (cr3_index_rehash(s, nr + 1, ix->head ? ix->bits + 1 : CR3_INDEX_MIN_BITS))
+			return -ENOMEM;
+	} else {
+		i = cr3_bucket(ix, cr3);
+		ix->next[nr] = ix->head[i];
+		ix->head[i] = nr + 1;
+	}
+	s->nr_cr3s = nr + 1;
+	s->tasks = s->nr_cr3s;
+	return 0;
+}
+
 int trace_summary__add(struct trace_summary *s, const struct decoded_record *r)
 {
-	size_t i;
-
 	s->records++;
 	switch (r->type) {
 	case DECODED_BRANCH:
@@ -237,7 +359,8 @@ int trace_summary__add(struct trace_summary *s, const struct decoded_record *r)
 		s->gaps++;
 		break;
 	case DECODED_LOST:
-		s->lost += r->count;
+		/* The counts come from the ring: saturate rather than wrap. */
+		s->lost = r->count > UINT64_MAX - s->lost ? UINT64_MAX : s->lost + r->count;
 		break;
 	case DECODED_FREEZE:
 		s->freezes++;
@@ -247,21 +370,7 @@ int trace_summary__add(struct trace_summary *s, const struct decoded_record *r)
 		break;
 	case DECODED_TASK_ARRIVE:
 		s->switches++;
-		for (i = 0; i < s->nr_cr3s; i++)
-			if (s->cr3s[i] == r->cr3)
-				return 0;
-		if (s->nr_cr3s == s->alloc_cr3s) {
-			size_t alloc = s->alloc_cr3s ? 2 * s->alloc_cr3s : 16;
-			uint64_t *p = realloc(s->cr3s, alloc * sizeof(*p));
-
-			if (!p)
-				return -ENOMEM;
-			s->cr3s = p;
-			s->alloc_cr3s = alloc;
-		}
-		s->cr3s[s->nr_cr3s++] = r->cr3;
-		s->tasks = s->nr_cr3s;
-		break;
+		return summary_add_cr3(s, r->cr3);
 	default:
 		break;
 	}
@@ -271,21 +380,23 @@ int trace_summary__add(struct trace_summary *s, const struct decoded_record *r)
 int exporter__summary(const struct exporter *e, const struct trace_summary *s)
 {
 	FILE *f = e->out;
+	bool lost_saturated = s->lost == UINT64_MAX; /* the count is a lower bound */
 
 	if (e->format == EXPORT_JSONL) {
 		fprintf(f,
 			"{\"type\":\"summary\",\"records\":%" PRIu64 ",\"branches\":%" PRIu64
-			",\"gaps\":%" PRIu64 ",\"lost\":%" PRIu64 ",\"task_switches\":%" PRIu64
+			",\"gaps\":%" PRIu64 ",\"lost\":%" PRIu64 "%s,\"task_switches\":%" PRIu64
 			",\"tasks\":%" PRIu64 ",\"freezes\":%" PRIu64 ",\"unknown\":%" PRIu64 "}\n",
-			s->records, s->branches, s->gaps, s->lost, s->switches, s->tasks,
+			s->records, s->branches, s->gaps, s->lost,
+			lost_saturated ? ",\"lost_saturated\":true" : "", s->switches, s->tasks,
 			s->freezes, s->unknown);
 	} else {
 		fprintf(f,
 			"summary: %" PRIu64 " records, %" PRIu64 " branches, %" PRIu64
-			" gaps, %" PRIu64 " lost, %" PRIu64 " task switches, %" PRIu64
+			" gaps, %s%" PRIu64 " lost, %" PRIu64 " task switches, %" PRIu64
 			" tasks, %" PRIu64 " freezes",
-			s->records, s->branches, s->gaps, s->lost, s->switches, s->tasks,
-			s->freezes);
+			s->records, s->branches, s->gaps, lost_saturated ? ">= " : "", s->lost,
+			s->switches, s->tasks, s->freezes);
 		if (s->unknown)
 			fprintf(f, ", %" PRIu64 " unknown escapes", s->unknown);
 		fputc('\n', f);
@@ -293,7 +404,7 @@ int exporter__summary(const struct exporter *e, const struct trace_summary *s)
 			fputs("tasks:", f);
 		for (size_t i = 0; i < s->nr_cr3s; i++) {
 			struct decoded_record r = { .cr3 = s->cr3s[i], .cr3_valid = true };
-			char task[64];
+			char task[TASK_LABEL_MAX];
 
 			const struct procmap_task *t;
 
@@ -314,4 +425,10 @@ void trace_summary__release(struct trace_summary *s)
 	free(s->cr3s);
 	s->cr3s = NULL;
 	s->nr_cr3s = s->alloc_cr3s = 0;
+	if (s->index) {
+		free(s->index->head);
+		free(s->index->next);
+		free(s->index);
+		s->index = NULL;
+	}
 }

@@ -49,12 +49,15 @@ struct exporter {
 	bool lines;
 };
 
+struct cr3_index;
+
 /**
  * struct trace_summary - counts over a decoded trace.
  * @records:  decoded items
  * @branches: branch records
  * @gaps:     gap items
- * @lost:     records lost (sum of lost items)
+ * @lost:     records lost (sum of lost items); UINT64_MAX when the sum does not fit, i.e.
+ *            at least that many
  * @switches: task arrivals
  * @tasks:    distinct tasks (CR3 values) seen arriving
  * @unknown:  escape records of an unknown kind
@@ -62,9 +65,11 @@ struct exporter {
  */
 struct trace_summary {
 	uint64_t records, branches, gaps, lost, switches, tasks, unknown, freezes;
-	/* private: the distinct CR3 values */
+	/* private: the distinct CR3 values in the order first seen, a hash index of them */
 	uint64_t *cr3s;
 	size_t nr_cr3s, alloc_cr3s;
+	struct cr3_index *index;
+	uint64_t probes;        /* index entries examined: the work, for tests */
 };
 
 /**
@@ -99,6 +104,9 @@ int trace_summary__add(struct trace_summary *s, const struct decoded_record *r);
  * exporter__summary() - write a summary (text lines, or one jsonl object of type "summary").
  * @e: exporter
  * @s: summary
+ *
+ * A lost count of UINT64_MAX is a lower bound: text prints ">= 18446744073709551615 lost",
+ * jsonl adds "lost_saturated":true after "lost".
  *
  * Return: 0, or -EIO on a write error.
  */

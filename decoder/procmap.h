@@ -18,13 +18,19 @@
 
 struct procmap;
 
+/* Longest events.jsonl line used, newline excluded; the VMM writes far shorter ones. */
+#define PROCMAP_LINE_MAX 4096
+/* Bytes of events.jsonl read at most: VBTS_AGENT_EVENTS_MAX lines of 1 KiB. */
+#define PROCMAP_FILE_MAX (64ULL << 20)
+
 /**
  * struct procmap_task - one task as the events describe it.
  * @pid:   guest pid
  * @name:  command name (owned by the procmap)
  * @cr3:   page-table root (masked with VBTS_CR3_MASK)
  * @start: time of the announcement, ns since trace start
- * @exited: an exit event was seen for it
+ * @exited: an exit event was seen for it (an exit ends the task of its pid announced last
+ *          at or before it)
  * @exit_code: the code of that event (128 + signal number for a task killed by a fault,
  *            by the shell's convention: 139 for SIGSEGV)
  * @exit_time: time of that event
@@ -51,10 +57,25 @@ struct procmap *procmap__new(void);
  * @pm:   map
  * @path: the file
  *
- * Return: 0, or -errno when the file cannot be opened or read (-ENOENT, ...), -ENOMEM.
- * Bad lines are not errors: see procmap__bad_lines().
+ * Reads at most PROCMAP_FILE_MAX bytes of a regular file (input_lines__open()).
+ *
+ * Return: 0, or -errno when the file cannot be opened or read: -ENOENT, -EINVAL for anything
+ * but a regular file, -EFBIG when it is larger than PROCMAP_FILE_MAX (the tasks of the part
+ * read are kept), -EIO, ...; -ENOMEM. Bad lines, and lines longer than PROCMAP_LINE_MAX, are
+ * not errors: see procmap__bad_lines().
  */
 int procmap__load(struct procmap *pm, const char *path);
+
+/**
+ * procmap__add_line() - add the event of one events.jsonl line.
+ * @pm:     map
+ * @line:   the line, without its newline (a trailing CR is removed in place)
+ * @len:    its length in bytes (at most PROCMAP_LINE_MAX; a NUL byte in it makes it bad)
+ * @lineno: its number in the file, for procmap__bad_lines()
+ *
+ * Return: 0, or -ENOMEM. A line that is not a usable event is counted, not an error.
+ */
+int procmap__add_line(struct procmap *pm, char *line, size_t len, uint64_t lineno);
 
 /**
  * procmap__add() - add one task (tests, and sources other than events.jsonl).
@@ -78,9 +99,11 @@ int procmap__add(struct procmap *pm, int64_t pid, const char *name, uint64_t cr3
  *
  * CR3 values are reused after a task exits: among the tasks announced with @cr3, the one
  * announced last at or before @time wins; with no time, or when every announcement is later
- * (tasks are often announced just after they first ran), the earliest one.
+ * (tasks are often announced just after they first ran), the earliest one. Announcements of
+ * the same time are ordered as they were added (the lines of events.jsonl). O(log n).
  *
- * Return: the task (valid until procmap__free()), or NULL when no task had @cr3.
+ * Return: the task (valid until the map is next changed or freed), or NULL when no task had
+ * @cr3.
  */
 const struct procmap_task *procmap__lookup(const struct procmap *pm, uint64_t cr3,
 					   uint64_t time, bool time_valid);
@@ -112,7 +135,7 @@ const struct procmap_task *procmap__crashed(const struct procmap *pm);
 size_t procmap__nr_tasks(const struct procmap *pm);
 
 /**
- * procmap__task() - the i-th task announcement, in time order.
+ * procmap__task() - the i-th task announcement, in time order (ties in the order added).
  * @pm: map
  * @i:  index < procmap__nr_tasks()
  *

@@ -14,7 +14,6 @@
  * lost. A closed or frozen ring yields all capacity records.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -25,11 +24,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "input-file.h"
 #include "ring-reader.h"
 
+/*
+ * The file is mapped and its descriptor closed at once: a reader holds no descriptor, so a
+ * trace may have more rings than the process may open files.
+ */
 struct ring_reader {
 	char *path;
-	int fd;
 	const void *map;
 	size_t map_size;
 	const struct vbts_ring_header *live;    /* the mapped header */
@@ -136,11 +139,36 @@ static int check_header(const struct vbts_ring_header *h, uint64_t size, const c
 	return 0;
 }
 
+/* Maps the ring file open on @fd, of @size bytes. Returns 0 or an errno with @err filled. */
+static int map_file(struct ring_reader *r, int fd, uint64_t size, char *err, size_t errlen)
+{
+	int ret;
+
+	if (size < sizeof(struct vbts_ring_header)) {
+		set_err(err, errlen, r->path, (unsigned long long)size,
+			"file of %llu bytes ends inside the %zu-byte ring header",
+			(unsigned long long)size, sizeof(struct vbts_ring_header));
+		return EINVAL;
+	}
+	if (size > SIZE_MAX) {
+		snprintf(err, errlen, "%s: too large to map", r->path);
+		return EFBIG;
+	}
+	r->map_size = (size_t)size;
+	r->map = mmap(NULL, r->map_size, PROT_READ, MAP_SHARED, fd, 0);
+	if (r->map == MAP_FAILED) {
+		ret = errno;
+		snprintf(err, errlen, "%s: mmap: %s", r->path, strerror(ret));
+		return ret;
+	}
+	return 0;
+}
+
 struct ring_reader *ring_reader__open(const char *path, char *err, size_t errlen)
 {
 	struct ring_reader *r;
 	struct stat st;
-	int ret;
+	int fd, ret;
 
 	if (err && errlen)
 		err[0] = '\0';
@@ -151,41 +179,16 @@ struct ring_reader *ring_reader__open(const char *path, char *err, size_t errlen
 	if (!r->path)
 		goto err_free_reader;
 
-	r->fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (r->fd < 0) {
-		ret = errno;
-		snprintf(err, errlen, "%s: %s", path, strerror(ret));
+	/* A regular file only: a FIFO or a device would block or never end. */
+	fd = input_file__open(path, UINT64_MAX, &st, err, errlen);
+	if (fd < 0) {
+		ret = -fd;
 		goto err_free_path;
 	}
-	if (fstat(r->fd, &st)) {
-		ret = errno;
-		snprintf(err, errlen, "%s: %s", path, strerror(ret));
-		goto err_close;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		ret = EINVAL;
-		snprintf(err, errlen, "%s: not a regular file", path);
-		goto err_close;
-	}
-	if ((uint64_t)st.st_size < sizeof(struct vbts_ring_header)) {
-		ret = EINVAL;
-		set_err(err, errlen, path, (unsigned long long)st.st_size,
-			"file of %lld bytes ends inside the %zu-byte ring header",
-			(long long)st.st_size, sizeof(struct vbts_ring_header));
-		goto err_close;
-	}
-	if ((uint64_t)st.st_size > SIZE_MAX) {
-		ret = EFBIG;
-		snprintf(err, errlen, "%s: too large to map", path);
-		goto err_close;
-	}
-	r->map_size = (size_t)st.st_size;
-	r->map = mmap(NULL, r->map_size, PROT_READ, MAP_SHARED, r->fd, 0);
-	if (r->map == MAP_FAILED) {
-		ret = errno;
-		snprintf(err, errlen, "%s: mmap: %s", path, strerror(ret));
-		goto err_close;
-	}
+	ret = map_file(r, fd, (uint64_t)st.st_size, err, errlen);
+	close(fd);
+	if (ret)
+		goto err_free_path;
 	r->live = r->map;
 	/* Validate a private copy; committed/lost are re-read atomically later. */
 	memcpy(&r->hdr, r->map, sizeof(r->hdr));
@@ -206,8 +209,6 @@ struct ring_reader *ring_reader__open(const char *path, char *err, size_t errlen
 
 err_unmap:
 	munmap((void *)r->map, r->map_size);
-err_close:
-	close(r->fd);
 err_free_path:
 	free(r->path);
 	free(r);
@@ -311,7 +312,6 @@ void ring_reader__close(struct ring_reader *r)
 	if (!r)
 		return;
 	munmap((void *)r->map, r->map_size);
-	close(r->fd);
 	free(r->path);
 	free(r);
 }

@@ -5,8 +5,9 @@
  *
  * A ring file is untrusted input: every header field is checked before any record is read,
  * and every problem is reported as one line naming the file and the byte offset of the field
- * at fault. The reader maps the file read-only; it does not defend against the file being
- * truncated while it is open (the writer never does that).
+ * at fault. The reader maps the file read-only and closes its descriptor (a trace may have
+ * more rings than the process may open files); it does not defend against the file being
+ * truncated while it is mapped (the writer never does that).
  */
 #ifndef VBTS_DECODER_RING_READER_H
 #define VBTS_DECODER_RING_READER_H
@@ -27,11 +28,12 @@ struct ring_reader;
  * @err:    receives one error line ("PATH: offset 0xN: what is wrong") on failure
  * @errlen: size of @err (RING_READER_ERR_MAX is enough)
  *
- * Checks magic, version, header_size, record_size, mode, flags, capacity against the file
- * size (with overflow checks) and the plausibility of committed and lost.
+ * Only a regular file is opened (input_file__open(): a FIFO would block, a device never
+ * end). Checks magic, version, header_size, record_size, mode, flags, capacity against the
+ * file size (with overflow checks) and the plausibility of committed and lost.
  *
- * Return: the reader, or NULL with errno set: ENOENT and other open(2) errors, EINVAL for a
- * file that is not a valid v1 ring file, ENOMEM.
+ * Return: the reader, or NULL with errno set: ENOENT and other open(2) errors, EINVAL for
+ * anything but a regular file and for a file that is not a valid v1 ring file, ENOMEM.
  */
 struct ring_reader *ring_reader__open(const char *path, char *err, size_t errlen);
 

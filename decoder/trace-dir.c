@@ -2,6 +2,7 @@
 /*
  * trace-dir.c - open a vbts trace directory: vm.json, rings, events.jsonl, symbols.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>
@@ -13,10 +14,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "input-file.h"
+#include "escape.h"
 #include "trace-dir.h"
 
 /* A sane bound on vCPUs; KVM's own limit is lower. */
 #define TRACE_MAX_VCPUS 4096
+/* Escaped text quoted from the trace (names, jansson's "near '...'") in one message. */
+#define QUOTE_MAX 256
 
 struct ring_source {
 	struct ring_reader *ring;
@@ -30,20 +35,60 @@ struct trace_dir {
 	struct procmap *procmap;
 	struct symbols *symbols;
 	struct trace_dir_options opts;
+	unsigned int warnings;          /* lines passed to opts.warn */
+	unsigned int warnings_dropped;  /* lines past TRACE_DIR_WARN_MAX */
+	unsigned int damaged;           /* problems that left part of the trace unread */
 };
 
-static void __attribute__((format(printf, 2, 3))) warn(const struct trace_dir *t,
-						       const char *fmt, ...)
+static void vwarn(struct trace_dir *t, const char *fmt, va_list ap)
 {
-	char line[1024];
-	va_list ap;
+	char line[TRACE_DIR_ERR_MAX];
 
+	if (t->warnings >= TRACE_DIR_WARN_MAX) {
+		t->warnings_dropped++;
+		return;
+	}
+	t->warnings++;
 	if (!t->opts.warn)
 		return;
-	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
 	t->opts.warn(t->opts.warn_ctx, line);
+}
+
+/* A problem that does not stop decoding and loses nothing of the trace. */
+static void __attribute__((format(printf, 2, 3))) warn(struct trace_dir *t, const char *fmt,
+						       ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vwarn(t, fmt, ap);
+	va_end(ap);
+}
+
+/* A part of the trace that cannot be read: reported, the rest is decoded. */
+static void __attribute__((format(printf, 2, 3))) damage(struct trace_dir *t, const char *fmt,
+							 ...)
+{
+	va_list ap;
+
+	t->damaged++;
+	va_start(ap, fmt);
+	vwarn(t, fmt, ap);
+	va_end(ap);
+}
+
+/* The count of the warnings that were not shown, in one last line. */
+static void flush_warnings(struct trace_dir *t)
+{
+	char line[TRACE_DIR_ERR_MAX];
+
+	if (!t->warnings_dropped || !t->opts.warn)
+		return;
+	snprintf(line, sizeof(line), "%s: %u more problem%s not shown", t->dir,
+		 t->warnings_dropped, t->warnings_dropped == 1 ? "" : "s");
+	t->opts.warn(t->opts.warn_ctx, line);
+	t->warnings_dropped = 0;
 }
 
 static char *path_join(const char *dir, const char *name)
@@ -112,9 +157,11 @@ static int open_rings(struct trace_dir *t, json_t *vm, const char *vm_path, char
 		      size_t errlen)
 {
 	json_t *v = json_object_get(vm, "vcpus");
+	char ring_err[RING_READER_ERR_MAX], first_err[RING_READER_ERR_MAX];
+	unsigned int i, n, failed = 0;
 	uint64_t vm_id = 0;
 	bool have_vm_id = false;
-	unsigned int i, n;
+	int first_errno = 0;
 	char name[32];
 	char *path;
 
@@ -153,26 +200,65 @@ static int open_rings(struct trace_dir *t, json_t *vm, const char *vm_path, char
 	t->srcs = calloc(n, sizeof(*t->srcs));
 	if (!t->rings || !t->srcs)
 		return -ENOMEM;
+	/*
+	 * A ring that cannot be read is skipped with a warning and the others are decoded. The
+	 * first failure waits: if it is the only ring of the trace, it is the error instead.
+	 */
 	for (i = 0; i < n; i++) {
 		const struct vbts_ring_header *h;
+		struct ring_reader *r;
 
 		snprintf(name, sizeof(name), "vcpu%u.ring", i);
 		path = path_join(t->dir, name);
 		if (!path)
 			return -ENOMEM;
-		t->rings[i] = ring_reader__open(path, err, errlen);
+		r = ring_reader__open(path, ring_err, sizeof(ring_err));
 		free(path);
-		if (!t->rings[i])
-			return -errno;
-		t->nr_vcpus = i + 1;
-		t->srcs[i].ring = t->rings[i];
-		h = ring_reader__header(t->rings[i]);
+		if (!r) {
+			if (!failed++) {
+				first_errno = errno;
+				snprintf(first_err, sizeof(first_err), "%s", ring_err);
+				continue;
+			}
+			if (failed == 2)
+				damage(t, "%s; ring skipped", first_err);
+			damage(t, "%s; ring skipped", ring_err);
+			continue;
+		}
+		t->rings[t->nr_vcpus] = r;
+		t->srcs[t->nr_vcpus].ring = r;
+		t->nr_vcpus++;
+		h = ring_reader__header(r);
 		if (have_vm_id && h->vm_id != vm_id)
 			warn(t, "%s/%s: vm_id 0x%" PRIx64 " differs from vm.json's 0x%" PRIx64
 				", the files come from different runs", t->dir, name, h->vm_id,
 			     vm_id);
 	}
+	if (!t->nr_vcpus && failed == 1) {
+		snprintf(err, errlen, "%s", first_err);
+		return -first_errno;
+	}
+	if (!t->nr_vcpus) {
+		snprintf(err, errlen, "%s: none of the %u ring files is readable", t->dir, n);
+		return -EINVAL;
+	}
+	if (failed == 1)
+		damage(t, "%s; ring skipped", first_err);
 	return 0;
+}
+
+/*
+ * A GNU build ID as vm.json carries it: 2 to 64 bytes in lowercase or uppercase hex. It names a
+ * directory under symbols/, so nothing else ("../", "/") may pass.
+ */
+static bool build_id_valid(const char *id)
+{
+	size_t n = 0;
+
+	for (; id[n]; n++)
+		if (!isxdigit((unsigned char)id[n]) || n >= 128)
+			return false;
+	return n >= 4 && n % 2 == 0;
 }
 
 /* Symbols: --image, else vm.json's image, else symbols/<build-id>/ in the trace directory. */
@@ -180,10 +266,17 @@ static void load_symbols(struct trace_dir *t, json_t *vm)
 {
 	const char *image = t->opts.image, *want_id, *have_id;
 	static const char *const cached[] = { "executable", "debuginfo", "elf" };
+	char err[TRACE_DIR_ERR_MAX];
+	char image_q[QUOTE_MAX], id_q[QUOTE_MAX];
 	char *alt = NULL;
 	size_t i;
+	int fd;
 
 	want_id = json_string_value(json_object_get(vm, "build_id"));
+	if (want_id && *want_id && !build_id_valid(want_id)) {
+		damage(t, "%s/vm.json: build_id is not a hex build ID; ignored", t->dir);
+		want_id = NULL;
+	}
 	if (!image)
 		image = json_string_value(json_object_get(vm, "image"));
 	if (image && !file_exists(image) && image[0] != '/') {
@@ -208,27 +301,47 @@ static void load_symbols(struct trace_dir *t, json_t *vm)
 		warn(t, "%s: no guest image named, no symbols", t->dir);
 		goto out;
 	}
-	t->symbols = symbols__load(image);
+	/* vm.json's names are quoted escaped: the trace directory may come from anywhere. */
+	escape__str(image_q, sizeof(image_q), image);
+	fd = input_file__open(image, SYMBOLS_FILE_MAX, NULL, err, sizeof(err));
+	if (fd < 0) {
+		char err_q[TRACE_DIR_ERR_MAX];
+
+		escape__str(err_q, sizeof(err_q), err);
+		/* Missing is common (a trace moved to another host); a FIFO or /dev/zero is not. */
+		if (fd == -EINVAL || fd == -EFBIG)
+			damage(t, "%s, no symbols", err_q);
+		else
+			warn(t, "%s, no symbols", err_q);
+		goto out;
+	}
+	t->symbols = symbols__load_fd(fd);
 	if (!t->symbols) {
-		warn(t, "%s: %s, no symbols", image, strerror(errno));
+		warn(t, "%s: %s, no symbols", image_q, strerror(errno));
 		goto out;
 	}
 	have_id = symbols__build_id(t->symbols);
 	if (!t->opts.image && want_id && *want_id && have_id && strcasecmp(want_id, have_id)) {
-		warn(t, "%s: build ID %s differs from the traced image's %s, no symbols", image,
-		     have_id, want_id);
+		warn(t, "%s: build ID %s differs from the traced image's %s, no symbols", image_q,
+		     have_id, escape__str(id_q, sizeof(id_q), want_id));
 		symbols__free(t->symbols);
 		t->symbols = NULL;
+		goto out;
 	}
+	if (symbols__dwarf_problem(t->symbols))
+		warn(t, "%s: %s, no source lines", image_q, symbols__dwarf_problem(t->symbols));
 out:
 	free(alt);
 }
 
 static int load_events(struct trace_dir *t)
 {
-	uint64_t bad, first;
-	char *path;
-	int ret;
+	uint64_t bad, first, lineno, long_lines = 0, first_long = 0;
+	char err[TRACE_DIR_ERR_MAX];
+	struct input_lines *in;
+	char *path, *line;
+	size_t len;
+	int ret = 0;
 
 	t->procmap = procmap__new();
 	if (!t->procmap)
@@ -236,19 +349,45 @@ static int load_events(struct trace_dir *t)
 	path = path_join(t->dir, "events.jsonl");
 	if (!path)
 		return -ENOMEM;
-	ret = procmap__load(t->procmap, path);
-	if (ret == -ENOMEM) {
-		free(path);
-		return ret;
+	in = input_lines__open(path, PROCMAP_LINE_MAX, PROCMAP_FILE_MAX, err, sizeof(err));
+	if (!in) {
+		/* No events.jsonl: a trace without task names, nothing is wrong. */
+		if (errno == ENOMEM)
+			ret = -ENOMEM;
+		else if (errno != ENOENT)
+			damage(t, "%s, no task names", err);
+		goto out;
 	}
-	if (ret && ret != -ENOENT)
-		warn(t, "%s: %s, no task names", path, strerror(-ret));
+	while ((ret = input_lines__next(in, &line, &len)) != 0) {
+		lineno = input_lines__lineno(in);
+		if (ret == -E2BIG) {
+			if (!long_lines++)
+				first_long = lineno;
+		} else if (ret == -EFBIG) {
+			damage(t, "%s: larger than %llu bytes, the lines after line %" PRIu64
+				  " are not read", path, PROCMAP_FILE_MAX, lineno);
+		} else if (ret < 0) {
+			damage(t, "%s: read error after line %" PRIu64 ": %s, the rest is not read",
+			       path, lineno, strerror(-ret));
+		} else if (procmap__add_line(t->procmap, line, len, lineno)) {
+			ret = -ENOMEM;
+			break;
+		}
+	}
+	input_lines__close(in);
+	if (ret)
+		goto out;
+	if (long_lines)
+		warn(t, "%s: %" PRIu64 " line%s longer than %d bytes ignored (the first is line %"
+			PRIu64 ")", path, long_lines, long_lines == 1 ? "" : "s", PROCMAP_LINE_MAX,
+		     first_long);
 	bad = procmap__bad_lines(t->procmap, &first);
 	if (bad)
 		warn(t, "%s: %" PRIu64 " unusable line%s ignored (the first is line %" PRIu64 ")",
 		     path, bad, bad == 1 ? "" : "s", first);
+out:
 	free(path);
-	return 0;
+	return ret;
 }
 
 struct trace_dir *trace_dir__open(const char *dir, const struct trace_dir_options *opts,
@@ -257,8 +396,9 @@ struct trace_dir *trace_dir__open(const char *dir, const struct trace_dir_option
 	struct trace_dir *t;
 	json_error_t jerr;
 	struct stat st;
-	char *vm_path = NULL;
+	char *vm_path = NULL, *text;
 	json_t *vm = NULL;
+	size_t len;
 	int ret;
 
 	err[0] = '\0';
@@ -285,15 +425,22 @@ struct trace_dir *trace_dir__open(const char *dir, const struct trace_dir_option
 		ret = -ENOMEM;
 		goto err_close;
 	}
-	if (!file_exists(vm_path)) {
-		ret = -ENOENT;
+	ret = input_file__read(vm_path, TRACE_DIR_VM_JSON_MAX, &text, &len, err, errlen);
+	if (ret == -ENOENT) {
 		snprintf(err, errlen, "%s: no vm.json, not a vbts trace directory", dir);
 		goto err_close;
 	}
-	vm = json_load_file(vm_path, JSON_REJECT_DUPLICATES, &jerr);
+	if (ret)
+		goto err_close;
+	vm = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+	free(text);
 	if (!vm) {
+		char quote[QUOTE_MAX];
+
 		ret = -EINVAL;
-		snprintf(err, errlen, "%s: line %d: %s", vm_path, jerr.line, jerr.text);
+		/* jansson's text quotes the file's bytes ("near '...'"). */
+		snprintf(err, errlen, "%s: line %d: %s", vm_path, jerr.line,
+			 escape__str(quote, sizeof(quote), jerr.text));
 		goto err_close;
 	}
 	if (!json_is_object(vm)) {
@@ -309,11 +456,13 @@ struct trace_dir *trace_dir__open(const char *dir, const struct trace_dir_option
 		goto err_close;
 	if (!t->opts.no_symbols)
 		load_symbols(t, vm);
+	flush_warnings(t);
 	json_decref(vm);
 	free(vm_path);
 	return t;
 
 err_close:
+	flush_warnings(t);
 	json_decref(vm);
 	free(vm_path);
 	trace_dir__close(t);
@@ -367,6 +516,11 @@ struct decoder *trace_dir__decoder(struct trace_dir *t, int vcpu)
 	d = decoder__new(src, n);
 	free(src);
 	return d;
+}
+
+unsigned int trace_dir__damaged(const struct trace_dir *t)
+{
+	return t->damaged;
 }
 
 const struct procmap *trace_dir__procmap(const struct trace_dir *t)

@@ -8,6 +8,13 @@
  *    "start_time_ns":..., ...}
  * Only "vcpus" matters for decoding (without it the vcpuN.ring files are counted); "image"
  * and "build_id" select the symbols, "vm_id" is checked against the ring headers.
+ *
+ * Every file is untrusted and read through input-file.h: a regular file of bounded size
+ * (vm.json TRACE_DIR_VM_JSON_MAX, events.jsonl PROCMAP_FILE_MAX in lines of at most
+ * PROCMAP_LINE_MAX, the image SYMBOLS_FILE_MAX, a ring the size its header gives), never a
+ * FIFO or a device.
+ * Without a usable vm.json or any readable ring there is no trace; a ring, events.jsonl or
+ * the image that cannot be read is reported and the rest decoded.
  */
 #ifndef VBTS_DECODER_TRACE_DIR_H
 #define VBTS_DECODER_TRACE_DIR_H
@@ -23,6 +30,10 @@
 
 /* Room for one error line. */
 #define TRACE_DIR_ERR_MAX 1024
+/* Warning lines of one trace_dir__open() at most; one more line counts the others. */
+#define TRACE_DIR_WARN_MAX 10
+/* Largest vm.json read; `vbts run` writes less than 1 KiB. */
+#define TRACE_DIR_VM_JSON_MAX (1 << 20)
 
 struct trace_dir;
 
@@ -30,8 +41,9 @@ struct trace_dir;
  * struct trace_dir_options - how to open a trace directory.
  * @image:    ELF file for symbols instead of the one vm.json names, or NULL
  * @no_symbols: do not load symbols at all (output that does not show them)
- * @warn:     called with one line per problem that does not stop decoding (missing symbols,
- *            bad events lines, vm_id mismatch), or NULL to drop them
+ * @warn:     called with one line per problem that does not stop decoding (a ring skipped,
+ *            missing symbols, bad events lines, vm_id mismatch), or NULL to drop them; at most
+ *            TRACE_DIR_WARN_MAX lines, then one that counts the others
  * @warn_ctx: argument of @warn
  */
 struct trace_dir_options {
@@ -48,17 +60,21 @@ struct trace_dir_options {
  * @err:    receives one error line on failure
  * @errlen: size of @err (TRACE_DIR_ERR_MAX is enough)
  *
- * Return: the trace, or NULL with errno set: ENOENT (no directory, no vm.json, no ring),
- * ENOTDIR, EINVAL (vm.json or a ring file is invalid), ENOMEM.
+ * A ring file that cannot be read is skipped with a warning, so are events.jsonl and the
+ * image: see trace_dir__damaged().
+ *
+ * Return: the trace, or NULL with errno set: ENOENT (no directory, no vm.json, the only ring
+ * missing), ENOTDIR, EINVAL (vm.json is invalid or not a regular file, no ring file is
+ * readable), EFBIG (vm.json larger than TRACE_DIR_VM_JSON_MAX), EIO, ENOMEM.
  */
 struct trace_dir *trace_dir__open(const char *dir, const struct trace_dir_options *opts,
 				  char *err, size_t errlen);
 
 /**
- * trace_dir__nr_vcpus() - number of ring files.
+ * trace_dir__nr_vcpus() - number of ring files opened (unreadable ones are skipped).
  * @t: trace
  *
- * Return: the count.
+ * Return: the count, at least 1.
  */
 unsigned int trace_dir__nr_vcpus(const struct trace_dir *t);
 
@@ -82,6 +98,17 @@ struct ring_reader *trace_dir__ring(const struct trace_dir *t, unsigned int i);
  * count went backwards), ENOMEM.
  */
 struct decoder *trace_dir__decoder(struct trace_dir *t, int vcpu);
+
+/**
+ * trace_dir__damaged() - problems that left part of the trace unread.
+ * @t: trace
+ *
+ * Each was reported through the warn callback: a ring file skipped, events.jsonl not a regular
+ * file or read only in part, the image not a regular file or too large.
+ *
+ * Return: their count, 0 when everything could be read.
+ */
+unsigned int trace_dir__damaged(const struct trace_dir *t);
 
 /**
  * trace_dir__procmap() - the process map from events.jsonl (empty when there is none).

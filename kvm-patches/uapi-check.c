@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * uapi-check.c - compile-time proof that the patched <linux/kvm.h> ring UAPI and
- * vmm/include/vbts/ring-format.h use the same numbers and layouts, and that the VMM's own
- * copy of the ioctl UAPI, vmm/include/vbts/kvm-bts-uapi.h, equals the patched header.
+ * include/vbts/ring-format.h use the same numbers and layouts, and that the VMM's own
+ * copy of the ioctl UAPI, include/vbts/kvm-bts-uapi.h, equals the patched header.
  */
 #include <stddef.h>
 #include <linux/kvm.h>

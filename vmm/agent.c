@@ -134,8 +134,12 @@ static void take_line(struct agent *a, unsigned int vcpu, const char *buf, size_
 	json_object_set_new(out, "time", json_integer((json_int_t)(vm__now_ns() - a->start_ns)));
 	json_object_set_new(out, "vcpu", json_integer(vcpu));
 	if (a->events) {
-		/* Each event reaches the file when it is stored: it survives a kill of the VMM. */
-		json_dumpf(out, a->events, JSON_COMPACT | JSON_PRESERVE_ORDER);
+		/*
+		 * Each event reaches the file when it is stored: it survives a kill of the VMM.
+		 * ASCII only: the guest's strings have their controls and any non-ASCII written
+		 * as \uXXXX, so the file is safe to print and parses to the same text.
+		 */
+		json_dumpf(out, a->events, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII);
 		fputc('\n', a->events);
 		fflush(a->events);
 	}

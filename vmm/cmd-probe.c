@@ -32,7 +32,8 @@ static const char usage[] =
 	"\n"
 	"  --json      one JSON object instead of the lines\n"
 	"  --verbose   say what each probe guest did\n"
-	"  --harness   probe the KVM inside the QEMU harness (tests/harness/run) instead\n"
+	"  --harness   probe the KVM inside the QEMU harness (tests/harness/run) instead, with\n"
+	"              kvm-patches/'s modules (built on first use, cached in BUILD/kvm-patches)\n"
 	"\n"
 	"Exit status: 0, or 2 when /dev/kvm is missing or unusable.\n";
 
@@ -48,9 +49,11 @@ static int probe(int argc, char **argv)
 	char modes[64];
 	int opt, ret;
 
+	/* Inside the harness, probe the series' modules: what `run --backend kvm` would get. */
 	if (harness__strip(&argc, argv))
-		return harness__run(argv);
+		return harness__run(argv, HARNESS_KVM_SERIES);
 	optind = 1;
+	opterr = 0; /* one line of our own instead of getopt's */
 	while ((opt = getopt_long(argc, argv, "+", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'j':
@@ -60,12 +63,13 @@ static int probe(int argc, char **argv)
 			verbose = true;
 			break;
 		default:
-			fputs(usage, stderr);
+			command__option_error("probe", opt, optopt, argv[optind - 1]);
 			return 2;
 		}
 	}
 	if (optind != argc) {
-		fputs(usage, stderr);
+		pr_err("unexpected argument '%s' (probe takes options only); see 'vbts help probe'",
+		       argv[optind]);
 		return 2;
 	}
 	ret = probe__report(&rep);

@@ -4,7 +4,8 @@
  * the guest's debug-exit status.
  *
  * Set-up and tear-down follow one ordered table (core → memory → vCPUs → devices →
- * collector), torn down in reverse; a failing stage unwinds the ones before it.
+ * collector → console), torn down in reverse; a failing stage unwinds the ones before it.
+ * Everything that can refuse the run comes before the first file is created or truncated.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -14,6 +15,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <vbts/agent-proto.h>
 
@@ -31,6 +33,7 @@
 #include "probe.h"
 #include "pvpanic.h"
 #include "ring-writer.h"
+#include "test-hook.h"
 #include "trace.h"
 #include "uart.h"
 #include "vcpu.h"
@@ -65,6 +68,7 @@ struct run_ctx {
 	struct loaded_image img;
 	FILE *console;
 	struct trace *trace;
+	bool guest_ran;  /* vCPU threads were started: the trace is kept, not removed */
 	int fail_status; /* exit status when a stage fails: 1, or 2 for bad input */
 };
 
@@ -73,8 +77,9 @@ static const char usage[] =
 	"                [--ring RECORDS] [--vcpus N] [--memory MIB] [--console FILE] [--stats]\n"
 	"                [--timeout SECONDS] [--harness] IMAGE\n"
 	"\n"
-	"Boot IMAGE (multiboot v1 ELF32, as QEMU's -kernel boots it) in a KVM virtual machine\n"
-	"and run it until it writes to the debug-exit port 0xf4.\n"
+	"Boot IMAGE (multiboot v1 ELF32, as QEMU's -kernel boots it; a regular file no larger\n"
+	"than guest memory) in a KVM virtual machine and run it until it writes to the\n"
+	"debug-exit port 0xf4.\n"
 	"\n"
 	"  --trace DIR        record taken branches into DIR (new or empty): vm.json, one\n"
 	"                     vcpuN.ring per vCPU, events.jsonl from the agent channel\n"
@@ -89,16 +94,90 @@ static const char usage[] =
 	"                     continues at 4 GiB, as on a PC)\n"
 	"  --console FILE     write the guest's serial output to FILE instead of stdout\n"
 	"  --stats            print exits by reason, records, instructions stepped, wall time\n"
-	"  --timeout SECONDS  stop the guest after SECONDS (exit status 1)\n"
+	"  --timeout SECONDS  end the run SECONDS after vbts started (exit status 1)\n"
 	"  --harness          run inside the QEMU harness (tests/harness/run: QEMU TCG with\n"
 	"                     nested SVM and Debian's KVM), for hosts whose KVM cannot step\n"
-	"                     ring 3; DIR must then lie inside the source tree\n"
+	"                     ring 3; DIR must then lie inside the source tree. With --backend\n"
+	"                     kvm the harness loads kvm-patches/'s modules, built on first use\n"
+	"                     (kvm-patches/build, cached in BUILD/kvm-patches); auto uses them\n"
+	"                     once built\n"
 	"\n"
 	"Devices: 8250 UART at 0x3f8, debug-exit at 0xf4, agent channel at 0x700 (JSON lines to\n"
 	"events.jsonl), pvpanic at 0x505.\n"
 	"\n"
 	"Exit status: the guest's debug-exit status ((value << 1) | 1), 1 when the guest or the\n"
-	"VMM fails (triple fault, pvpanic, KVM error, timeout), 2 on bad input.\n";
+	"VMM fails (triple fault, pvpanic, KVM error, timeout), 2 on bad input, 128 + N when\n"
+	"signal N (SIGINT, SIGTERM, SIGHUP) ended the run. A run ended before its guest started\n"
+	"leaves DIR as it was; once the guest ran, DIR is closed and decodes.\n";
+
+/* ---- stop signals ---------------------------------------------------------------------- */
+
+/*
+ * SIGINT, SIGTERM and SIGHUP end a run cleanly, and so does SIGALRM, the --timeout. From the
+ * start of `vbts run` on, a handler records the first of them; the main thread looks at it
+ * between the stages of start-up and while the guest runs, and blocking calls of the main
+ * thread return EINTR (no SA_RESTART), so none waits for ever. vCPU threads block them.
+ * File scope: a signal handler can reach nothing else.
+ */
+static volatile sig_atomic_t stop_signal;
+
+static const int stop_signal_list[] = { SIGINT, SIGTERM, SIGHUP, SIGALRM };
+
+#define NR_STOP_SIGNALS (sizeof(stop_signal_list) / sizeof(stop_signal_list[0]))
+
+static void catch_stop_signal(int sig)
+{
+	if (!stop_signal)
+		stop_signal = sig;
+}
+
+static void stop_signals(sigset_t *set)
+{
+	sigemptyset(set);
+	for (unsigned int i = 0; i < NR_STOP_SIGNALS; i++)
+		sigaddset(set, stop_signal_list[i]);
+}
+
+/* Catch the stop signals (@old receives the previous actions) and arm the --timeout. */
+static int catch_stop_signals(unsigned int timeout_s, struct sigaction *old)
+{
+	struct sigaction sa = { .sa_handler = catch_stop_signal };
+
+	stop_signal = 0;
+	sigemptyset(&sa.sa_mask);
+	for (unsigned int i = 0; i < NR_STOP_SIGNALS; i++) {
+		if (sigaction(stop_signal_list[i], &sa, &old[i]) < 0) {
+			int ret = -errno;
+
+			while (i--)
+				sigaction(stop_signal_list[i], &old[i], NULL);
+			return ret;
+		}
+	}
+	alarm(timeout_s);
+	return 0;
+}
+
+static void release_stop_signals(const struct sigaction *old)
+{
+	alarm(0);
+	for (unsigned int i = 0; i < NR_STOP_SIGNALS; i++)
+		sigaction(stop_signal_list[i], &old[i], NULL);
+}
+
+/* A stop signal came before the guest ran: say so; the exit status. */
+static int stopped_in_startup(struct run_ctx *c)
+{
+	int sig = stop_signal;
+
+	if (sig == SIGALRM) {
+		pr_err("--timeout %u s passed during start-up: stopped before the guest ran",
+		       c->opts.timeout_s);
+		return 1;
+	}
+	pr_err("%s during start-up: stopped before the guest ran", strsignal(sig));
+	return 128 + sig;
+}
 
 /* ---- stages ----------------------------------------------------------------------------- */
 
@@ -229,17 +308,8 @@ static int devices_init(struct run_ctx *c)
 {
 	int ret;
 
-	if (c->opts.console) {
-		c->console = fopen(c->opts.console, "we");
-		if (!c->console) {
-			pr_err("--console %s: %s", c->opts.console, strerror(errno));
-			c->fail_status = 2;
-			return -errno;
-		}
-	} else {
-		c->console = stdout;
-	}
-	c->vm.uart = uart__create(c->console, CONSOLE_LIMIT);
+	/* The console file is opened last (console_init), once nothing can refuse the run. */
+	c->vm.uart = uart__create(NULL, CONSOLE_LIMIT);
 	c->vm.dexit.notify = debug_exit_notify;
 	c->vm.dexit.opaque = &c->vm;
 	c->vm.pvpanic.notify = pvpanic_notify;
@@ -277,11 +347,6 @@ static void devices_fini(struct run_ctx *c)
 	c->vm.agent = NULL;
 	uart__destroy(c->vm.uart);
 	c->vm.uart = NULL;
-	if (c->console && c->console != stdout)
-		fclose(c->console);
-	else if (c->console)
-		fflush(c->console);
-	c->console = NULL;
 }
 
 /* The tracer of --backend; 0, or -errno with fail_status set. */
@@ -360,6 +425,8 @@ static int collector_init(struct run_ctx *c)
 	free(image);
 	if (!c->trace) {
 		ret = -errno;
+		if (ret == -EINTR && stop_signal)
+			return ret; /* reported as a stop during start-up */
 		pr_err("%s", err);
 		if (ret != -ENOMEM)
 			c->fail_status = 2;
@@ -378,10 +445,50 @@ static void collector_fini(struct run_ctx *c)
 	if (!c->trace)
 		return;
 	agent__set_events(c->vm.agent, NULL, c->vm.start_ns);
+	if (!c->guest_ran) {
+		/* Start-up did not finish: nothing was recorded, leave DIR as it was. */
+		trace__abort(c->trace);
+		c->trace = NULL;
+		return;
+	}
 	ret = trace__close(c->trace);
 	if (ret < 0)
 		pr_err("closing trace directory %s: %s", c->opts.trace_dir, strerror(-ret));
 	c->trace = NULL;
+}
+
+/*
+ * The guest's console: the last stage, so that a run refused for any other reason leaves
+ * the file as it was (opening it truncates it).
+ */
+static int console_init(struct run_ctx *c)
+{
+	int ret;
+
+	if (!c->opts.console) {
+		c->console = stdout;
+	} else {
+		c->console = fopen(c->opts.console, "we");
+		if (!c->console) {
+			ret = -errno;
+			/* A FIFO without a reader blocks until a stop signal interrupts it. */
+			if (ret == -EINTR && stop_signal)
+				return ret;
+			pr_err("--console %s: %s", c->opts.console, strerror(-ret));
+			c->fail_status = 2;
+			return ret;
+		}
+	}
+	uart__set_output(c->vm.uart, c->console);
+	return 0;
+}
+
+static void console_fini(struct run_ctx *c)
+{
+	uart__set_output(c->vm.uart, NULL);
+	if (c->console && c->console != stdout)
+		fclose(c->console);
+	c->console = NULL;
 }
 
 static const struct stage {
@@ -394,6 +501,7 @@ static const struct stage {
 	{ "vcpus", vcpus_init, vcpus_fini },
 	{ "devices", devices_init, devices_fini },
 	{ "collector", collector_init, collector_fini },
+	{ "console", console_init, console_fini },
 };
 
 #define NR_STAGES (sizeof(stages) / sizeof(stages[0]))
@@ -447,38 +555,40 @@ static void print_stats(struct run_ctx *c, uint64_t wall_ns)
 		as.members_dropped);
 }
 
-/* Signals that end a run cleanly (the trace is closed); blocked in every thread and polled
- * by the main thread. */
-static void stop_signals(sigset_t *set)
-{
-	sigemptyset(set);
-	sigaddset(set, SIGINT);
-	sigaddset(set, SIGTERM);
-	sigaddset(set, SIGHUP);
-}
-
 #define WAIT_SLICE_NS (100ULL * 1000000ULL)
 
 /* Wait for the end of the run, a stop signal or the timeout; returns the exit status. */
-static int wait_vm(struct run_ctx *c, const sigset_t *stop_set)
+static int wait_vm(struct run_ctx *c)
 {
-	uint64_t deadline = c->opts.timeout_s ?
-		vm__now_ns() + c->opts.timeout_s * 1000000000ULL : 0;
-	const struct timespec zero = { 0 };
 	int status, sig;
 
 	for (;;) {
 		status = vm__wait(&c->vm, WAIT_SLICE_NS);
 		if (status != -ETIMEDOUT)
 			return status;
-		sig = sigtimedwait(stop_set, NULL, &zero);
-		if (sig > 0) {
+		sig = stop_signal;
+		if (sig == SIGALRM) {
+			pr_err("the guest did not exit within --timeout %u s; stopped",
+			       c->opts.timeout_s);
+			vm__request_stop(&c->vm, 1);
+		} else if (sig) {
 			pr_err("%s: stopping the guest", strsignal(sig));
 			vm__request_stop(&c->vm, 128 + sig);
-		} else if (deadline && vm__now_ns() >= deadline) {
-			pr_err("the guest did not exit within %u s; stopped", c->opts.timeout_s);
-			vm__request_stop(&c->vm, 1);
 		}
+	}
+}
+
+/* Join the vCPU threads of a run that is over. */
+static void join_vcpus(struct run_ctx *c, unsigned int started)
+{
+	for (unsigned int i = 0; i < started; i++) {
+		/*
+		 * Kick again while waiting: a kick that lands just before a vCPU thread blocks
+		 * (writing to a console nobody reads) does not interrupt that block, the next
+		 * one does.
+		 */
+		while (vcpu__join_timed(c->vm.vcpus[i], WAIT_SLICE_NS) == -ETIMEDOUT)
+			vm__request_stop(&c->vm, 1);
 	}
 }
 
@@ -489,6 +599,8 @@ static int run_vm(struct run_ctx *c)
 	sigset_t stop_set, old_set;
 	int status, ret = 0;
 
+	/* The vCPU threads inherit a mask without the stop signals: only the main thread
+	 * catches them. */
 	stop_signals(&stop_set);
 	pthread_sigmask(SIG_BLOCK, &stop_set, &old_set);
 	c->vm.nr_live = 1;
@@ -498,23 +610,28 @@ static int run_vm(struct run_ctx *c)
 			pr_err("cannot start vCPU %u's thread: %s", i, strerror(-ret));
 			break;
 		}
+		c->guest_ran = true;
 		started++;
 	}
+	pthread_sigmask(SIG_SETMASK, &old_set, NULL);
+	test_hook__stop_at("running");
 	if (ret < 0) {
 		vm__request_stop(&c->vm, 1);
 		status = 1;
 	} else {
-		status = wait_vm(c, &stop_set);
+		status = wait_vm(c);
 	}
-	for (unsigned int i = 0; i < started; i++)
-		vcpu__join(c->vm.vcpus[i]);
-	pthread_sigmask(SIG_SETMASK, &old_set, NULL);
+	alarm(0); /* the run is over: the --timeout has nothing left to stop */
+	join_vcpus(c, started);
 	if (c->opts.stats)
 		print_stats(c, vm__now_ns() - t0);
 	return status;
 }
 
 /* ---- options ---------------------------------------------------------------------------- */
+
+/* Ends the one line of an option error. */
+#define HELP_HINT "see 'vbts help run'"
 
 static int parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max, uint64_t *out)
 {
@@ -554,7 +671,8 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 	o->vcpus = 1;
 	o->memory_mib = DEFAULT_MEMORY_MIB;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "+", longopts, NULL)) != -1) {
+	opterr = 0; /* one line of our own instead of getopt's */
+	while ((opt = getopt_long(argc, argv, "+:", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 't':
 			o->trace_dir = optarg;
@@ -614,12 +732,22 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 			log__debug = true;
 			break;
 		default:
-			fputs(usage, stderr);
+			command__option_error("run", opt, optopt, argv[optind - 1]);
 			return -EINVAL;
 		}
 	}
-	if (optind != argc - 1) {
-		fputs(usage, stderr);
+	if (optind == argc) {
+		pr_err("no IMAGE given; %s", HELP_HINT);
+		return -EINVAL;
+	}
+	if (optind < argc - 1 && argv[optind + 1][0] == '-') {
+		pr_err("'%s' after IMAGE %s: options go before IMAGE; %s", argv[optind + 1],
+		       argv[optind], HELP_HINT);
+		return -EINVAL;
+	}
+	if (optind < argc - 1) {
+		pr_err("one IMAGE expected, got '%s' and '%s'; %s", argv[optind], argv[optind + 1],
+		       HELP_HINT);
 		return -EINVAL;
 	}
 	o->image = argv[optind];
@@ -628,10 +756,12 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 
 static int run(int argc, char **argv)
 {
+	struct sigaction old_actions[NR_STOP_SIGNALS];
 	struct run_ctx *c;
 	unsigned int done = 0;
+	enum harness_kvm kvm;
 	bool harness;
-	int status;
+	int status, ret;
 
 	c = calloc(1, sizeof(*c));
 	if (!c) {
@@ -650,30 +780,46 @@ static int run(int argc, char **argv)
 			free(c);
 			return 2;
 		}
+		/* --backend kvm needs the series' modules; auto uses them once built. */
+		kvm = c->opts.backend == RUN_BACKEND_KVM  ? HARNESS_KVM_SERIES :
+		      c->opts.backend == RUN_BACKEND_AUTO ? HARNESS_KVM_SERIES_CACHED :
+							    HARNESS_KVM_STOCK;
 		free(c);
-		return harness__run(argv);
+		return harness__run(argv, kvm);
 	}
-	/* Refuse a bad ring size before touching anything. */
+	/* Refuse a bad ring size or trace directory before touching anything. */
 	if (c->opts.trace_dir) {
 		char err[256];
 
 		if (trace__check_budget(c->opts.ring_records, c->opts.vcpus,
-					trace__host_available_memory(), err, sizeof(err)) < 0) {
+					trace__host_available_memory(), err, sizeof(err)) < 0 ||
+		    trace__check_dir(c->opts.trace_dir, err, sizeof(err)) < 0) {
 			pr_err("%s", err);
 			free(c);
 			return 2;
 		}
 	}
+	ret = catch_stop_signals(c->opts.timeout_s, old_actions);
+	if (ret < 0) {
+		pr_err("cannot catch the stop signals: %s", strerror(-ret));
+		free(c);
+		return 1;
+	}
 	c->fail_status = 1;
-	for (; done < NR_STAGES; done++)
+	for (; done < NR_STAGES && !stop_signal; done++) {
 		if (stages[done].init(c) < 0)
 			break;
-	if (done == NR_STAGES)
-		status = run_vm(c);
-	else
+		test_hook__stop_at(stages[done].name);
+	}
+	if (stop_signal)
+		status = stopped_in_startup(c);
+	else if (done < NR_STAGES)
 		status = c->fail_status;
+	else
+		status = run_vm(c);
 	while (done--)
 		stages[done].fini(c);
+	release_stop_signals(old_actions);
 	free(c);
 	return status;
 }

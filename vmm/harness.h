@@ -26,13 +26,23 @@ bool harness__strip(int *argc, char **argv);
  */
 bool harness__path_inside(const char *path);
 
+/* Which KVM modules the harness loads. */
+enum harness_kvm {
+	HARNESS_KVM_STOCK,	/* Debian's own kvm/kvm-amd */
+	HARNESS_KVM_SERIES,	/* kvm-patches/, built (or brought up to date) first */
+	HARNESS_KVM_SERIES_CACHED, /* kvm-patches/ when built before (brought up to date), else stock */
+};
+
 /**
  * harness__run() - run this vbts binary with @argv inside the harness and wait for it.
  * @argv: the subcommand and its arguments (argv[0] is the subcommand), NULL-terminated
+ * @kvm:  the KVM modules the harness loads; the series' modules are built by
+ *        kvm-patches/build into BUILD/kvm-patches (cached, rebuilt when a patch changes)
  *
  * Return: the inner command's exit status; 2 when the harness cannot run here (no QEMU, no
- * kernel package: reported in one line), 1 when the harness failed or timed out.
+ * kernel package: reported in one line), 1 when the harness failed or timed out, or the
+ * series' modules could not be built.
  */
-int harness__run(char **argv);
+int harness__run(char **argv, enum harness_kvm kvm);
 
 #endif /* VBTS_VMM_HARNESS_H */

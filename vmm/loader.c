@@ -5,6 +5,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include "loader.h"
+#include "memory.h"
 
 static const struct loader_format *const formats[] = {
 	&multiboot_format,
@@ -44,13 +46,18 @@ int loader__load(const uint8_t *img, size_t len, const char *cmdline, struct gue
 
 int loader__load_file(const char *path, struct guest_memory *mem, struct loaded_image *out)
 {
+	uint64_t limit = guest_memory__size(mem);
 	struct stat st;
 	uint8_t *img;
 	size_t done = 0;
 	int fd, ret;
 
 	memset(out, 0, sizeof(*out));
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/*
+	 * O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused below); reads of
+	 * a regular file ignore the flag.
+	 */
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
 		ret = -errno;
 		snprintf(out->error, sizeof(out->error), "%s", strerror(errno));
@@ -66,11 +73,14 @@ int loader__load_file(const char *path, struct guest_memory *mem, struct loaded_
 		snprintf(out->error, sizeof(out->error), "not a regular file");
 		goto err_close;
 	}
-	if ((uint64_t)st.st_size > LOADER_MAX_FILE) {
+	if (limit > LOADER_MAX_FILE)
+		limit = LOADER_MAX_FILE;
+	if ((uint64_t)st.st_size > limit) {
 		ret = -E2BIG;
 		snprintf(out->error, sizeof(out->error),
-			 "image of %lld bytes is larger than %llu MiB", (long long)st.st_size,
-			 LOADER_MAX_FILE >> 20);
+			 "image of %lld bytes is larger than %s (%" PRIu64 " bytes)",
+			 (long long)st.st_size,
+			 limit == LOADER_MAX_FILE ? "the image limit" : "guest memory", limit);
 		goto err_close;
 	}
 	img = malloc(st.st_size ? st.st_size : 1);

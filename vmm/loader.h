@@ -21,7 +21,7 @@ struct guest_memory;
 #define BOOT_INFO_GPA 0x9000ULL
 #define BOOT_AREA_END 0xa000ULL
 
-/* Largest image file read. */
+/* Largest image file read (and never more than guest memory). */
 #define LOADER_MAX_FILE (256ULL << 20)
 
 #define LOADER_BUILD_ID_MAX 64 /* bytes of a GNU build ID kept */
@@ -74,11 +74,13 @@ int loader__load(const uint8_t *img, size_t len, const char *cmdline, struct gue
 
 /**
  * loader__load_file() - read @path and loader__load() it; the command line is the path.
- * @path: image file
+ * @path: image file: a regular file no larger than guest memory and LOADER_MAX_FILE (anything
+ *        else is refused without waiting, a FIFO included)
  * @mem:  guest memory
  * @out:  filled in; @out->error names the problem on failure
  *
- * Return: as loader__load(), plus -errno from reading the file (also with @out->error set).
+ * Return: as loader__load(), plus -EINVAL when @path is not a regular file, -E2BIG when it is
+ * too large, -errno from reading it (each with @out->error set).
  */
 int loader__load_file(const char *path, struct guest_memory *mem, struct loaded_image *out);
 

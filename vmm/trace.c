@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <jansson.h>
+#include <libgen.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -19,6 +20,7 @@
 #include <unistd.h>
 
 #include "ring-writer.h"
+#include "test-hook.h"
 #include "trace.h"
 
 struct trace {
@@ -109,6 +111,55 @@ static int dir_is_empty(const char *dir)
 		}
 	}
 	closedir(d);
+	return ret;
+}
+
+/* Can a directory be made at @dir (which does not exist)? 0 or -errno, @err set. */
+static int check_parent(const char *dir, char *err, size_t errlen)
+{
+	char *copy = strdup(dir);
+	struct stat st;
+	int ret = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	if (stat(dirname(copy), &st) < 0)
+		ret = -errno;
+	else if (!S_ISDIR(st.st_mode))
+		ret = -ENOTDIR;
+	else if (access(copy, W_OK | X_OK) < 0)
+		ret = -errno;
+	free(copy);
+	if (ret < 0)
+		set_err(err, errlen, "cannot create trace directory %s: %s", dir, strerror(-ret));
+	return ret;
+}
+
+int trace__check_dir(const char *dir, char *err, size_t errlen)
+{
+	struct stat st;
+	int ret;
+
+	if (stat(dir, &st) < 0) {
+		ret = -errno;
+		if (ret == -ENOENT && lstat(dir, &st) == 0) {
+			set_err(err, errlen, "trace directory %s is a symbolic link to nothing", dir);
+			return -ENOENT;
+		}
+		if (ret == -ENOENT)
+			return check_parent(dir, err, errlen);
+		set_err(err, errlen, "trace directory %s: %s", dir, strerror(-ret));
+		return ret;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		set_err(err, errlen, "trace directory %s is not a directory", dir);
+		return -ENOTDIR;
+	}
+	ret = dir_is_empty(dir);
+	if (ret == -ENOTEMPTY)
+		set_err(err, errlen, "trace directory %s exists and is not empty", dir);
+	else if (ret < 0)
+		set_err(err, errlen, "trace directory %s: %s", dir, strerror(-ret));
 	return ret;
 }
 
@@ -218,22 +269,16 @@ struct trace *trace__create(const struct trace_config *cfg, char *err, size_t er
 	if (mkdir(cfg->dir, 0777) == 0) {
 		t->made_dir = true;
 	} else if (errno == EEXIST) {
-		ret = dir_is_empty(cfg->dir);
-		if (ret == -ENOTEMPTY || ret == -ENOTDIR) {
-			set_err(err, errlen, "trace directory %s exists and is not empty",
-				cfg->dir);
+		ret = trace__check_dir(cfg->dir, err, errlen);
+		if (ret < 0)
 			goto err_free;
-		}
-		if (ret < 0) {
-			set_err(err, errlen, "trace directory %s: %s", cfg->dir, strerror(-ret));
-			goto err_free;
-		}
 	} else {
 		ret = -errno;
 		set_err(err, errlen, "cannot create trace directory %s: %s", cfg->dir,
 			strerror(errno));
 		goto err_free;
 	}
+	test_hook__stop_at("trace-dir");
 	if (getrandom(&t->vm_id, sizeof(t->vm_id), 0) != sizeof(t->vm_id))
 		t->vm_id = realtime_ns() ^ ((uint64_t)getpid() << 32);
 	start_ns = realtime_ns();
@@ -242,6 +287,7 @@ struct trace *trace__create(const struct trace_config *cfg, char *err, size_t er
 		set_err(err, errlen, "cannot write %s/vm.json: %s", cfg->dir, strerror(-ret));
 		goto err_remove;
 	}
+	test_hook__stop_at("vm.json");
 	rc.capacity = cfg->ring_records;
 	rc.mode = VBTS_RING_WRAP;
 	rc.vm_id = t->vm_id;
@@ -266,6 +312,7 @@ struct trace *trace__create(const struct trace_config *cfg, char *err, size_t er
 		}
 		free(path);
 		t->nr_rings = i + 1;
+		test_hook__stop_at(name);
 	}
 	path = path_in(t, "events.jsonl");
 	if (!path) {

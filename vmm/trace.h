@@ -54,6 +54,18 @@ int trace__check_budget(uint64_t records, unsigned int vcpus, uint64_t avail, ch
 			size_t errlen);
 
 /**
+ * trace__check_dir() - whether trace__create() would accept @dir, without creating anything:
+ * it does not exist and its parent is a writable directory, or it is an empty directory.
+ * @dir:    the trace directory
+ * @err:    receives one line on refusal ("trace directory DIR is not a directory", ...)
+ * @errlen: its size
+ *
+ * Return: 0, -ENOTDIR (a file is there, or on the way), -ENOTEMPTY, or -errno (ENOENT for a
+ * missing parent or a dangling symbolic link, EACCES, ...).
+ */
+int trace__check_dir(const char *dir, char *err, size_t errlen);
+
+/**
  * trace__host_available_memory() - MemAvailable of /proc/meminfo in bytes.
  *
  * Return: bytes, or 0 when unknown.
@@ -71,11 +83,12 @@ const char *trace__cpl_name(enum vbts_cpl_filter cpl);
 /**
  * trace__create() - create the trace directory with vm.json, the ring files and events.jsonl.
  * @cfg: the run
- * @err: receives one line on failure ("trace directory DIR exists and is not empty", ...)
+ * @err: receives one line on failure ("trace directory DIR exists and is not empty", "...
+ *       is not a directory", ...)
  * @errlen: its size
  *
- * Return: the trace, or NULL with errno set (ENOTEMPTY, EEXIST, EINVAL, E2BIG, or the failing
- * call's errno); nothing is left behind on failure.
+ * Return: the trace, or NULL with errno set (ENOTEMPTY, ENOTDIR, EEXIST, EINVAL, E2BIG, or the
+ * failing call's errno); nothing is left behind on failure.
  */
 struct trace *trace__create(const struct trace_config *cfg, char *err, size_t errlen);
 

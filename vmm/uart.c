@@ -2,6 +2,11 @@
 /*
  * uart.c - the 8250 console: transmit-only, always ready, registers stored.
  *
+ * The guest's bytes go to the host's terminal or a log file: they pass through an escaping
+ * stream (escape.h) that keeps lines, tabs and backslashes and writes anything a terminal
+ * would obey as text, so the console reads as the guest wrote it and never drives the host's
+ * terminal.
+ *
  * Locking: @lock serializes register state and output between vCPU threads.
  */
 #include <errno.h>
@@ -9,13 +14,15 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
+#include "escape.h"
 #include "uart.h"
 
 struct uart {
 	pthread_mutex_t lock;
 	FILE *out;
-	uint64_t limit;   /* bytes to @out at most */
-	uint64_t written; /* bytes written to @out */
+	struct escape_stream esc;
+	uint64_t limit;   /* guest bytes to @out at most */
+	uint64_t written; /* guest bytes written to @out (escaped) */
 	uint64_t dropped; /* bytes over @limit */
 	uint8_t ier, lcr, mcr, scr, fcr, dll, dlm;
 };
@@ -28,18 +35,30 @@ struct uart *uart__create(FILE *out, uint64_t limit)
 		return NULL;
 	pthread_mutex_init(&u->lock, NULL);
 	u->out = out;
+	escape_stream__init(&u->esc, ESCAPE_KEEP_NEWLINE | ESCAPE_KEEP_BACKSLASH);
 	u->limit = limit;
 	u->dll = 12; /* 9600 baud, as after a BIOS */
 	u->lcr = 0x03;
 	return u;
 }
 
+void uart__set_output(struct uart *u, FILE *out)
+{
+	pthread_mutex_lock(&u->lock);
+	if (u->out)
+		fflush(u->out);
+	u->out = out;
+	pthread_mutex_unlock(&u->lock);
+}
+
 void uart__destroy(struct uart *u)
 {
 	if (!u)
 		return;
-	if (u->out)
+	if (u->out) {
+		escape_stream__flush(&u->esc, u->out);
 		fflush(u->out);
+	}
 	pthread_mutex_destroy(&u->lock);
 	free(u);
 }
@@ -50,7 +69,7 @@ static void transmit(struct uart *u, uint8_t c)
 		u->dropped++;
 		return;
 	}
-	fputc(c, u->out);
+	escape_stream__putc(&u->esc, u->out, c);
 	u->written++;
 	if (c == '\n')
 		fflush(u->out);

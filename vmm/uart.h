@@ -33,16 +33,24 @@
 struct uart;
 
 /**
- * uart__create() - a UART whose transmitter writes to @out.
- * @out:   where guest output goes (not owned)
- * @limit: bytes written to @out at most; the rest are counted as dropped
+ * uart__create() - a UART whose transmitter writes to @out, escaped (see uart.c).
+ * @out:   where guest output goes (not owned), NULL: nowhere until uart__set_output()
+ * @limit: guest bytes written to @out at most; the rest are counted as dropped
  *
  * Return: the UART, or NULL with errno ENOMEM.
  */
 struct uart *uart__create(FILE *out, uint64_t limit);
 
 /**
- * uart__destroy() - flush the output and free the UART.
+ * uart__set_output() - flush the current output and write to @out from now on.
+ * @u:   UART
+ * @out: where guest output goes (not owned), NULL: nowhere (counted as dropped)
+ */
+void uart__set_output(struct uart *u, FILE *out);
+
+/**
+ * uart__destroy() - flush the output (with any bytes of an unfinished character, escaped)
+ * and free the UART.
  * @u: may be NULL
  */
 void uart__destroy(struct uart *u);

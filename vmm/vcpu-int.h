@@ -20,9 +20,12 @@
  * @run_size: its mapping size (0 when not mmap'd)
  * @run_bytes: bytes of @run that exit data may point into (the mapping, or the test buffer)
  * @thread:   the vcpu-N thread, valid when @started
+ * @started:  the thread was created (set under @lock)
+ * @live:     started to run guest code (counted in vm->nr_live), not parked
  * @lock, @cond: protect @state, @request and the kick (immediate_exit)
  * @state:    what the thread is doing
- * @request:  what it was asked to do
+ * @request:  what it was asked to do; VCPU_STOPPED is final (a stop wins over any later
+ *            request or start)
  * @tv:       what the tracer backend sees
  * @tracing:  the tracer's vcpu_init succeeded
  * @exits:    exit counters, written by the vCPU thread only
@@ -38,6 +41,7 @@ struct vcpu {
 	size_t run_bytes;
 	pthread_t thread;
 	bool started;
+	bool live;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	enum vcpu_state state;

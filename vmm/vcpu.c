@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "iobus.h"
@@ -419,11 +420,20 @@ int vcpu__dispatch(struct vcpu *v, struct kvm_run *run)
 	}
 }
 
+/*
+ * The one place @request changes (v->lock held): VCPU_STOPPED is final, so a stop request wins
+ * over every later request or start, whichever thread comes last.
+ */
+static void set_request(struct vcpu *v, enum vcpu_state state)
+{
+	if (v->request != VCPU_STOPPED)
+		v->request = state == VCPU_STEPPING ? VCPU_RUNNING : state;
+}
+
 void vcpu__request(struct vcpu *v, enum vcpu_state state)
 {
 	pthread_mutex_lock(&v->lock);
-	if (v->request != VCPU_STOPPED)
-		v->request = state == VCPU_STEPPING ? VCPU_RUNNING : state;
+	set_request(v, state);
 	pthread_cond_broadcast(&v->cond);
 	if (v->request != VCPU_RUNNING && v->started &&
 	    (v->state == VCPU_RUNNING || v->state == VCPU_STEPPING)) {
@@ -501,16 +511,13 @@ static void *vcpu_thread(void *arg)
 {
 	struct vcpu *v = arg;
 	const struct tracer_ops *ops = v->vm->tracer;
+	bool live = v->live;
 	char name[16];
-	bool live;
 	int ret;
 
 	snprintf(name, sizeof(name), "vcpu-%u", v->index);
 	pthread_setname_np(pthread_self(), name);
 
-	pthread_mutex_lock(&v->lock);
-	live = v->request == VCPU_RUNNING;
-	pthread_mutex_unlock(&v->lock);
 	if (!wait_runnable(v))
 		goto out;
 	if (ops) {
@@ -549,7 +556,9 @@ int vcpu__start(struct vcpu *v, bool live)
 	int ret;
 
 	pthread_mutex_lock(&v->lock);
-	v->request = live ? VCPU_RUNNING : VCPU_PAUSED;
+	/* A stop requested before the start (the guest already ended the run) is kept. */
+	set_request(v, live ? VCPU_RUNNING : VCPU_PAUSED);
+	v->live = live;
 	v->tv.mem = v->vm->mem;
 	v->tv.cpl = v->vm->cpl;
 	v->tv.caps = v->vm->caps;
@@ -567,6 +576,25 @@ void vcpu__join(struct vcpu *v)
 	if (v->started)
 		pthread_join(v->thread, NULL);
 	v->started = false;
+}
+
+int vcpu__join_timed(struct vcpu *v, uint64_t timeout_ns)
+{
+	struct timespec ts;
+	uint64_t end;
+	int ret;
+
+	if (!v->started)
+		return 0;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	end = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec + timeout_ns;
+	ts.tv_sec = end / 1000000000ULL;
+	ts.tv_nsec = end % 1000000000ULL;
+	ret = pthread_timedjoin_np(v->thread, NULL, &ts);
+	if (ret == ETIMEDOUT)
+		return -ETIMEDOUT;
+	v->started = false;
+	return 0;
 }
 
 void vcpu__stats(const struct vcpu *v, struct vcpu_stats *stats)

@@ -92,7 +92,8 @@ void vcpu__set_ring(struct vcpu *v, struct ring_writer *ring);
  * vcpu__start() - start the vCPU thread.
  * @v:    vCPU
  * @live: run guest code now; otherwise park in VCPU_PAUSED (an AP the boot protocol does not
- *        start)
+ *        start). A stop requested before (vm__request_stop() while vCPUs are being started)
+ *        is kept: the thread then ends at once without running guest code.
  *
  * Return: 0 or -errno from pthread_create.
  */
@@ -101,7 +102,8 @@ int vcpu__start(struct vcpu *v, bool live);
 /**
  * vcpu__request() - ask the vCPU to change state; kicks it out of KVM_RUN when needed.
  * @v:     vCPU
- * @state: VCPU_RUNNING (resume), VCPU_PAUSED or VCPU_STOPPED (final)
+ * @state: VCPU_RUNNING (resume), VCPU_PAUSED or VCPU_STOPPED (final: no later request or
+ *         vcpu__start() undoes it; asking again kicks the thread again)
  */
 void vcpu__request(struct vcpu *v, enum vcpu_state state);
 
@@ -118,6 +120,15 @@ enum vcpu_state vcpu__state(struct vcpu *v);
  * @v: vCPU
  */
 void vcpu__join(struct vcpu *v);
+
+/**
+ * vcpu__join_timed() - vcpu__join(), waiting at most @timeout_ns.
+ * @v:          vCPU
+ * @timeout_ns: nanoseconds to wait at most
+ *
+ * Return: 0 when the thread has ended (or was never started), -ETIMEDOUT when it still runs.
+ */
+int vcpu__join_timed(struct vcpu *v, uint64_t timeout_ns);
 
 /**
  * vcpu__note_crash() - the guest died on this vCPU: write a FREEZE escape record (@reason) to

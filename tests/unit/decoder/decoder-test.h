@@ -15,6 +15,8 @@ Suite *decoder_suite(void);
 Suite *procmap_suite(void);
 Suite *symbols_suite(void);
 Suite *golden_suite(void);
+Suite *inputs_suite(void);
+Suite *scale_suite(void);
 
 /* The same as constant initializers, for static tables. */
 #define BR(from, to, cpl, kind)                                                              \
@@ -87,5 +89,33 @@ extern const struct decoder_source_ops mem_source_ops;
  */
 size_t decode_all(const struct decoder_source *src, size_t n, struct decoded_record *out,
 		  size_t max);
+
+/**
+ * run_decode() - run `vbts decode ARGS...` in this process, capturing stdout and stderr.
+ * @out:  receives stdout (malloc'ed)
+ * @err:  receives stderr (malloc'ed)
+ * @argv: "decode" and its arguments, NULL-terminated
+ *
+ * Return: the command's exit status.
+ */
+int run_decode(char **out, char **err, char **argv);
+
+/**
+ * write_ring() - write a ring file DIR/vcpuN.ring with the ring writer.
+ * @dir:      trace directory
+ * @vcpu:     N
+ * @capacity: record slots
+ * @recs:     records appended in order
+ * @n:        how many
+ * @refused:  when > 0, the ring is then frozen and that many more appends must be refused
+ */
+void write_ring(const char *dir, uint32_t vcpu, uint64_t capacity,
+		const struct vbts_record *recs, size_t n, unsigned int refused);
+
+/**
+ * remove_trace() - remove a trace directory and everything in it.
+ * @dir: the directory
+ */
+void remove_trace(const char *dir);
 
 #endif /* VBTS_TESTS_DECODER_TEST_H */

@@ -528,4 +528,5 @@ Suite *decoder_suite(void)
 	return s;
 }
 
-VBTS_CHECK_MAIN(parse_suite, decoder_suite, procmap_suite, symbols_suite, golden_suite)
+VBTS_CHECK_MAIN(parse_suite, decoder_suite, procmap_suite, symbols_suite, golden_suite,
+		inputs_suite, scale_suite)

@@ -3,7 +3,10 @@
  * test-symbols.c - the symbolizer on real ELF objects built for the test (symtest.S, as
  * ELF64 and ELF32), and the process map on good and bad events.jsonl lines.
  */
+#include <elf.h>
 #include <errno.h>
+#include <jansson.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,6 +106,25 @@ START_TEST(test_symbols_elf32)
 }
 END_TEST
 
+/* An image stripped of its symbol table (and DWARF): loads, and knows no address. */
+START_TEST(test_symbols_stripped)
+{
+	struct symbols *s = symbols__load(SYMTEST_STRIPPED);
+	struct symbol_hit hit;
+	const char *file;
+	int line;
+
+	ck_assert_msg(s, "%s: %s", SYMTEST_STRIPPED, strerror(errno));
+	ck_assert_uint_eq(symbols__count(s), 0);
+	ck_assert_str_eq(symbols__build_id(s), "deadbeef01020304");
+	for (size_t i = 0; i < sizeof(lookups) / sizeof(lookups[0]); i++) {
+		ck_assert_int_eq(symbols__lookup(s, lookups[i].addr, &hit), -ENOENT);
+		ck_assert_int_eq(symbols__line(s, lookups[i].addr, &file, &line), -ENOENT);
+	}
+	symbols__free(s);
+}
+END_TEST
+
 START_TEST(test_symbols_errors)
 {
 	char path[] = "/tmp/vbts-notelf-XXXXXX";
@@ -121,6 +143,287 @@ START_TEST(test_symbols_errors)
 }
 END_TEST
 
+/* ---- corrupted images ----------------------------------------------------------------------- */
+
+/* An ELF file in memory, ELF32 or ELF64 (little endian), for patching header fields. */
+struct elf_image {
+	unsigned char *buf;
+	size_t len;
+	bool is64;
+};
+
+enum sh_field { SH_TYPE, SH_FLAGS, SH_OFFSET, SH_SIZE, SH_ADDR };
+
+static void image_read(struct elf_image *im, const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	long len;
+
+	ck_assert_msg(f, "%s: %s", path, strerror(errno));
+	fseek(f, 0, SEEK_END);
+	len = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	ck_assert_int_gt(len, (long)sizeof(Elf64_Ehdr));
+	im->len = (size_t)len;
+	im->buf = malloc(im->len);
+	ck_assert_ptr_nonnull(im->buf);
+	ck_assert_uint_eq(fread(im->buf, 1, im->len, f), im->len);
+	fclose(f);
+	ck_assert(!memcmp(im->buf, ELFMAG, SELFMAG) && im->buf[EI_DATA] == ELFDATA2LSB);
+	im->is64 = im->buf[EI_CLASS] == ELFCLASS64;
+}
+
+static size_t field_off(const struct elf_image *im, enum sh_field f)
+{
+	static const size_t off64[] = { offsetof(Elf64_Shdr, sh_type),
+		offsetof(Elf64_Shdr, sh_flags), offsetof(Elf64_Shdr, sh_offset),
+		offsetof(Elf64_Shdr, sh_size), offsetof(Elf64_Shdr, sh_addr) };
+	static const size_t off32[] = { offsetof(Elf32_Shdr, sh_type),
+		offsetof(Elf32_Shdr, sh_flags), offsetof(Elf32_Shdr, sh_offset),
+		offsetof(Elf32_Shdr, sh_size), offsetof(Elf32_Shdr, sh_addr) };
+
+	return im->is64 ? off64[f] : off32[f];
+}
+
+static uint64_t le(const unsigned char *p, size_t n)
+{
+	uint64_t v = 0;
+
+	while (n--)
+		v = v << 8 | p[n];
+	return v;
+}
+
+/* The file offset of the section header of @name (it must exist). */
+static size_t shdr_at(const struct elf_image *im, const char *name)
+{
+	size_t shoff, entsize, num, strndx, stroff;
+
+	if (im->is64) {
+		shoff = le(im->buf + offsetof(Elf64_Ehdr, e_shoff), 8);
+		entsize = le(im->buf + offsetof(Elf64_Ehdr, e_shentsize), 2);
+		num = le(im->buf + offsetof(Elf64_Ehdr, e_shnum), 2);
+		strndx = le(im->buf + offsetof(Elf64_Ehdr, e_shstrndx), 2);
+		stroff = le(im->buf + shoff + strndx * entsize + offsetof(Elf64_Shdr, sh_offset), 8);
+	} else {
+		shoff = le(im->buf + offsetof(Elf32_Ehdr, e_shoff), 4);
+		entsize = le(im->buf + offsetof(Elf32_Ehdr, e_shentsize), 2);
+		num = le(im->buf + offsetof(Elf32_Ehdr, e_shnum), 2);
+		strndx = le(im->buf + offsetof(Elf32_Ehdr, e_shstrndx), 2);
+		stroff = le(im->buf + shoff + strndx * entsize + offsetof(Elf32_Shdr, sh_offset), 4);
+	}
+	for (size_t i = 1; i < num; i++) {
+		size_t at = shoff + i * entsize;
+
+		if (!strcmp((const char *)im->buf + stroff + le(im->buf + at, 4), name))
+			return at;
+	}
+	ck_abort_msg("no section %s", name);
+	return 0;
+}
+
+static uint64_t shdr_get(const struct elf_image *im, const char *name, enum sh_field f)
+{
+	size_t width = im->is64 && f != SH_TYPE ? 8 : 4;
+
+	return le(im->buf + shdr_at(im, name) + field_off(im, f), width);
+}
+
+/* Four bytes at @off (the low half of a 64-bit field). */
+static void put32(struct elf_image *im, size_t off, uint32_t v)
+{
+	ck_assert_uint_le(off + 4, im->len);
+	for (int i = 0; i < 4; i++)
+		im->buf[off + i] = (unsigned char)(v >> 8 * i);
+}
+
+static void image_write_temp(const struct elf_image *im, char *path)
+{
+	int fd = mkstemp(path);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, im->buf, im->len), (ssize_t)im->len);
+	close(fd);
+}
+
+enum patch_kind {
+	PATCH_SET,              /* field = v */
+	PATCH_ADD,              /* field += v */
+	PATCH_OR,               /* field |= v */
+	PATCH_FILE_END,         /* field = file size - v */
+	PATCH_OFFSET_OF,        /* field = sh_offset of section @other */
+	PATCH_SHOFF,            /* field = e_shoff (the section header table) */
+	PATCH_CHDR_TYPE,        /* ch_type of the compressed section = v */
+	PATCH_CHDR_SIZE,        /* ch_size of the compressed section = v */
+};
+
+/* Each a 4-byte change of one header of a real image with DWARF 5. */
+static const struct {
+	const char *image;
+	const char *section;
+	enum sh_field field;
+	enum patch_kind kind;
+	uint32_t v;
+	const char *other;
+	const char *problem;    /* in symbols__dwarf_problem() */
+} corruptions[] = {
+	/* String sections cut short: their last string runs off the end. */
+	{ DWARF_IMAGE, ".debug_line_str", SH_SIZE, PATCH_SET, 1, NULL, "not NUL-terminated" },
+	{ DWARF_IMAGE, ".debug_line_str", SH_SIZE, PATCH_ADD, (uint32_t)-1, NULL,
+	  "(.debug_line_str): string section not NUL-terminated" },
+	{ DWARF_IMAGE, ".debug_str", SH_SIZE, PATCH_SET, 3, NULL, "(.debug_str): string section" },
+	/* Sections moved onto others, onto the headers, or out of the file. */
+	{ DWARF_IMAGE, ".debug_line_str", SH_OFFSET, PATCH_ADD, 1, NULL, "overlaps" },
+	{ DWARF_IMAGE, ".debug_line_str", SH_OFFSET, PATCH_OFFSET_OF, 0, ".debug_line",
+	  "overlaps" },
+	{ DWARF_IMAGE, ".debug_rnglists", SH_OFFSET, PATCH_OFFSET_OF, 0, ".debug_loclists",
+	  "(.debug_rnglists)" },
+	{ DWARF_IMAGE, ".debug_rnglists", SH_OFFSET, PATCH_SET, 0, NULL,
+	  "(.debug_rnglists) overlaps the ELF header" },
+	{ DWARF_IMAGE, ".debug_rnglists", SH_OFFSET, PATCH_SHOFF, 0, NULL,
+	  "the section header table" },
+	{ DWARF_IMAGE, ".debug_rnglists", SH_OFFSET, PATCH_FILE_END, 1, NULL,
+	  "lie outside the file" },
+	{ DWARF_IMAGE, ".debug_rnglists", SH_SIZE, PATCH_SET, 0xffffffff, NULL,
+	  "lie outside the file" },
+	{ DWARF_IMAGE, ".debug_line", SH_SIZE, PATCH_SET, 0x7fffffff, NULL, "outside the file" },
+	/* Claimed to be compressed: the header is the section's own bytes. */
+	{ DWARF_IMAGE, ".debug_line_str", SH_FLAGS, PATCH_OR, SHF_COMPRESSED, NULL,
+	  "unknown compression type" },
+	{ DWARF_IMAGE, ".debug_rnglists", SH_FLAGS, PATCH_OR, SHF_COMPRESSED, NULL,
+	  "(.debug_rnglists): " },
+	/* Compressed sections whose header lies about the type or the size. */
+	{ DWARF_IMAGE_Z, ".debug_line_str", 0, PATCH_CHDR_TYPE, 77, NULL,
+	  "(.debug_line_str): unknown compression type 77" },
+	{ DWARF_IMAGE_Z, ".debug_line", 0, PATCH_CHDR_SIZE, 0x7fffffff, NULL,
+	  "(.debug_line): implausible size 2147483647 once decompressed" },
+	{ DWARF_IMAGE_Z, ".debug_line_str", 0, PATCH_CHDR_SIZE, 1, NULL,
+	  "(.debug_line_str): cannot be decompressed" },
+};
+
+static void corrupt_image(struct elf_image *im, size_t c)
+{
+	size_t at = shdr_at(im, corruptions[c].section), off = at + field_off(im,
+									     corruptions[c].field);
+	uint32_t old = (uint32_t)le(im->buf + off, 4), v = corruptions[c].v;
+	size_t chdr = (size_t)shdr_get(im, corruptions[c].section, SH_OFFSET);
+
+	switch (corruptions[c].kind) {
+	case PATCH_SET:
+		break;
+	case PATCH_ADD:
+		v += old;
+		break;
+	case PATCH_OR:
+		v |= old;
+		break;
+	case PATCH_FILE_END:
+		v = (uint32_t)im->len - v;
+		break;
+	case PATCH_OFFSET_OF:
+		v = (uint32_t)shdr_get(im, corruptions[c].other, SH_OFFSET);
+		break;
+	case PATCH_SHOFF:
+		v = (uint32_t)(im->is64 ? le(im->buf + offsetof(Elf64_Ehdr, e_shoff), 8) :
+					  le(im->buf + offsetof(Elf32_Ehdr, e_shoff), 4));
+		break;
+	case PATCH_CHDR_TYPE:
+		ck_assert(shdr_get(im, corruptions[c].section, SH_FLAGS) & SHF_COMPRESSED);
+		off = chdr + (im->is64 ? offsetof(Elf64_Chdr, ch_type) :
+					 offsetof(Elf32_Chdr, ch_type));
+		break;
+	case PATCH_CHDR_SIZE:
+		ck_assert(shdr_get(im, corruptions[c].section, SH_FLAGS) & SHF_COMPRESSED);
+		off = chdr + (im->is64 ? offsetof(Elf64_Chdr, ch_size) :
+					 offsetof(Elf32_Chdr, ch_size));
+		break;
+	}
+	put32(im, off, v);
+}
+
+/*
+ * A corrupted copy of a real image loads with the same symbols as the original and without
+ * source lines (the original has them at the same addresses), and nothing reads out of
+ * bounds: run under valgrind (meson test --setup valgrind) and ASan builds as well.
+ */
+START_TEST(test_symbols_corrupted_dwarf)
+{
+	char path[] = "/tmp/vbts-corrupt-XXXXXX";
+	struct elf_image im;
+	struct symbols *good, *bad;
+	uint64_t text, text_size;
+	size_t with_lines = 0;
+
+	image_read(&im, corruptions[_i].image);
+	text = shdr_get(&im, ".text", SH_ADDR);
+	text_size = shdr_get(&im, ".text", SH_SIZE);
+	good = symbols__load(corruptions[_i].image);
+	ck_assert_ptr_nonnull(good);
+	corrupt_image(&im, (size_t)_i);
+	image_write_temp(&im, path);
+	bad = symbols__load(path);
+	ck_assert_msg(bad, "%s: %s", path, strerror(errno));
+	ck_assert_ptr_null(symbols__dwarf_problem(good));
+	ck_assert_msg(symbols__dwarf_problem(bad) &&
+		      strstr(symbols__dwarf_problem(bad), corruptions[_i].problem),
+		      "problem '%s', want '%s'", symbols__dwarf_problem(bad),
+		      corruptions[_i].problem);
+	ck_assert_uint_eq(symbols__count(bad), symbols__count(good));
+	ck_assert_uint_gt(symbols__count(bad), 10);
+	for (uint64_t a = text; a < text + text_size; a += 3) {
+		struct symbol_hit hg, hb;
+		const char *file;
+		int line, rg = symbols__lookup(good, a, &hg), rb = symbols__lookup(bad, a, &hb);
+
+		ck_assert_int_eq(rb, rg);
+		if (!rg) {
+			ck_assert_str_eq(hb.name, hg.name);
+			ck_assert_uint_eq(hb.offset, hg.offset);
+		}
+		with_lines += !symbols__line(good, a, &file, &line);
+		ck_assert_msg(symbols__line(bad, a, &file, &line) == -ENOENT,
+			      "%#llx: a source line from a corrupted image",
+			      (unsigned long long)a);
+	}
+	ck_assert_uint_gt(with_lines, text_size / 3 / 2);
+	symbols__free(bad);
+	symbols__free(good);
+	unlink(path);
+	free(im.buf);
+}
+END_TEST
+
+/* The compressed copy gives the same source lines as the original. */
+START_TEST(test_symbols_compressed_dwarf)
+{
+	struct symbols *plain = symbols__load(DWARF_IMAGE), *z = symbols__load(DWARF_IMAGE_Z);
+	struct elf_image im;
+	uint64_t text, text_size;
+	size_t with_lines = 0;
+
+	ck_assert(plain && z);
+	image_read(&im, DWARF_IMAGE_Z);
+	ck_assert(shdr_get(&im, ".debug_info", SH_FLAGS) & SHF_COMPRESSED);
+	text = shdr_get(&im, ".text", SH_ADDR);
+	text_size = shdr_get(&im, ".text", SH_SIZE);
+	for (uint64_t a = text; a < text + text_size; a++) {
+		const char *fp, *fz;
+		int lp, lz, rp = symbols__line(plain, a, &fp, &lp), rz = symbols__line(z, a, &fz, &lz);
+
+		ck_assert_int_eq(rz, rp);
+		if (rp)
+			continue;
+		ck_assert_str_eq(fz, fp);
+		ck_assert_int_eq(lz, lp);
+		with_lines++;
+	}
+	ck_assert_uint_gt(with_lines, text_size / 2);
+	symbols__free(plain);
+	symbols__free(z);
+	free(im.buf);
+}
+END_TEST
+
 Suite *symbols_suite(void)
 {
 	Suite *s = suite_create("symbols");
@@ -128,7 +431,11 @@ Suite *symbols_suite(void)
 
 	tcase_add_test(tc, test_symbols_elf64);
 	tcase_add_test(tc, test_symbols_elf32);
+	tcase_add_test(tc, test_symbols_stripped);
 	tcase_add_test(tc, test_symbols_errors);
+	tcase_add_loop_test(tc, test_symbols_corrupted_dwarf, 0,
+			    (int)(sizeof(corruptions) / sizeof(corruptions[0])));
+	tcase_add_test(tc, test_symbols_compressed_dwarf);
 	suite_add_tcase(s, tc);
 	return s;
 }
@@ -247,7 +554,10 @@ START_TEST(test_procmap_long_and_binary_lines)
 }
 END_TEST
 
-/* Guest-chosen task names cannot break the output: escaped in jsonl, replaced in text. */
+/*
+ * Guest-chosen task names cannot break the output: jsonl stays valid JSON (controls escaped,
+ * invalid UTF-8 replaced by U+FFFD), text shows them escaped.
+ */
 START_TEST(test_hostile_task_names)
 {
 	struct decoded_record r = {
@@ -256,22 +566,75 @@ START_TEST(test_hostile_task_names)
 	};
 	struct exporter e = { .format = EXPORT_JSONL };
 	struct procmap *pm = procmap__new();
-	char *buf = NULL;
+	char *buf = NULL, *line;
 	size_t len = 0;
 
 	ck_assert_ptr_nonnull(pm);
 	ck_assert_int_eq(procmap__add(pm, 1, "a\"b\\c\n\x1b[31m\x7f", 0x5000, 0), 0);
+	ck_assert_int_eq(procmap__add(pm, 2, "\xff\xc3(ok\xe2\x82", 0x6000, 0), 0);
 	e.procmap = pm;
 	e.out = open_memstream(&buf, &len);
 	ck_assert_ptr_nonnull(e.out);
 	ck_assert_int_eq(exporter__record(&e, &r), 0);
+	r.cr3 = 0x6000;
+	ck_assert_int_eq(exporter__record(&e, &r), 0);
 	e.format = EXPORT_TEXT;
+	ck_assert_int_eq(exporter__record(&e, &r), 0);
+	r.cr3 = 0x5000;
 	ck_assert_int_eq(exporter__record(&e, &r), 0);
 	fclose(e.out);
 	ck_assert_str_eq(buf,
 			 "{\"type\":\"branch\",\"vcpu\":0,\"seq\":7,\"from\":\"0x10\",\"to\":\"0x20\","
 			 "\"task\":\"a\\\"b\\\\c\\u000a\\u001b[31m\\u007f\"}\n"
-			 "  vcpu0 cpl? a\"b\\c??[31m?[1]  0x10  =>  0x20\n");
+			 "{\"type\":\"branch\",\"vcpu\":0,\"seq\":7,\"from\":\"0x10\",\"to\":\"0x20\","
+			 "\"task\":\"\\ufffd\\ufffd(ok\\ufffd\\ufffd\"}\n"
+			 "  vcpu0 cpl? \\xff\\xc3(ok\\xe2\\x82[2] 0x10  =>  0x20\n"
+			 "  vcpu0 cpl? a\"b\\\\c\\n\\x1b[31m\\x7f[1] 0x10  =>  0x20\n");
+	/* Both jsonl lines parse, and the names come back as the guest sent the valid parts. */
+	line = buf;
+	for (int i = 0; i < 2; i++) {
+		char *nl = strchr(line, '\n');
+		json_error_t jerr;
+		json_t *j;
+
+		ck_assert_ptr_nonnull(nl);
+		j = json_loadb(line, (size_t)(nl - line), 0, &jerr);
+		ck_assert_msg(j, "%s", jerr.text);
+		ck_assert_str_eq(json_string_value(json_object_get(j, "task")),
+				 i ? "\xef\xbf\xbd\xef\xbf\xbd(ok\xef\xbf\xbd\xef\xbf\xbd" :
+				     "a\"b\\c\n\x1b[31m\x7f");
+		json_decref(j);
+		line = nl + 1;
+	}
+	free(buf);
+	procmap__free(pm);
+}
+END_TEST
+
+/* A long name is cut in the text label, visibly, and the record stays one line. */
+START_TEST(test_long_task_name)
+{
+	struct decoded_record r = {
+		.type = DECODED_BRANCH, .vcpu = 0, .seq = 7, .from = 0x10, .to = 0x20,
+		.from_valid = true, .to_valid = true, .cr3 = 0x5000, .cr3_valid = true,
+	};
+	struct exporter e = { .format = EXPORT_TEXT };
+	struct procmap *pm = procmap__new();
+	char name[300], *buf = NULL;
+	size_t len = 0;
+
+	memset(name, '\x1b', sizeof(name) - 1);
+	name[sizeof(name) - 1] = '\0';
+	ck_assert_ptr_nonnull(pm);
+	ck_assert_int_eq(procmap__add(pm, 1, name, 0x5000, 0), 0);
+	e.procmap = pm;
+	e.out = open_memstream(&buf, &len);
+	ck_assert_ptr_nonnull(e.out);
+	ck_assert_int_eq(exporter__record(&e, &r), 0);
+	fclose(e.out);
+	ck_assert_msg(strstr(buf, "\\x1b\\x1b...[1] 0x10  =>  0x20\n"), "%s", buf);
+	ck_assert_uint_lt(len, 120);
+	ck_assert_ptr_null(strchr(buf, '\x1b'));
 	free(buf);
 	procmap__free(pm);
 }
@@ -285,6 +648,7 @@ Suite *procmap_suite(void)
 	tcase_add_test(tc, test_procmap_lines);
 	tcase_add_test(tc, test_procmap_long_and_binary_lines);
 	tcase_add_test(tc, test_hostile_task_names);
+	tcase_add_test(tc, test_long_task_name);
 	suite_add_tcase(s, tc);
 	return s;
 }

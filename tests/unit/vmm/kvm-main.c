@@ -1,17 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * kvm-main.c - check-vmm-kvm: `vbts run` and `vbts probe` on the host's /dev/kvm with the
- * hello guest: exit status, console, trace directory, agent events, refusals of bad input.
- * Exits 77 when /dev/kvm cannot be opened.
+ * test guests: exit status, console, trace directory, agent events, refusals of bad input,
+ * and how runs end: a guest that exits while vCPUs start, signals at each point of start-up
+ * (stopped there with the test hook VBTS_TEST_STOP_AT), --timeout, a blocked console.
+ * Every vbts run has a hang guard. Exits 77 when /dev/kvm cannot be opened.
  */
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -43,12 +48,15 @@ static void remove_tmp(void)
 	ck_assert_int_eq(system(cmd), 0);
 }
 
-/* Run vbts with @args (NULL-terminated); stdout and stderr go to tmp/out and tmp/err. */
-static int vbts(const char *const *args)
+/*
+ * Start vbts with @args (NULL-terminated) and @env ("NAME=VALUE" added to its environment, or
+ * NULL); stdout and stderr go to tmp/out and tmp/err.
+ */
+static pid_t vbts_spawn(const char *const *args, const char *env)
 {
 	const char *argv[32] = { VBTS_EXE };
 	char out[PATH_MAX + 8], err[PATH_MAX + 8];
-	int status, n = 1;
+	int n = 1;
 	pid_t pid;
 
 	while (*args && n < 31)
@@ -64,11 +72,45 @@ static int vbts(const char *const *args)
 
 		dup2(o, 1);
 		dup2(e, 2);
+		if (env)
+			putenv((char *)env);
 		execv(VBTS_EXE, (char *const *)argv);
 		_exit(127);
 	}
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	ck_assert(WIFEXITED(status));
+	return pid;
+}
+
+#define HANG_GUARD_S 60
+
+/*
+ * waitpid(@pid, @options) with a hang guard of HANG_GUARD_S seconds (no timing is asserted):
+ * the wait status, or -1 when vbts did not change state in time (it is then killed).
+ */
+static int wait_guarded(pid_t pid, int options)
+{
+	int status;
+
+	for (int i = 0; i < HANG_GUARD_S * 100; i++) {
+		pid_t r = waitpid(pid, &status, options | WNOHANG);
+
+		ck_assert_int_ge(r, 0);
+		if (r == pid)
+			return status;
+		usleep(10000);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	return -1;
+}
+
+/* Run vbts with @args (NULL-terminated) to its end; its exit status. */
+static int vbts(const char *const *args)
+{
+	int status = wait_guarded(vbts_spawn(args, NULL), 0);
+
+	ck_assert_msg(status != -1, "vbts %s did not end within %d s", args[0], HANG_GUARD_S);
+	ck_assert_msg(WIFEXITED(status), "vbts %s was killed by signal %d", args[0],
+		      WTERMSIG(status));
 	return WEXITSTATUS(status);
 }
 
@@ -95,6 +137,60 @@ static int lines(const char *s)
 	for (; *s; s++)
 		n += *s == '\n';
 	return n;
+}
+
+/* Entries of the directory tmp/@name other than . and ..; -1 when it cannot be opened. */
+static int entries(const char *name)
+{
+	char path[PATH_MAX + 16];
+	struct dirent *de;
+	int n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "%s/%s", tmp, name);
+	d = opendir(path);
+	if (!d)
+		return -1;
+	while ((de = readdir(d)))
+		n += strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
+	closedir(d);
+	return n;
+}
+
+/* Start vbts with @args and VBTS_TEST_STOP_AT=@point; wait until it stops itself there. */
+static pid_t vbts_stop_at(const char *const *args, const char *point)
+{
+	static char env[64];
+	pid_t pid;
+	int status;
+
+	snprintf(env, sizeof(env), "VBTS_TEST_STOP_AT=%s", point);
+	pid = vbts_spawn(args, env);
+	status = wait_guarded(pid, WUNTRACED);
+	ck_assert_msg(status != -1 && WIFSTOPPED(status), "vbts did not stop at %s", point);
+	return pid;
+}
+
+/* vbts_stop_at(), then send it @sig and continue it. Return: its pid. */
+static pid_t vbts_signal_at(const char *const *args, const char *point, int sig)
+{
+	pid_t pid = vbts_stop_at(args, point);
+
+	ck_assert_int_eq(kill(pid, sig), 0);
+	ck_assert_int_eq(kill(pid, SIGCONT), 0);
+	return pid;
+}
+
+/* Wait for vbts (hang guard) and check that it exited with @want, after @point. */
+static void expect_exit(pid_t pid, int want, const char *point)
+{
+	int status = wait_guarded(pid, 0);
+
+	ck_assert_msg(status != -1, "vbts did not end after a signal at %s", point);
+	ck_assert_msg(WIFEXITED(status), "vbts was killed by signal %d at %s", WTERMSIG(status),
+		      point);
+	ck_assert_msg(WEXITSTATUS(status) == want, "exit status %d at %s, expected %d",
+		      WEXITSTATUS(status), point, want);
 }
 
 START_TEST(test_run_hello)
@@ -157,6 +253,159 @@ START_TEST(test_run_trace)
 }
 END_TEST
 
+/*
+ * The guest exits with its first instruction, while vbts may still be starting the other
+ * vCPUs' threads: every run ends with the guest's status, none hangs (a stop request is never
+ * lost). Each run has the hang guard of vbts().
+ */
+START_TEST(test_stop_while_starting)
+{
+	char vcpus[16];
+	struct kvm k;
+
+	make_tmp();
+	ck_assert_int_eq(kvm__open(&k), 0);
+	snprintf(vcpus, sizeof(vcpus), "%u", k.max_vcpus < 256 ? k.max_vcpus : 256);
+	kvm__close(&k);
+	for (int i = 0; i < 10; i++)
+		ck_assert_int_eq(vbts((const char *[]){ "run", "--vcpus", vcpus, EXIT_ELF, NULL }),
+				 67);
+	remove_tmp();
+}
+END_TEST
+
+/* The points of start-up where the test hook can stop `vbts run --trace DIR --vcpus 2`. */
+static const char *const startup_points[] = {
+	"core", "memory", "vcpus", "devices", "trace-dir", "vm.json", "vcpu0.ring", "vcpu1.ring",
+	"collector", "console",
+};
+
+#define NR_STARTUP_POINTS (sizeof(startup_points) / sizeof(startup_points[0]))
+
+/*
+ * SIGTERM or SIGINT at each point of start-up: vbts exits with 128 + the signal after one
+ * line, the trace directory is as it was before (absent, or empty), and a new run into it
+ * succeeds. Loop: _i / 2 is the point, bit 0 whether DIR existed (empty); the signal
+ * alternates between points.
+ */
+START_TEST(test_signal_during_startup)
+{
+	const char *point = startup_points[_i / 2];
+	int sig = (_i / 2) & 1 ? SIGINT : SIGTERM;
+	char dir[PATH_MAX + 8];
+	const char *args[] = { "run", "--vcpus", "2", "--trace", dir, HELLO_ELF, NULL };
+
+	make_tmp();
+	snprintf(dir, sizeof(dir), "%s/trace", tmp);
+	if (_i & 1)
+		ck_assert_int_eq(mkdir(dir, 0755), 0);
+	expect_exit(vbts_signal_at(args, point, sig), 128 + sig, point);
+	ck_assert_int_eq(lines(slurp("err")), 1);
+	ck_assert_ptr_nonnull(strstr(slurp("err"), "start-up"));
+	if (_i & 1)
+		ck_assert_int_eq(entries("trace"), 0);
+	else
+		ck_assert_int_eq(access(dir, F_OK), -1);
+	ck_assert_int_eq(vbts(args), 67);
+	ck_assert_int_eq(entries("trace"), 4);
+	remove_tmp();
+}
+END_TEST
+
+/*
+ * --timeout counts start-up too: a start-up held up past it (stopped by the test hook, or
+ * opening a console FIFO nobody reads) ends with 1 and leaves nothing.
+ */
+START_TEST(test_timeout_during_startup)
+{
+	char dir[PATH_MAX + 8], fifo[PATH_MAX + 8];
+	const char *args[] = { "run", "--timeout", "1", "--trace", dir, HELLO_ELF, NULL };
+	const char *with_fifo[] = { "run", "--timeout", "1", "--console", fifo, "--trace", dir,
+				    HELLO_ELF, NULL };
+	pid_t pid;
+
+	make_tmp();
+	snprintf(dir, sizeof(dir), "%s/trace", tmp);
+	/* Held at vm.json for 2 s: past the 1 s timeout. */
+	pid = vbts_stop_at(args, "vm.json");
+	sleep(2);
+	ck_assert_int_eq(kill(pid, SIGCONT), 0);
+	expect_exit(pid, 1, "vm.json");
+	ck_assert_ptr_nonnull(strstr(slurp("err"), "--timeout"));
+	ck_assert_int_eq(access(dir, F_OK), -1);
+
+	/* A console FIFO nobody reads: opening it blocks until the timeout interrupts it. */
+	snprintf(fifo, sizeof(fifo), "%s/fifo", tmp);
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	ck_assert_int_eq(vbts(with_fifo), 1);
+	ck_assert_int_eq(lines(slurp("err")), 1);
+	ck_assert_ptr_nonnull(strstr(slurp("err"), "--timeout"));
+	ck_assert_int_eq(access(dir, F_OK), -1);
+	remove_tmp();
+}
+END_TEST
+
+/*
+ * SIGTERM once the guest runs (the hook stops vbts right after starting the vCPUs), and
+ * --timeout: the run ends with 143 or 1 and the trace is closed and decodes.
+ */
+START_TEST(test_stop_while_running)
+{
+	char dir[PATH_MAX + 8], ring[PATH_MAX + 32];
+	const char *args[] = { "run", "--console", "/dev/null", "--trace", dir, SPIN_ELF, NULL };
+	const char *timed[] = { "run", "--console", "/dev/null", "--timeout", "1", SPIN_ELF, NULL };
+	struct vbts_ring_header hdr;
+	FILE *f;
+
+	make_tmp();
+	snprintf(dir, sizeof(dir), "%s/trace", tmp);
+	expect_exit(vbts_signal_at(args, "running", SIGTERM), 143, "running");
+	ck_assert_ptr_nonnull(strstr(slurp("err"), "stopping the guest"));
+	snprintf(ring, sizeof(ring), "%s/vcpu0.ring", dir);
+	f = fopen(ring, "r");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fread(&hdr, sizeof(hdr), 1, f), 1);
+	fclose(f);
+	ck_assert_uint_eq(hdr.magic, VBTS_RING_MAGIC);
+	ck_assert_uint_ne(hdr.flags & VBTS_RING_F_CLOSED, 0);
+	ck_assert_int_eq(vbts((const char *[]){ "decode", dir, NULL }), 0);
+	ck_assert_int_eq(vbts(timed), 1);
+	ck_assert_ptr_nonnull(strstr(slurp("err"), "--timeout"));
+	remove_tmp();
+}
+END_TEST
+
+/*
+ * The guest writes to a console nobody reads (a FIFO) until its vCPU thread blocks in the
+ * write: SIGTERM still ends the run.
+ */
+START_TEST(test_stop_blocked_console)
+{
+	char fifo[PATH_MAX + 8];
+	const char *args[] = { "run", "--console", fifo, SPIN_ELF, NULL };
+	int rd, queued = 0, last = -1;
+	pid_t pid;
+
+	make_tmp();
+	snprintf(fifo, sizeof(fifo), "%s/fifo", tmp);
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	rd = open(fifo, O_RDONLY | O_NONBLOCK);
+	ck_assert_int_ge(rd, 0);
+	pid = vbts_spawn(args, NULL);
+	/* Wait (bounded) until the pipe stops filling: the writer is blocked. */
+	for (int i = 0; i < HANG_GUARD_S * 10 && (queued < 4096 || queued != last); i++) {
+		last = queued;
+		usleep(100000);
+		ck_assert_int_eq(ioctl(rd, FIONREAD, &queued), 0);
+	}
+	ck_assert_int_ge(queued, 4096);
+	ck_assert_int_eq(kill(pid, SIGTERM), 0);
+	expect_exit(pid, 143, "a blocked console");
+	close(rd);
+	remove_tmp();
+}
+END_TEST
+
 START_TEST(test_bad_input)
 {
 	char dir[PATH_MAX + 8], file[PATH_MAX + 16];
@@ -191,6 +440,114 @@ START_TEST(test_bad_input)
 	ck_assert_int_eq(vbts((const char *[]){ "run", "--memory", "0", HELLO_ELF, NULL }), 2);
 	ck_assert_int_eq(vbts((const char *[]){ "run", "--cpl", "ring2", HELLO_ELF, NULL }), 2);
 	ck_assert_int_eq(vbts((const char *[]){ "run", NULL }), 2);
+	remove_tmp();
+}
+END_TEST
+
+/* Write @text to tmp/@name. */
+static void put_file(const char *name, const char *text)
+{
+	char path[PATH_MAX + 16];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", tmp, name);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/*
+ * A refused run changes no file: the console named by --console keeps its contents when the
+ * trace directory, the backend or the image is refused; a refused console leaves no trace
+ * directory. Each refusal is one line, exit status 2.
+ */
+START_TEST(test_refused_run_changes_nothing)
+{
+	char console[PATH_MAX + 16], full[PATH_MAX + 16], file[PATH_MAX + 16], dir[PATH_MAX + 16];
+	int status;
+
+	make_tmp();
+	snprintf(console, sizeof(console), "%s/console", tmp);
+	snprintf(full, sizeof(full), "%s/full", tmp);
+	snprintf(file, sizeof(file), "%s/not-elf", tmp);
+	snprintf(dir, sizeof(dir), "%s/t", tmp);
+	put_file("not-elf", "data\n");
+	put_file("console", "keep\n");
+	ck_assert_int_eq(mkdir(full, 0755), 0);
+	put_file("full/x", "x\n");
+
+	ck_assert_int_eq(vbts((const char *[]){ "run", "--console", console, "--trace", full,
+						HELLO_ELF, NULL }), 2);
+	ck_assert_int_eq(lines(slurp("err")), 1);
+	ck_assert_ptr_nonnull(strstr(slurp("err"), "exists and is not empty"));
+	ck_assert_str_eq(slurp("console"), "keep\n");
+	ck_assert_int_eq(entries("full"), 1);
+
+	ck_assert_int_eq(vbts((const char *[]){ "run", "--console", console, "--trace", dir,
+						file, NULL }), 2);
+	ck_assert_int_eq(lines(slurp("err")), 1);
+	ck_assert_str_eq(slurp("console"), "keep\n");
+	ck_assert_int_eq(access(dir, F_OK), -1);
+
+	/* Where this KVM has no kvm backend, --backend kvm is refused. */
+	status = vbts((const char *[]){ "run", "--console", console, "--trace", dir, "--backend",
+					"kvm", HELLO_ELF, NULL });
+	if (status == 2) {
+		ck_assert_int_eq(lines(slurp("err")), 1);
+		ck_assert_str_eq(slurp("console"), "keep\n");
+		ck_assert_int_eq(access(dir, F_OK), -1);
+	}
+
+	/* A console that cannot be opened: no trace directory is left. */
+	ck_assert_int_eq(vbts((const char *[]){ "run", "--console", full, "--trace", dir,
+						HELLO_ELF, NULL }), 2);
+	ck_assert_int_eq(lines(slurp("err")), 1);
+	ck_assert_int_eq(access(dir, F_OK), -1);
+	ck_assert_int_eq(entries("full"), 1);
+	remove_tmp();
+}
+END_TEST
+
+/*
+ * An image that is not a regular file (a FIFO nobody writes, a directory) or is larger than
+ * guest memory: one line, exit 2, at once (the hang guard of vbts()).
+ */
+START_TEST(test_image_not_regular)
+{
+	char fifo[PATH_MAX + 16], big[PATH_MAX + 16];
+
+	make_tmp();
+	snprintf(fifo, sizeof(fifo), "%s/fifo", tmp);
+	snprintf(big, sizeof(big), "%s/big.elf", tmp);
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	ck_assert_int_eq(vbts((const char *[]){ "run", fifo, NULL }), 2);
+	ck_assert_int_eq(lines(slurp("err")), 1);
+	ck_assert_ptr_nonnull(strstr(slurp("err"), "not a regular file"));
+	ck_assert_int_eq(vbts((const char *[]){ "run", tmp, NULL }), 2);
+	ck_assert_int_eq(lines(slurp("err")), 1);
+	put_file("big.elf", "");
+	ck_assert_int_eq(truncate(big, (3 << 20) + 1), 0);
+	ck_assert_int_eq(vbts((const char *[]){ "run", "--memory", "3", big, NULL }), 2);
+	ck_assert_int_eq(lines(slurp("err")), 1);
+	ck_assert_ptr_nonnull(strstr(slurp("err"), "larger than"));
+	remove_tmp();
+}
+END_TEST
+
+/* --trace naming a regular file: refused as not a directory (one line), the file kept. */
+START_TEST(test_trace_is_a_file)
+{
+	char file[PATH_MAX + 16];
+
+	make_tmp();
+	snprintf(file, sizeof(file), "%s/file", tmp);
+	put_file("file", "data\n");
+	ck_assert_int_eq(vbts((const char *[]){ "run", "--trace", file, HELLO_ELF, NULL }), 2);
+	ck_assert_int_eq(lines(slurp("err")), 1);
+	ck_assert_ptr_nonnull(strstr(slurp("err"), "is not a directory"));
+	ck_assert_ptr_null(strstr(slurp("err"), "not empty"));
+	ck_assert_str_eq(slurp("file"), "data\n");
 	remove_tmp();
 }
 END_TEST
@@ -339,15 +696,27 @@ static Suite *kvm_suite(void)
 {
 	Suite *s = suite_create("vmm-kvm");
 	TCase *tc = tcase_create("run");
+	TCase *stop = tcase_create("stop");
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_run_hello);
 	tcase_add_test(tc, test_run_trace);
 	tcase_add_test(tc, test_bad_input);
+	tcase_add_test(tc, test_refused_run_changes_nothing);
+	tcase_add_test(tc, test_trace_is_a_file);
+	tcase_add_test(tc, test_image_not_regular);
 	tcase_add_test(tc, test_probe);
 	tcase_add_test(tc, test_vcpu_states);
 	tcase_add_test(tc, test_parked_ap_and_halt);
 	suite_add_tcase(s, tc);
+	/* Many runs each (and slow inside the QEMU harness): a wider hang guard. */
+	tcase_set_timeout(stop, 300);
+	tcase_add_test(stop, test_stop_while_starting);
+	tcase_add_loop_test(stop, test_signal_during_startup, 0, NR_STARTUP_POINTS * 2);
+	tcase_add_test(stop, test_timeout_during_startup);
+	tcase_add_test(stop, test_stop_while_running);
+	tcase_add_test(stop, test_stop_blocked_console);
+	suite_add_tcase(s, stop);
 	return s;
 }
 

@@ -5,4 +5,4 @@
 #include "check-main.h"
 #include "tests.h"
 
-VBTS_CHECK_MAIN(dispatch_suite, multiboot_suite, devices_suite, trace_suite)
+VBTS_CHECK_MAIN(dispatch_suite, multiboot_suite, devices_suite, trace_suite, cli_suite)

@@ -104,6 +104,33 @@ START_TEST(test_uart_limit_and_loopback)
 }
 END_TEST
 
+/*
+ * The guest's console reaches the host's terminal or log: its lines, tabs and backslashes
+ * stay, anything a terminal would obey (ESC sequences, a lone CR, C1 and bidi controls) and
+ * invalid UTF-8 is escaped; a sequence cut by the end of the output is escaped too.
+ */
+START_TEST(test_uart_escapes)
+{
+	static const char in[] = "ok\x1b[2J\r\nA\rB\xff\xe2\x80\xae" "evil\\x\t\xc3\xa9\xc2\x9b"
+				 "\n\xe2\x82";
+	FILE *out = tmpfile();
+	struct uart *u = uart__create(out, 1000);
+	uint64_t written, dropped;
+	char buf[256];
+
+	ck_assert_ptr_nonnull(u);
+	for (size_t i = 0; i < sizeof(in) - 1; i++)
+		uart_wr(u, UART_RBR_THR, (uint8_t)in[i]);
+	uart__stats(u, &written, &dropped);
+	ck_assert_uint_eq(written, sizeof(in) - 1);
+	uart__destroy(u);
+	slurp(out, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "ok\\x1b[2J\r\nA\\rB\\xff\\xe2\\x80\\xae" "evil\\x\t\xc3\xa9"
+			      "\\xc2\\x9b\n\\xe2\\x82");
+	fclose(out);
+}
+END_TEST
+
 static void note_status(void *opaque, int status)
 {
 	int *p = opaque;
@@ -297,6 +324,34 @@ START_TEST(test_agent_hostile_lines)
 }
 END_TEST
 
+/*
+ * events.jsonl holds only printable ASCII, whatever the guest sent in its strings (ESC, C1
+ * and bidi controls, any non-ASCII): the file is safe to print, and parses to the same text.
+ */
+START_TEST(test_agent_stores_ascii)
+{
+	FILE *ev = tmpfile();
+	struct agent *a = agent__create(1, ev, 0, VBTS_AGENT_EVENTS_MAX);
+	char buf[1 << 12];
+	json_t *o;
+
+	feed_str(a, 0, "{\"event\":\"task\",\"pid\":1,\"name\":\"\\u001b[2J\xe2\x80\xae"
+		       "\\u009b\xc3\xa9\\u2028\\\\\",\"cr3\":\"0x1000\"}\n");
+	slurp(ev, buf, sizeof(buf));
+	ck_assert_uint_gt(strlen(buf), 1);
+	for (const char *p = buf; *p; p++)
+		ck_assert_msg((*p >= 0x20 && *p < 0x7f) || *p == '\n', "byte %#x in events.jsonl",
+			      (unsigned char)*p);
+	o = event_line(ev, 0);
+	ck_assert_ptr_nonnull(o);
+	ck_assert_str_eq(json_string_value(json_object_get(o, "name")),
+			 "\x1b[2J\xe2\x80\xae\xc2\x9b\xc3\xa9\xe2\x80\xa8\\");
+	json_decref(o);
+	agent__destroy(a);
+	fclose(ev);
+}
+END_TEST
+
 START_TEST(test_agent_event_limit)
 {
 	FILE *ev = tmpfile();
@@ -385,11 +440,13 @@ Suite *devices_suite(void)
 
 	tcase_add_test(tc, test_uart_polling_driver);
 	tcase_add_test(tc, test_uart_limit_and_loopback);
+	tcase_add_test(tc, test_uart_escapes);
 	tcase_add_test(tc, test_debug_exit);
 	tcase_add_test(tc, test_pvpanic);
 	tcase_add_test(tc, test_agent_good_line);
 	tcase_add_test(tc, test_agent_over_long_line);
 	tcase_add_test(tc, test_agent_hostile_lines);
+	tcase_add_test(tc, test_agent_stores_ascii);
 	tcase_add_test(tc, test_agent_event_limit);
 	tcase_add_test(tc, test_agent_per_vcpu_streams);
 	tcase_add_test(tc, test_io_bus);

@@ -274,6 +274,33 @@ START_TEST(test_state_requests)
 }
 END_TEST
 
+/*
+ * A stop requested before a vCPU's thread starts wins over the start (parked or live): the
+ * thread ends at once and never runs guest code. Loop: _i is @live of vcpu__start().
+ */
+START_TEST(test_stop_before_start)
+{
+	struct fixture *f = setup();
+	struct vcpu *vp = &f->v;
+
+	f->vm.vcpus = &vp;
+	f->vm.nr_vcpus = 1;
+	ck_assert_int_eq(vcpu__install_kick_signal(), 0);
+	vm__request_stop(&f->vm, 3);
+	ck_assert_int_eq(vcpu__start(&f->v, _i), 0);
+	/* A hang guard only: the thread ends at once, or parks for ever when the stop is lost. */
+	for (int i = 0; i < 3000 && vcpu__state(&f->v) != VCPU_STOPPED; i++)
+		usleep(1000);
+	ck_assert_int_eq(vcpu__state(&f->v), VCPU_STOPPED);
+	ck_assert_int_eq(f->v.request, VCPU_STOPPED);
+	vcpu__join(&f->v);
+	for (unsigned int r = 0; r < VCPU_NR_EXIT_COUNTERS; r++)
+		ck_assert_uint_eq(f->v.exits[r], 0);
+	ck_assert_int_eq(vm__wait(&f->vm, 0), 3);
+	teardown(f);
+}
+END_TEST
+
 START_TEST(test_exit_names)
 {
 	ck_assert_str_eq(vcpu__exit_name(KVM_EXIT_IO), "IO");
@@ -317,6 +344,7 @@ Suite *dispatch_suite(void)
 	tcase_add_test(tc, test_msr_refused);
 	tcase_add_test(tc, test_probe_modes);
 	tcase_add_test(tc, test_state_requests);
+	tcase_add_loop_test(tc, test_stop_before_start, 0, 2);
 	tcase_add_test(tc, test_exit_names);
 	suite_add_tcase(s, tc);
 	return s;

@@ -7,8 +7,11 @@
 #include <check.h>
 #include <elf.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "loader.h"
 #include "memory.h"
@@ -460,6 +463,45 @@ START_TEST(test_hello_guest_file)
 }
 END_TEST
 
+/*
+ * Image files must be regular files no larger than guest memory: a FIFO (with no writer: the
+ * open must not wait for one), a directory, a character device and a file one byte larger
+ * than guest RAM are refused at once with one line, nothing read into guest memory.
+ */
+START_TEST(test_image_file_refusals)
+{
+	char dir[] = "/tmp/check-vmm-image-XXXXXX", fifo[64], big[64];
+	struct guest_memory *mem = new_mem();
+	struct loaded_image li;
+	FILE *f;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	ck_assert_int_eq(loader__load_file(fifo, mem, &li), -EINVAL);
+	ck_assert_str_eq(li.error, "not a regular file");
+	ck_assert_int_eq(loader__load_file(dir, mem, &li), -EINVAL);
+	ck_assert_int_eq(loader__load_file("/dev/zero", mem, &li), -EINVAL);
+
+	/* A (sparse) file one byte larger than guest RAM, then exactly as large. */
+	snprintf(big, sizeof(big), "%s/big.elf", dir);
+	f = fopen(big, "w");
+	ck_assert_ptr_nonnull(f);
+	fclose(f);
+	ck_assert_int_eq(truncate(big, RAM + 1), 0);
+	ck_assert_int_eq(loader__load_file(big, mem, &li), -E2BIG);
+	ck_assert_ptr_nonnull(strstr(li.error, "larger than"));
+	ck_assert_ptr_null(strchr(li.error, '\n'));
+	ck_assert_int_eq(truncate(big, RAM), 0);
+	ck_assert_int_eq(loader__load_file(big, mem, &li), -ENOEXEC); /* read, all zeros */
+
+	unlink(big);
+	unlink(fifo);
+	rmdir(dir);
+	guest_memory__destroy(mem);
+}
+END_TEST
+
 Suite *multiboot_suite(void)
 {
 	Suite *s = suite_create("multiboot");
@@ -474,6 +516,7 @@ Suite *multiboot_suite(void)
 	tcase_add_loop_test(tc, test_bad_image, 0, sizeof(bad_cases) / sizeof(bad_cases[0]));
 	tcase_add_test(tc, test_not_elf);
 	tcase_add_test(tc, test_hello_guest_file);
+	tcase_add_test(tc, test_image_file_refusals);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -155,10 +155,13 @@ START_TEST(test_refuse_non_empty)
 	ck_assert_ptr_nonnull(strstr(err, base));
 	ck_assert_int_eq(count_entries(base), 1); /* untouched */
 
-	/* A regular file where the directory should be. */
+	/* A regular file where the directory should be: not a directory, not "not empty". */
 	c = config(file);
+	errno = 0;
 	ck_assert_ptr_null(trace__create(&c, err, sizeof(err)));
-	ck_assert_ptr_nonnull(strstr(err, "exists and is not empty"));
+	ck_assert_int_eq(errno, ENOTDIR);
+	ck_assert_ptr_nonnull(strstr(err, "is not a directory"));
+	ck_assert_ptr_null(strstr(err, "not empty"));
 	ck_assert_int_eq(count_entries(base), 1);
 	remove_tree(base);
 }
@@ -176,6 +179,35 @@ START_TEST(test_refuse_uncreatable)
 	ck_assert_int_eq(errno, ENOENT);
 	ck_assert_ptr_nonnull(strstr(err, "cannot create trace directory"));
 	ck_assert_int_eq(count_entries(base), 0);
+	remove_tree(base);
+}
+END_TEST
+
+/* trace__check_dir(): what trace__create() would refuse, found without creating anything. */
+START_TEST(test_check_dir)
+{
+	char path[PATH_MAX + 32], err[256] = "";
+	FILE *f;
+
+	make_base();
+	ck_assert_int_eq(trace__check_dir(base, err, sizeof(err)), 0); /* empty */
+	snprintf(path, sizeof(path), "%s/new", base);
+	ck_assert_int_eq(trace__check_dir(path, err, sizeof(err)), 0); /* to be made */
+	ck_assert_int_eq(access(path, F_OK), -1);
+	snprintf(path, sizeof(path), "%s/no/such/parent", base);
+	ck_assert_int_eq(trace__check_dir(path, err, sizeof(err)), -ENOENT);
+	ck_assert_ptr_nonnull(strstr(err, "cannot create trace directory"));
+	snprintf(path, sizeof(path), "%s/file", base);
+	f = fopen(path, "w");
+	fputs("x\n", f);
+	fclose(f);
+	ck_assert_int_eq(trace__check_dir(path, err, sizeof(err)), -ENOTDIR);
+	ck_assert_ptr_nonnull(strstr(err, "is not a directory"));
+	snprintf(path, sizeof(path), "%s/file/sub", base);
+	ck_assert_int_eq(trace__check_dir(path, err, sizeof(err)), -ENOTDIR);
+	ck_assert_int_eq(trace__check_dir(base, err, sizeof(err)), -ENOTEMPTY);
+	ck_assert_ptr_nonnull(strstr(err, "exists and is not empty"));
+	ck_assert_int_eq(count_entries(base), 1);
 	remove_tree(base);
 }
 END_TEST
@@ -218,6 +250,7 @@ Suite *trace_suite(void)
 	tcase_add_test(tc, test_abort_removes_new_dir);
 	tcase_add_test(tc, test_refuse_non_empty);
 	tcase_add_test(tc, test_refuse_uncreatable);
+	tcase_add_test(tc, test_check_dir);
 	tcase_add_test(tc, test_budget);
 	suite_add_tcase(s, tc);
 	return s;

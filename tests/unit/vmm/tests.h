@@ -11,5 +11,6 @@ Suite *dispatch_suite(void);
 Suite *multiboot_suite(void);
 Suite *devices_suite(void);
 Suite *trace_suite(void);
+Suite *cli_suite(void);
 
 #endif /* VBTS_TESTS_UNIT_VMM_TESTS_H */

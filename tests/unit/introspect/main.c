@@ -1,0 +1,9 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * main.c - check-introspect: kernel files, BTF layout, symbols and task-list walks of
+ * vmm/introspect/ on a made-up kernel.
+ */
+#include "check-main.h"
+#include "introspect-tests.h"
+
+VBTS_CHECK_MAIN(ksyms_suite, vmlinux_suite, kernel_info_suite, introspect_suite)
