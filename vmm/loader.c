@@ -4,6 +4,7 @@
  */
 #include <elf.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -46,6 +47,16 @@ int loader__load_config(const uint8_t *img, size_t len, const struct loader_conf
 		snprintf(out->error, sizeof(out->error),
 			 "no multiboot header in the first 8 KiB (not a multiboot v1 image)");
 	return -ENOEXEC;
+}
+
+int loaded_image__fail(struct loaded_image *out, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(out->error, sizeof(out->error), fmt, ap);
+	va_end(ap);
+	return err;
 }
 
 int loader__load(const uint8_t *img, size_t len, const char *cmdline, struct guest_memory *mem,

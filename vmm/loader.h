@@ -47,6 +47,17 @@ struct loaded_image {
 };
 
 /**
+ * loaded_image__fail() - say in @out->error what is wrong with the image, printf-style.
+ * @out: the load result
+ * @err: what to return
+ * @fmt: the message (one line)
+ *
+ * Return: @err, so a loader can `return loaded_image__fail(out, -EINVAL, ...)`.
+ */
+int loaded_image__fail(struct loaded_image *out, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/**
  * struct loader_config - what is handed to the guest besides the image.
  * @cmdline:    the command line (NUL-terminated)
  * @initrd:     initial RAM disk bytes (untrusted size), NULL when none

@@ -10,10 +10,10 @@
  */
 #include <elf.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "bytes.h"
 #include "loader.h"
 #include "memory.h"
 
@@ -54,37 +54,6 @@
 #define GDT_CS 0x10
 #define GDT_DS 0x18
 
-static int fail(struct loaded_image *out, int err, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int fail(struct loaded_image *out, int err, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(out->error, sizeof(out->error), fmt, ap);
-	va_end(ap);
-	return err;
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	memcpy(p, &v, sizeof(v));
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	memcpy(p, &v, sizeof(v));
-}
-
 static size_t search_end(size_t len)
 {
 	return len < MB_SEARCH ? len : MB_SEARCH;
@@ -93,7 +62,7 @@ static size_t search_end(size_t len)
 static bool multiboot_probe(const uint8_t *img, size_t len)
 {
 	for (size_t i = 0; i + MB_HEADER_SIZE <= search_end(len); i += 4)
-		if (get32(img + i) == MB_MAGIC)
+		if (get_le32(img + i) == MB_MAGIC)
 			return true;
 	return false;
 }
@@ -103,9 +72,9 @@ static long find_header(const uint8_t *img, size_t len, long *bad_at)
 {
 	*bad_at = -1;
 	for (size_t i = 0; i + MB_HEADER_SIZE <= search_end(len); i += 4) {
-		if (get32(img + i) != MB_MAGIC)
+		if (get_le32(img + i) != MB_MAGIC)
 			continue;
-		if (MB_MAGIC + get32(img + i + 4) + get32(img + i + 8) == 0)
+		if (MB_MAGIC + get_le32(img + i + 4) + get_le32(img + i + 8) == 0)
 			return (long)i;
 		if (*bad_at < 0)
 			*bad_at = (long)i;
@@ -131,18 +100,18 @@ static int check_segment(const struct segment *segs, unsigned int n, uint64_t ra
 	uint64_t end = s->gpa + s->memsz;
 
 	if (end > (1ULL << 32) || end > ram)
-		return fail(out, -E2BIG,
+		return loaded_image__fail(out, -E2BIG,
 			    "segment %u [%#llx, %#llx) is outside guest RAM (%llu MiB)", n,
 			    (unsigned long long)s->gpa, (unsigned long long)end,
 			    (unsigned long long)(ram >> 20));
 	if (s->gpa < BOOT_AREA_END && BOOT_AREA_START < end)
-		return fail(out, -ENOEXEC,
+		return loaded_image__fail(out, -ENOEXEC,
 			    "segment %u [%#llx, %#llx) overlaps the boot information area "
 			    "[%#llx, %#llx)", n, (unsigned long long)s->gpa,
 			    (unsigned long long)end, BOOT_AREA_START, BOOT_AREA_END);
 	for (unsigned int i = 0; i < n; i++)
 		if (s->gpa < segs[i].gpa + segs[i].memsz && segs[i].gpa < end)
-			return fail(out, -ENOEXEC, "segments %u and %u overlap", i, n);
+			return loaded_image__fail(out, -ENOEXEC, "segments %u and %u overlap", i, n);
 	return 0;
 }
 
@@ -154,22 +123,22 @@ static int elf_segments(const uint8_t *img, size_t len, struct segment *segs,
 	bool entry_fixed = false;
 
 	if (len < EI_NIDENT || memcmp(img, ELFMAG, SELFMAG))
-		return fail(out, -ENOEXEC, NOT_ELF);
+		return loaded_image__fail(out, -ENOEXEC, NOT_ELF);
 	if (img[EI_CLASS] == ELFCLASS64)
-		return fail(out, -ENOEXEC,
+		return loaded_image__fail(out, -ENOEXEC,
 			    "ELF64 image: multiboot v1 needs an ELF32 (i386) image");
 	if (img[EI_CLASS] != ELFCLASS32 || img[EI_DATA] != ELFDATA2LSB)
-		return fail(out, -ENOEXEC, "not a little-endian ELF32 file");
+		return loaded_image__fail(out, -ENOEXEC, "not a little-endian ELF32 file");
 	if (len < sizeof(eh))
-		return fail(out, -ENOEXEC, "truncated file: %zu bytes, the ELF header needs %zu",
+		return loaded_image__fail(out, -ENOEXEC, "truncated file: %zu bytes, the ELF header needs %zu",
 			    len, sizeof(eh));
 	memcpy(&eh, img, sizeof(eh));
 	if (eh.e_machine != EM_386)
-		return fail(out, -ENOEXEC, "ELF machine %u is not i386", eh.e_machine);
+		return loaded_image__fail(out, -ENOEXEC, "ELF machine %u is not i386", eh.e_machine);
 	if (eh.e_phentsize != sizeof(Elf32_Phdr) || eh.e_phnum == 0)
-		return fail(out, -ENOEXEC, "ELF file without usable program headers");
+		return loaded_image__fail(out, -ENOEXEC, "ELF file without usable program headers");
 	if ((uint64_t)eh.e_phoff + (uint64_t)eh.e_phnum * sizeof(Elf32_Phdr) > len)
-		return fail(out, -ENOEXEC, "truncated file: program headers end past its %zu bytes",
+		return loaded_image__fail(out, -ENOEXEC, "truncated file: program headers end past its %zu bytes",
 			    len);
 	*entry = eh.e_entry;
 	*nr = 0;
@@ -181,12 +150,12 @@ static int elf_segments(const uint8_t *img, size_t len, struct segment *segs,
 		if (ph.p_type != PT_LOAD || ph.p_memsz == 0)
 			continue;
 		if (*nr == MAX_SEGMENTS)
-			return fail(out, -ENOEXEC, "more than %d loadable segments", MAX_SEGMENTS);
+			return loaded_image__fail(out, -ENOEXEC, "more than %d loadable segments", MAX_SEGMENTS);
 		if (ph.p_filesz > ph.p_memsz)
-			return fail(out, -ENOEXEC, "segment %u: file size %#x > memory size %#x",
+			return loaded_image__fail(out, -ENOEXEC, "segment %u: file size %#x > memory size %#x",
 				    *nr, ph.p_filesz, ph.p_memsz);
 		if ((uint64_t)ph.p_offset + ph.p_filesz > len)
-			return fail(out, -ENOEXEC,
+			return loaded_image__fail(out, -ENOEXEC,
 				    "truncated file: segment %u needs bytes up to %#llx, "
 				    "the file has %#zx",
 				    *nr, (unsigned long long)ph.p_offset + ph.p_filesz, len);
@@ -204,7 +173,7 @@ static int elf_segments(const uint8_t *img, size_t len, struct segment *segs,
 		(*nr)++;
 	}
 	if (!*nr)
-		return fail(out, -ENOEXEC, "ELF file without loadable segments");
+		return loaded_image__fail(out, -ENOEXEC, "ELF file without loadable segments");
 	return 0;
 }
 
@@ -216,22 +185,22 @@ static int kludge_segments(const uint8_t *img, size_t len, size_t hdr, struct se
 	uint64_t text_offset, load_size, size;
 
 	if (hdr + MB_HEADER_ADDR_SIZE > len)
-		return fail(out, -ENOEXEC, "truncated file: multiboot address fields missing");
-	header_addr = get32(img + hdr + 12);
-	load_addr = get32(img + hdr + 16);
-	load_end = get32(img + hdr + 20);
-	bss_end = get32(img + hdr + 24);
-	*entry = get32(img + hdr + 28);
+		return loaded_image__fail(out, -ENOEXEC, "truncated file: multiboot address fields missing");
+	header_addr = get_le32(img + hdr + 12);
+	load_addr = get_le32(img + hdr + 16);
+	load_end = get_le32(img + hdr + 20);
+	bss_end = get_le32(img + hdr + 24);
+	*entry = get_le32(img + hdr + 28);
 	if (header_addr < load_addr || header_addr - load_addr > hdr)
-		return fail(out, -ENOEXEC, "multiboot header_addr %#x / load_addr %#x are invalid",
+		return loaded_image__fail(out, -ENOEXEC, "multiboot header_addr %#x / load_addr %#x are invalid",
 			    header_addr, load_addr);
 	text_offset = hdr - (header_addr - load_addr);
 	if (load_end) {
 		if (load_end < load_addr)
-			return fail(out, -ENOEXEC, "multiboot load_end_addr below load_addr");
+			return loaded_image__fail(out, -ENOEXEC, "multiboot load_end_addr below load_addr");
 		load_size = load_end - load_addr;
 		if (text_offset + load_size > len)
-			return fail(out, -ENOEXEC,
+			return loaded_image__fail(out, -ENOEXEC,
 				    "truncated file: %zu bytes, load_end_addr needs %llu", len,
 				    (unsigned long long)(text_offset + load_size));
 	} else {
@@ -240,11 +209,11 @@ static int kludge_segments(const uint8_t *img, size_t len, size_t hdr, struct se
 	size = load_size;
 	if (bss_end) {
 		if (bss_end < load_addr + load_size)
-			return fail(out, -ENOEXEC, "multiboot bss_end_addr below the loaded image");
+			return loaded_image__fail(out, -ENOEXEC, "multiboot bss_end_addr below the loaded image");
 		size = bss_end - load_addr;
 	}
 	if (!size)
-		return fail(out, -ENOEXEC, "multiboot image of size 0");
+		return loaded_image__fail(out, -ENOEXEC, "multiboot image of size 0");
 	seg->gpa = load_addr;
 	seg->memsz = size;
 	seg->offset = text_offset;
@@ -281,27 +250,27 @@ static int write_boot_info(struct guest_memory *mem, const char *cmdline,
 	size_t n;
 
 	if (!area)
-		return fail(out, -E2BIG, "guest RAM too small for the boot information");
+		return loaded_image__fail(out, -E2BIG, "guest RAM too small for the boot information");
 	memset(area, 0, BOOT_AREA_END - BOOT_AREA_START);
 	memcpy(area + (BOOT_GDT_GPA - BOOT_AREA_START), gdt, sizeof(gdt));
 	mbi = area + (MBI_GPA - BOOT_AREA_START);
-	put32(mbi + MBI_FLAGS, MBI_F_MEM | MBI_F_CMDLINE | MBI_F_MMAP | MBI_F_LOADER_NAME);
-	put32(mbi + MBI_MEM_LOWER, LOW_RAM_END >> 10);
-	put32(mbi + MBI_MEM_UPPER, (uint32_t)((ram - HIGH_RAM_START) >> 10));
+	put_le32(mbi + MBI_FLAGS, MBI_F_MEM | MBI_F_CMDLINE | MBI_F_MMAP | MBI_F_LOADER_NAME);
+	put_le32(mbi + MBI_MEM_LOWER, LOW_RAM_END >> 10);
+	put_le32(mbi + MBI_MEM_UPPER, (uint32_t)((ram - HIGH_RAM_START) >> 10));
 	e = area + (MMAP_GPA - BOOT_AREA_START);
 	for (size_t i = 0; i < nmap; i++, e += 24) {
-		put32(e, 20); /* size of the entry after this field */
-		put64(e + 4, map[i].base);
-		put64(e + 12, map[i].len);
-		put32(e + 20, map[i].type);
+		put_le32(e, 20); /* size of the entry after this field */
+		put_le64(e + 4, map[i].base);
+		put_le64(e + 12, map[i].len);
+		put_le32(e + 20, map[i].type);
 	}
-	put32(mbi + MBI_MMAP_ADDR, MMAP_GPA);
-	put32(mbi + MBI_MMAP_LENGTH, nmap * 24);
+	put_le32(mbi + MBI_MMAP_ADDR, MMAP_GPA);
+	put_le32(mbi + MBI_MMAP_LENGTH, nmap * 24);
 	memcpy(area + (LOADER_NAME_GPA - BOOT_AREA_START), loader_name, sizeof(loader_name));
-	put32(mbi + MBI_BOOT_LOADER_NAME, LOADER_NAME_GPA);
+	put_le32(mbi + MBI_BOOT_LOADER_NAME, LOADER_NAME_GPA);
 	n = strnlen(cmdline, CMDLINE_MAX - 1);
 	memcpy(area + (CMDLINE_GPA - BOOT_AREA_START), cmdline, n);
-	put32(mbi + MBI_CMDLINE, CMDLINE_GPA);
+	put_le32(mbi + MBI_CMDLINE, CMDLINE_GPA);
 
 	out->boot.gdt_base = BOOT_GDT_GPA;
 	out->boot.gdt_limit = sizeof(gdt) - 1;
@@ -324,12 +293,12 @@ static int multiboot_load(const uint8_t *img, size_t len, const struct loader_co
 	int ret;
 
 	if (len < SELFMAG || memcmp(img, ELFMAG, SELFMAG))
-		return fail(out, -ENOEXEC, NOT_ELF);
+		return loaded_image__fail(out, -ENOEXEC, NOT_ELF);
 	hdr = find_header(img, len, &bad_at);
 	if (hdr < 0)
-		return fail(out, -ENOEXEC, "multiboot header at offset %#lx has a bad checksum",
+		return loaded_image__fail(out, -ENOEXEC, "multiboot header at offset %#lx has a bad checksum",
 			    bad_at);
-	flags = get32(img + hdr + 4);
+	flags = get_le32(img + hdr + 4);
 	if (img[EI_CLASS] == ELFCLASS64 || !(flags & MB_FLAG_ADDR)) {
 		ret = elf_segments(img, len, segs, &nr, &entry, out);
 	} else {
@@ -344,10 +313,10 @@ static int multiboot_load(const uint8_t *img, size_t len, const struct loader_co
 			return ret;
 	}
 	if (entry >= ram)
-		return fail(out, -E2BIG, "entry point %#llx is outside guest RAM",
+		return loaded_image__fail(out, -E2BIG, "entry point %#llx is outside guest RAM",
 			    (unsigned long long)entry);
 	if (cfg->initrd)
-		return fail(out, -EINVAL, "multiboot images take no initrd");
+		return loaded_image__fail(out, -EINVAL, "multiboot images take no initrd");
 	ret = write_boot_info(mem, cfg->cmdline, out);
 	if (ret < 0)
 		return ret;

@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "bytes.h"
 #include "boot/acpi.h"
 #include "x86.h"
 
@@ -78,21 +79,6 @@
 #define AML_DEVICE 0x82 /* after AML_EXT */
 #define AML_ROOT '\\'
 
-static void put16(uint8_t *p, uint16_t v)
-{
-	memcpy(p, &v, sizeof(v));
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	memcpy(p, &v, sizeof(v));
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	memcpy(p, &v, sizeof(v));
-}
-
 uint8_t acpi__checksum(const uint8_t *p, size_t len)
 {
 	uint8_t sum = 0;
@@ -108,16 +94,16 @@ static void put_header(uint8_t *t, const char *sig, uint32_t len, uint8_t rev, c
 	char table_id[9];
 
 	memcpy(t, sig, 4);
-	put32(t + 4, len);
+	put_le32(t + 4, len);
 	t[8] = rev;
 	memcpy(t + 10, OEM_ID, 6);
 	/* OEM table id: "VBTS" and the signature, 8 bytes. */
 	memcpy(table_id, "VBTS", 4);
 	memcpy(table_id + 4, id, 4);
 	memcpy(t + 16, table_id, 8);
-	put32(t + 24, 1);
+	put_le32(t + 24, 1);
 	memcpy(t + 28, CREATOR_ID, 4);
-	put32(t + 32, 1);
+	put_le32(t + 32, 1);
 }
 
 static void finish_table(uint8_t *t)
@@ -294,35 +280,35 @@ static void build_madt(uint8_t *t, const struct acpi_config *cfg)
 	uint8_t *e;
 
 	put_header(t, "APIC", madt_size(cfg->nr_vcpus), 5, "APIC");
-	put32(t + 36, X86_APIC_DEFAULT_BASE);
-	put32(t + 40, MADT_PCAT_COMPAT);
+	put_le32(t + 36, X86_APIC_DEFAULT_BASE);
+	put_le32(t + 40, MADT_PCAT_COMPAT);
 	e = t + 44;
 	for (unsigned int i = 0; i < cfg->nr_vcpus; i++, e += 8) {
 		e[0] = MADT_LAPIC;
 		e[1] = 8;
 		e[2] = i; /* ACPI processor UID */
 		e[3] = i; /* APIC id = vCPU index (KVM's default) */
-		put32(e + 4, MADT_LAPIC_ENABLED);
+		put_le32(e + 4, MADT_LAPIC_ENABLED);
 	}
 	e[0] = MADT_IOAPIC;
 	e[1] = 12;
 	e[2] = 0; /* IOAPIC id, as KVM's in-kernel IOAPIC resets to */
 	e[3] = 0;
-	put32(e + 4, X86_IOAPIC_DEFAULT_BASE);
-	put32(e + 8, 0); /* GSI base */
+	put_le32(e + 4, X86_IOAPIC_DEFAULT_BASE);
+	put_le32(e + 8, 0); /* GSI base */
 	e += 12;
 	/* The SCI is level triggered; ISA IRQs 0-15 are otherwise GSIs 0-15 (KVM's routing). */
 	e[0] = MADT_ISO;
 	e[1] = 10;
 	e[2] = 0; /* ISA */
 	e[3] = cfg->sci_irq;
-	put32(e + 4, cfg->sci_irq);
-	put16(e + 8, MADT_ISO_LEVEL_HIGH);
+	put_le32(e + 4, cfg->sci_irq);
+	put_le16(e + 8, MADT_ISO_LEVEL_HIGH);
 	e += 10;
 	e[0] = MADT_LAPIC_NMI;
 	e[1] = 6;
 	e[2] = 0xff; /* all processors */
-	put16(e + 3, 0);
+	put_le16(e + 3, 0);
 	e[5] = 1; /* LINT1 */
 	finish_table(t);
 }
@@ -330,26 +316,26 @@ static void build_madt(uint8_t *t, const struct acpi_config *cfg)
 static void build_fadt(uint8_t *t, const struct acpi_config *cfg, uint32_t facs, uint32_t dsdt)
 {
 	put_header(t, "FACP", ACPI_FADT_SIZE, 6, "FACP");
-	put32(t + FADT_FIRMWARE_CTRL, facs);
-	put32(t + FADT_DSDT, dsdt);
-	put16(t + FADT_SCI_INT, cfg->sci_irq);
-	put32(t + FADT_SMI_CMD, 0); /* no SMI: the platform is always in ACPI mode */
-	put32(t + FADT_PM1A_EVT_BLK, cfg->pm1a_evt);
-	put32(t + FADT_PM1A_CNT_BLK, cfg->pm1a_cnt);
+	put_le32(t + FADT_FIRMWARE_CTRL, facs);
+	put_le32(t + FADT_DSDT, dsdt);
+	put_le16(t + FADT_SCI_INT, cfg->sci_irq);
+	put_le32(t + FADT_SMI_CMD, 0); /* no SMI: the platform is always in ACPI mode */
+	put_le32(t + FADT_PM1A_EVT_BLK, cfg->pm1a_evt);
+	put_le32(t + FADT_PM1A_CNT_BLK, cfg->pm1a_cnt);
 	t[FADT_PM1_EVT_LEN] = 4;
 	t[FADT_PM1_CNT_LEN] = 2;
-	put16(t + FADT_P_LVL2_LAT, 101);  /* > 100: no C2 */
-	put16(t + FADT_P_LVL3_LAT, 1001); /* > 1000: no C3 */
-	put16(t + FADT_IAPC_BOOT_ARCH, IAPC_LEGACY_DEVICES | IAPC_NO_VGA | IAPC_NO_CMOS_RTC);
-	put32(t + FADT_FLAGS, FADT_F_WBINVD | FADT_F_PROC_C1 | FADT_F_PWR_BUTTON |
+	put_le16(t + FADT_P_LVL2_LAT, 101);  /* > 100: no C2 */
+	put_le16(t + FADT_P_LVL3_LAT, 1001); /* > 1000: no C3 */
+	put_le16(t + FADT_IAPC_BOOT_ARCH, IAPC_LEGACY_DEVICES | IAPC_NO_VGA | IAPC_NO_CMOS_RTC);
+	put_le32(t + FADT_FLAGS, FADT_F_WBINVD | FADT_F_PROC_C1 | FADT_F_PWR_BUTTON |
 				      FADT_F_SLP_BUTTON | FADT_F_RESET_REG_SUP);
 	t[FADT_RESET_REG] = GAS_SYSTEM_IO;
 	t[FADT_RESET_REG + 1] = 8; /* bit width */
 	t[FADT_RESET_REG + 3] = GAS_ACCESS_BYTE;
-	put64(t + FADT_RESET_REG + 4, cfg->reset_port);
+	put_le64(t + FADT_RESET_REG + 4, cfg->reset_port);
 	t[FADT_RESET_VALUE] = cfg->reset_value;
 	t[FADT_MINOR_VERSION] = 0;
-	put64(t + FADT_X_DSDT, dsdt);
+	put_le64(t + FADT_X_DSDT, dsdt);
 	memcpy(t + FADT_HYPERVISOR_ID, "VBTS\0\0\0\0", 8);
 	finish_table(t);
 }
@@ -357,7 +343,7 @@ static void build_fadt(uint8_t *t, const struct acpi_config *cfg, uint32_t facs,
 static void build_facs(uint8_t *t)
 {
 	memcpy(t, "FACS", 4);
-	put32(t + 4, ACPI_FACS_SIZE);
+	put_le32(t + 4, ACPI_FACS_SIZE);
 	t[32] = 2; /* version */
 }
 
@@ -367,9 +353,9 @@ static void build_sdt(uint8_t *t, const char *sig, unsigned int width, const uin
 	put_header(t, sig, ACPI_HEADER_SIZE + width * n, 1, sig);
 	for (unsigned int i = 0; i < n; i++) {
 		if (width == 8)
-			put64(t + ACPI_HEADER_SIZE + 8 * i, ptrs[i]);
+			put_le64(t + ACPI_HEADER_SIZE + 8 * i, ptrs[i]);
 		else
-			put32(t + ACPI_HEADER_SIZE + 4 * i, ptrs[i]);
+			put_le32(t + ACPI_HEADER_SIZE + 4 * i, ptrs[i]);
 	}
 	finish_table(t);
 }
@@ -379,9 +365,9 @@ static void build_rsdp(uint8_t *t, uint32_t rsdt, uint64_t xsdt)
 	memcpy(t, "RSD PTR ", 8);
 	memcpy(t + 9, OEM_ID, 6);
 	t[15] = 2; /* revision: ACPI 2.0+, XSDT valid */
-	put32(t + 16, rsdt);
-	put32(t + 20, ACPI_RSDP_SIZE);
-	put64(t + 24, xsdt);
+	put_le32(t + 16, rsdt);
+	put_le32(t + 20, ACPI_RSDP_SIZE);
+	put_le64(t + 24, xsdt);
 	t[8] = acpi__checksum(t, 20);
 	t[32] = acpi__checksum(t, ACPI_RSDP_SIZE);
 }

@@ -17,10 +17,10 @@
  */
 #include <elf.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "bytes.h"
 #include "boot/acpi.h"
 #include "boot/linux.h"
 #include "devices/acpi-pm.h"
@@ -47,56 +47,9 @@ struct segment {
 	uint64_t filesz;
 };
 
-static int fail(struct loaded_image *out, int err, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int fail(struct loaded_image *out, int err, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(out->error, sizeof(out->error), fmt, ap);
-	va_end(ap);
-	return err;
-}
-
-static uint16_t get16(const uint8_t *p)
-{
-	uint16_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
 static void put8(uint8_t *p, uint8_t v)
 {
 	*p = v;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	memcpy(p, &v, sizeof(v));
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	memcpy(p, &v, sizeof(v));
 }
 
 /* The PC memory map: low RAM with the EBDA and BIOS area reserved, RAM above 1 MiB, KVM's
@@ -154,14 +107,14 @@ static int write_common(struct guest_memory *mem, const struct loader_config *cf
 	/* Everything below 1 MiB: the boot data, the EBDA and the BIOS area. */
 	area = guest_memory__ptr(mem, 0, LINUX_HIGH_GPA);
 	if (!area)
-		return fail(out, -E2BIG, "guest RAM too small");
+		return loaded_image__fail(out, -E2BIG, "guest RAM too small");
 	memset(area, 0, LINUX_HIGH_GPA);
 	memcpy(area + LINUX_GDT_GPA, gdt, sizeof(gdt));
 	memcpy(area + LINUX_CMDLINE_GPA, cfg->cmdline, strlen(cfg->cmdline) + 1);
 	ret = acpi__build(area + ACPI_TABLES_GPA, ACPI_TABLES_END - ACPI_TABLES_GPA,
 			  ACPI_TABLES_GPA, &acpi);
 	if (ret < 0)
-		return fail(out, (int)ret, "ACPI tables for %u vCPUs: %s", acpi.nr_vcpus,
+		return loaded_image__fail(out, (int)ret, "ACPI tables for %u vCPUs: %s", acpi.nr_vcpus,
 			    strerror((int)-ret));
 	*rsdp = ACPI_TABLES_GPA;
 
@@ -170,14 +123,14 @@ static int write_common(struct guest_memory *mem, const struct loader_config *cf
 		return 0;
 	top = initrd_max < low ? initrd_max : low;
 	if (cfg->initrd_len > top || (top - cfg->initrd_len) < kernel_end)
-		return fail(out, -E2BIG,
+		return loaded_image__fail(out, -E2BIG,
 			    "initrd of %zu bytes does not fit in guest RAM between the kernel's end "
 			    "%#llx and %#llx (more --memory?)",
 			    cfg->initrd_len, (unsigned long long)kernel_end,
 			    (unsigned long long)top);
 	start = (top - cfg->initrd_len) & ~(X86_PAGE_SIZE - 1);
 	if (start < kernel_end)
-		return fail(out, -E2BIG, "initrd of %zu bytes does not fit above the kernel",
+		return loaded_image__fail(out, -E2BIG, "initrd of %zu bytes does not fit above the kernel",
 			    cfg->initrd_len);
 	if (cfg->initrd_len)
 		memcpy(guest_memory__ptr(mem, start, cfg->initrd_len), cfg->initrd,
@@ -202,7 +155,7 @@ static const char *command_line(const struct loader_config *cfg, uint64_t max,
 	size_t n = strlen(s);
 
 	if (n > max) {
-		fail(out, -EINVAL, "command line of %zu bytes is longer than the kernel's limit of "
+		loaded_image__fail(out, -EINVAL, "command line of %zu bytes is longer than the kernel's limit of "
 			 "%llu", n, (unsigned long long)max);
 		return NULL;
 	}
@@ -213,7 +166,7 @@ static const char *command_line(const struct loader_config *cfg, uint64_t max,
 
 static bool bzimage_probe(const uint8_t *img, size_t len)
 {
-	return len >= HDR_MAGIC + 4 && get16(img + HDR_BOOT_FLAG) == HDR_BOOT_FLAG_MAGIC &&
+	return len >= HDR_MAGIC + 4 && get_le16(img + HDR_BOOT_FLAG) == HDR_BOOT_FLAG_MAGIC &&
 	       !memcmp(img + HDR_MAGIC, "HdrS", 4);
 }
 
@@ -222,13 +175,13 @@ static void write_page_tables(uint8_t *low)
 {
 	uint8_t *pml4 = low + LINUX_PML4_GPA, *pdpt = low + LINUX_PDPT_GPA;
 
-	put64(pml4, LINUX_PDPT_GPA | X86_PTE_P | X86_PTE_RW);
+	put_le64(pml4, LINUX_PDPT_GPA | X86_PTE_P | X86_PTE_RW);
 	for (unsigned int i = 0; i < 4; i++) {
 		uint8_t *pd = low + LINUX_PD_GPA + i * X86_PAGE_SIZE;
 
-		put64(pdpt + 8 * i, (LINUX_PD_GPA + i * X86_PAGE_SIZE) | X86_PTE_P | X86_PTE_RW);
+		put_le64(pdpt + 8 * i, (LINUX_PD_GPA + i * X86_PAGE_SIZE) | X86_PTE_P | X86_PTE_RW);
 		for (unsigned int j = 0; j < X86_PT_ENTRIES; j++)
-			put64(pd + 8 * j, ((uint64_t)(i * X86_PT_ENTRIES + j) << 21) | X86_PTE_P |
+			put_le64(pd + 8 * j, ((uint64_t)(i * X86_PT_ENTRIES + j) << 21) | X86_PTE_P |
 						  X86_PTE_RW | X86_PTE_PS);
 	}
 }
@@ -246,52 +199,52 @@ static int bzimage_load(const uint8_t *img, size_t len, const struct loader_conf
 	int ret;
 
 	if (len < 1024)
-		return fail(out, -ENOEXEC, "truncated bzImage: %zu bytes, the setup header alone "
+		return loaded_image__fail(out, -ENOEXEC, "truncated bzImage: %zu bytes, the setup header alone "
 			    "needs 1024", len);
-	version = get16(img + HDR_VERSION);
+	version = get_le16(img + HDR_VERSION);
 	if (version < 0x020c)
-		return fail(out, -ENOEXEC, "boot protocol %u.%02u: vbts needs 2.12 or newer (a "
+		return loaded_image__fail(out, -ENOEXEC, "boot protocol %u.%02u: vbts needs 2.12 or newer (a "
 			    "64-bit bzImage)", version >> 8, version & 0xff);
 	hdr_end = 0x202 + img[0x201];
 	if (hdr_end > HDR_END_MAX)
-		return fail(out, -ENOEXEC, "setup header end %#llx is past the boot_params' "
+		return loaded_image__fail(out, -ENOEXEC, "setup header end %#llx is past the boot_params' "
 			    "header space (%#x)", (unsigned long long)hdr_end, HDR_END_MAX);
 	if (!(img[HDR_LOADFLAGS] & HDR_LOADFLAGS_LOADED_HIGH))
-		return fail(out, -ENOEXEC, "not a bzImage: loadflags lack LOADED_HIGH (a zImage)");
-	if (!(get16(img + HDR_XLOADFLAGS) & HDR_XLF_KERNEL_64))
-		return fail(out, -ENOEXEC, "not a 64-bit kernel: xloadflags lack XLF_KERNEL_64");
+		return loaded_image__fail(out, -ENOEXEC, "not a bzImage: loadflags lack LOADED_HIGH (a zImage)");
+	if (!(get_le16(img + HDR_XLOADFLAGS) & HDR_XLF_KERNEL_64))
+		return loaded_image__fail(out, -ENOEXEC, "not a 64-bit kernel: xloadflags lack XLF_KERNEL_64");
 	setup_sects = img[HDR_SETUP_SECTS] ? img[HDR_SETUP_SECTS] : 4;
 	setup_size = (uint64_t)(setup_sects + 1) * 512;
 	if (setup_size >= len)
-		return fail(out, -ENOEXEC, "setup_sects %u: the real-mode setup (%llu bytes) does "
+		return loaded_image__fail(out, -ENOEXEC, "setup_sects %u: the real-mode setup (%llu bytes) does "
 			    "not leave a kernel in the file's %zu bytes", img[HDR_SETUP_SECTS],
 			    (unsigned long long)setup_size, len);
-	kernel_size = (uint64_t)get32(img + HDR_SYSSIZE) * 16;
+	kernel_size = (uint64_t)get_le32(img + HDR_SYSSIZE) * 16;
 	if (!kernel_size || kernel_size > len - setup_size)
-		return fail(out, -ENOEXEC, "truncated bzImage: syssize says the kernel has %llu "
+		return loaded_image__fail(out, -ENOEXEC, "truncated bzImage: syssize says the kernel has %llu "
 			    "bytes after the setup, the file has %llu",
 			    (unsigned long long)kernel_size,
 			    (unsigned long long)(len - setup_size));
-	init_size = get32(img + HDR_INIT_SIZE);
+	init_size = get_le32(img + HDR_INIT_SIZE);
 	if (init_size < kernel_size)
-		return fail(out, -ENOEXEC, "init_size %#llx is smaller than the kernel (%#llx)",
+		return loaded_image__fail(out, -ENOEXEC, "init_size %#llx is smaller than the kernel (%#llx)",
 			    (unsigned long long)init_size, (unsigned long long)kernel_size);
-	load = get64(img + HDR_PREF_ADDRESS);
+	load = get_le64(img + HDR_PREF_ADDRESS);
 	if (!load)
 		load = LINUX_HIGH_GPA;
 	if (load < LINUX_HIGH_GPA || (load & (X86_PAGE_SIZE - 1)) || load >= (1ULL << 32))
-		return fail(out, -ENOEXEC, "pref_address %#llx is not a page-aligned address "
+		return loaded_image__fail(out, -ENOEXEC, "pref_address %#llx is not a page-aligned address "
 			    "between 1 MiB and 4 GiB", (unsigned long long)load);
 	if (init_size > low || load > low - init_size)
-		return fail(out, -E2BIG, "the kernel needs guest RAM up to %#llx (pref_address + "
+		return loaded_image__fail(out, -E2BIG, "the kernel needs guest RAM up to %#llx (pref_address + "
 			    "init_size); --memory gives %llu MiB below the PCI hole",
 			    (unsigned long long)(load + init_size),
 			    (unsigned long long)(low >> 20));
-	cfg.cmdline = command_line(lcfg, get32(img + HDR_CMDLINE_SIZE) < LINUX_CMDLINE_MAX ?
-				   get32(img + HDR_CMDLINE_SIZE) : LINUX_CMDLINE_MAX, out);
+	cfg.cmdline = command_line(lcfg, get_le32(img + HDR_CMDLINE_SIZE) < LINUX_CMDLINE_MAX ?
+				   get_le32(img + HDR_CMDLINE_SIZE) : LINUX_CMDLINE_MAX, out);
 	if (!cfg.cmdline)
 		return -EINVAL;
-	initrd_max = (uint64_t)get32(img + HDR_INITRD_ADDR_MAX) + 1;
+	initrd_max = (uint64_t)get_le32(img + HDR_INITRD_ADDR_MAX) + 1;
 	ret = write_common(mem, &cfg, true, load + init_size, initrd_max, &initrd_gpa, &rsdp,
 			   out);
 	if (ret < 0)
@@ -302,19 +255,19 @@ static int bzimage_load(const uint8_t *img, size_t len, const struct loader_conf
 	bp = low_mem + LINUX_BOOT_PARAMS_GPA;
 	memcpy(bp + HDR_START, img + HDR_START, hdr_end - HDR_START);
 	put8(bp + HDR_TYPE_OF_LOADER, HDR_LOADER_UNDEFINED);
-	put32(bp + HDR_CODE32_START, load);
-	put32(bp + HDR_CMD_LINE_PTR, LINUX_CMDLINE_GPA);
-	put32(bp + HDR_RAMDISK_IMAGE, initrd_gpa);
-	put32(bp + HDR_RAMDISK_SIZE, initrd_gpa ? cfg.initrd_len : 0);
-	put64(bp + BP_ACPI_RSDP_ADDR, rsdp);
+	put_le32(bp + HDR_CODE32_START, load);
+	put_le32(bp + HDR_CMD_LINE_PTR, LINUX_CMDLINE_GPA);
+	put_le32(bp + HDR_RAMDISK_IMAGE, initrd_gpa);
+	put_le32(bp + HDR_RAMDISK_SIZE, initrd_gpa ? cfg.initrd_len : 0);
+	put_le64(bp + BP_ACPI_RSDP_ADDR, rsdp);
 	ne820 = build_e820(mem, e820);
 	put8(bp + BP_E820_ENTRIES, ne820);
 	for (unsigned int i = 0; i < ne820; i++) {
 		uint8_t *e = bp + BP_E820_TABLE + 20 * i;
 
-		put64(e, e820[i].addr);
-		put64(e + 8, e820[i].size);
-		put32(e + 16, e820[i].type);
+		put_le64(e, e820[i].addr);
+		put_le64(e + 8, e820[i].size);
+		put_le32(e + 16, e820[i].type);
 	}
 	memcpy(guest_memory__ptr(mem, load, kernel_size), img + setup_size, kernel_size);
 
@@ -343,8 +296,8 @@ static bool find_pvh_note(const uint8_t *p, uint64_t size, uint64_t *entry, bool
 	uint64_t off = 0;
 
 	while (size - off >= 12) {
-		uint32_t namesz = get32(p + off), descsz = get32(p + off + 4);
-		uint32_t type = get32(p + off + 8);
+		uint32_t namesz = get_le32(p + off), descsz = get_le32(p + off + 4);
+		uint32_t type = get_le32(p + off + 8);
 		uint64_t name_off = off + 12;
 		uint64_t desc_off = name_off + (((uint64_t)namesz + 3) & ~3ULL);
 		uint64_t next = desc_off + (((uint64_t)descsz + 3) & ~3ULL);
@@ -354,9 +307,9 @@ static bool find_pvh_note(const uint8_t *p, uint64_t size, uint64_t *entry, bool
 		if (type == XEN_ELFNOTE_PHYS32_ENTRY && namesz == 4 &&
 		    !memcmp(p + name_off, "Xen", 4)) {
 			if (descsz == 4) {
-				*entry = get32(p + desc_off);
+				*entry = get_le32(p + desc_off);
 			} else if (descsz == 8) {
-				*entry = get64(p + desc_off);
+				*entry = get_le64(p + desc_off);
 			} else {
 				*bad = true;
 				return false;
@@ -408,7 +361,7 @@ static int pvh_segments(const uint8_t *img, size_t len, const Elf64_Ehdr *eh, ui
 {
 	*nr = 0;
 	if (eh->e_machine != EM_X86_64)
-		return fail(out, -ENOEXEC, "ELF machine %u is not x86-64", eh->e_machine);
+		return loaded_image__fail(out, -ENOEXEC, "ELF machine %u is not x86-64", eh->e_machine);
 	for (unsigned int i = 0; i < eh->e_phnum; i++) {
 		Elf64_Phdr ph;
 		struct segment *s;
@@ -417,20 +370,20 @@ static int pvh_segments(const uint8_t *img, size_t len, const Elf64_Ehdr *eh, ui
 		if (ph.p_type != PT_LOAD || !ph.p_memsz)
 			continue;
 		if (*nr == MAX_SEGMENTS)
-			return fail(out, -ENOEXEC, "more than %d loadable segments", MAX_SEGMENTS);
+			return loaded_image__fail(out, -ENOEXEC, "more than %d loadable segments", MAX_SEGMENTS);
 		if (ph.p_filesz > ph.p_memsz)
-			return fail(out, -ENOEXEC, "segment %u: file size %#llx > memory size %#llx",
+			return loaded_image__fail(out, -ENOEXEC, "segment %u: file size %#llx > memory size %#llx",
 				    *nr, (unsigned long long)ph.p_filesz,
 				    (unsigned long long)ph.p_memsz);
 		if (ph.p_offset > len || ph.p_filesz > len - ph.p_offset)
-			return fail(out, -ENOEXEC, "truncated file: segment %u needs bytes up to "
+			return loaded_image__fail(out, -ENOEXEC, "truncated file: segment %u needs bytes up to "
 				    "%#llx, the file has %#zx", *nr,
 				    (unsigned long long)ph.p_offset + ph.p_filesz, len);
 		if (ph.p_paddr < LINUX_HIGH_GPA)
-			return fail(out, -ENOEXEC, "segment %u at %#llx is below 1 MiB", *nr,
+			return loaded_image__fail(out, -ENOEXEC, "segment %u at %#llx is below 1 MiB", *nr,
 				    (unsigned long long)ph.p_paddr);
 		if (ph.p_paddr > low || ph.p_memsz > low - ph.p_paddr)
-			return fail(out, -E2BIG, "segment %u [%#llx, %#llx) is outside guest RAM "
+			return loaded_image__fail(out, -E2BIG, "segment %u [%#llx, %#llx) is outside guest RAM "
 				    "below the PCI hole (%llu MiB; more --memory?)", *nr,
 				    (unsigned long long)ph.p_paddr,
 				    (unsigned long long)(ph.p_paddr + ph.p_memsz),
@@ -443,11 +396,11 @@ static int pvh_segments(const uint8_t *img, size_t len, const Elf64_Ehdr *eh, ui
 		for (unsigned int j = 0; j < *nr; j++)
 			if (s->gpa < segs[j].gpa + segs[j].memsz &&
 			    segs[j].gpa < s->gpa + s->memsz)
-				return fail(out, -ENOEXEC, "segments %u and %u overlap", j, *nr);
+				return loaded_image__fail(out, -ENOEXEC, "segments %u and %u overlap", j, *nr);
 		(*nr)++;
 	}
 	if (!*nr)
-		return fail(out, -ENOEXEC, "ELF file without loadable segments");
+		return loaded_image__fail(out, -ENOEXEC, "ELF file without loadable segments");
 	return 0;
 }
 
@@ -465,7 +418,7 @@ static int pvh_load(const uint8_t *img, size_t len, const struct loader_config *
 	int ret;
 
 	if (!pvh_entry(img, len, &eh, &entry, &bad))
-		return fail(out, -ENOEXEC, "the PVH entry note (XEN_ELFNOTE_PHYS32_ENTRY) has a "
+		return loaded_image__fail(out, -ENOEXEC, "the PVH entry note (XEN_ELFNOTE_PHYS32_ENTRY) has a "
 			    "descriptor of neither 4 nor 8 bytes");
 	ret = pvh_segments(img, len, &eh, low, segs, &nr, out);
 	if (ret < 0)
@@ -476,7 +429,7 @@ static int pvh_load(const uint8_t *img, size_t len, const struct loader_config *
 		in_segment |= entry >= segs[i].gpa && entry - segs[i].gpa < segs[i].filesz;
 	}
 	if (!in_segment)
-		return fail(out, -ENOEXEC, "PVH entry %#llx is not inside a loaded segment",
+		return loaded_image__fail(out, -ENOEXEC, "PVH entry %#llx is not inside a loaded segment",
 			    (unsigned long long)entry);
 	cfg.cmdline = command_line(lcfg, LINUX_CMDLINE_MAX, out);
 	if (!cfg.cmdline)
@@ -487,27 +440,27 @@ static int pvh_load(const uint8_t *img, size_t len, const struct loader_config *
 
 	low_mem = guest_memory__ptr(mem, 0, LINUX_HIGH_GPA);
 	si = low_mem + LINUX_START_INFO_GPA;
-	put32(si, HVM_START_MAGIC);
-	put32(si + 4, 1); /* version: with the memory map */
-	put32(si + 8, 0); /* flags */
+	put_le32(si, HVM_START_MAGIC);
+	put_le32(si + 4, 1); /* version: with the memory map */
+	put_le32(si + 8, 0); /* flags */
 	if (initrd_gpa) {
 		uint8_t *m = low_mem + LINUX_MODLIST_GPA;
 
-		put32(si + 12, 1); /* nr_modules */
-		put64(si + 16, LINUX_MODLIST_GPA);
-		put64(m, initrd_gpa);
-		put64(m + 8, cfg.initrd_len);
+		put_le32(si + 12, 1); /* nr_modules */
+		put_le64(si + 16, LINUX_MODLIST_GPA);
+		put_le64(m, initrd_gpa);
+		put_le64(m + 8, cfg.initrd_len);
 	}
-	put64(si + 24, LINUX_CMDLINE_GPA);
-	put64(si + 32, rsdp);
+	put_le64(si + 24, LINUX_CMDLINE_GPA);
+	put_le64(si + 32, rsdp);
 	ne820 = build_e820(mem, e820);
-	put64(si + 40, LINUX_MEMMAP_GPA);
-	put32(si + 48, ne820);
+	put_le64(si + 40, LINUX_MEMMAP_GPA);
+	put_le32(si + 48, ne820);
 	e = low_mem + LINUX_MEMMAP_GPA;
 	for (unsigned int i = 0; i < ne820; i++, e += HVM_MEMMAP_ENTRY_SIZE) {
-		put64(e, e820[i].addr);
-		put64(e + 8, e820[i].size);
-		put32(e + 16, e820[i].type);
+		put_le64(e, e820[i].addr);
+		put_le64(e + 8, e820[i].size);
+		put_le32(e + 16, e820[i].type);
 	}
 	for (unsigned int i = 0; i < nr; i++) {
 		uint8_t *dst = guest_memory__ptr(mem, segs[i].gpa, segs[i].memsz);

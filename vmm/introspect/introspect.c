@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../bytes.h"
 #include "../x86.h"
 #include "introspect.h"
 
@@ -74,14 +75,6 @@ static int rd64(struct introspect *in, uint64_t va, uint64_t *v)
 static bool kptr_ok(const struct introspect *in, uint64_t p)
 {
 	return p >= in->kptr_min && !(p & 7);
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
 }
 
 static int32_t get32s(const uint8_t *p)
@@ -169,9 +162,9 @@ static int read_task(struct introspect *in, uint64_t task, struct guest_task *gt
 	for (n = 0; n < l->task_comm_len && s[l->task_comm - lo + n]; n++)
 		gt->comm[n] = (char)s[l->task_comm - lo + n];
 	gt->comm[n] = '\0';
-	f->next = get64(s + l->task_tasks + l->list_next - lo);
-	f->mm = get64(s + l->task_mm - lo);
-	f->signal = l->task_signal != KERNEL_LAYOUT_ABSENT ? get64(s + l->task_signal - lo) : 0;
+	f->next = get_le64(s + l->task_tasks + l->list_next - lo);
+	f->mm = get_le64(s + l->task_mm - lo);
+	f->signal = l->task_signal != KERNEL_LAYOUT_ABSENT ? get_le64(s + l->task_signal - lo) : 0;
 	f->exit_state = l->task_exit_state != KERNEL_LAYOUT_ABSENT ?
 				get32s(s + l->task_exit_state - lo) : 0;
 	return 0;

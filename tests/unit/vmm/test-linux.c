@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bytes.h"
 #include "boot/acpi.h"
 #include "boot/linux.h"
 #include "cpuid.h"
@@ -25,45 +26,6 @@
 #include "x86.h"
 
 #define RAM (64ULL << 20)
-
-static uint16_t get16(const uint8_t *p)
-{
-	uint16_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static void put16(uint8_t *p, uint16_t v)
-{
-	memcpy(p, &v, sizeof(v));
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	memcpy(p, &v, sizeof(v));
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	memcpy(p, &v, sizeof(v));
-}
 
 static uint8_t *gpa(struct guest_memory *mem, uint64_t addr, uint64_t len)
 {
@@ -87,21 +49,21 @@ static uint8_t *build_bzimage(size_t *len)
 	uint8_t *k = img + (BZ_SETUP_SECTS + 1) * 512;
 
 	img[HDR_SETUP_SECTS] = BZ_SETUP_SECTS;
-	put32(img + HDR_SYSSIZE, BZ_KERNEL / 16);
-	put16(img + HDR_BOOT_FLAG, HDR_BOOT_FLAG_MAGIC);
+	put_le32(img + HDR_SYSSIZE, BZ_KERNEL / 16);
+	put_le16(img + HDR_BOOT_FLAG, HDR_BOOT_FLAG_MAGIC);
 	img[HDR_JUMP] = 0xeb;
 	img[HDR_JUMP + 1] = 0x6a; /* the header ends at 0x26c */
 	memcpy(img + HDR_MAGIC, "HdrS", 4);
-	put16(img + HDR_VERSION, 0x020f);
+	put_le16(img + HDR_VERSION, 0x020f);
 	img[HDR_LOADFLAGS] = HDR_LOADFLAGS_LOADED_HIGH;
-	put32(img + HDR_CODE32_START, 0x100000);
-	put32(img + HDR_INITRD_ADDR_MAX, 0x7fffffff);
-	put32(img + HDR_KERNEL_ALIGNMENT, 0x200000);
+	put_le32(img + HDR_CODE32_START, 0x100000);
+	put_le32(img + HDR_INITRD_ADDR_MAX, 0x7fffffff);
+	put_le32(img + HDR_KERNEL_ALIGNMENT, 0x200000);
 	img[HDR_RELOCATABLE_KERNEL] = 1;
-	put16(img + HDR_XLOADFLAGS, HDR_XLF_KERNEL_64 | 0x2);
-	put32(img + HDR_CMDLINE_SIZE, 2047);
-	put64(img + HDR_PREF_ADDRESS, BZ_PREF);
-	put32(img + HDR_INIT_SIZE, BZ_INIT_SIZE);
+	put_le16(img + HDR_XLOADFLAGS, HDR_XLF_KERNEL_64 | 0x2);
+	put_le32(img + HDR_CMDLINE_SIZE, 2047);
+	put_le64(img + HDR_PREF_ADDRESS, BZ_PREF);
+	put_le32(img + HDR_INIT_SIZE, BZ_INIT_SIZE);
 	for (unsigned int i = 0; i < BZ_KERNEL; i++)
 		k[i] = i * 7 + 3;
 	*len = BZ_LEN;
@@ -115,8 +77,8 @@ static void check_e820(const uint8_t *e, unsigned int n, uint64_t ram)
 
 	ck_assert_uint_ge(n, 4);
 	for (unsigned int i = 0; i < n; i++, e += 20) {
-		uint64_t addr = get64(e), size = get64(e + 8);
-		uint32_t type = get32(e + 16);
+		uint64_t addr = get_le64(e), size = get_le64(e + 8);
+		uint32_t type = get_le32(e + 16);
 
 		ck_assert_uint_ge(addr, prev_end);
 		ck_assert_uint_gt(size, 0);
@@ -158,8 +120,8 @@ START_TEST(test_bzimage_boot_params)
 	/* __BOOT_CS is a 64-bit code segment, __BOOT_DS flat read/write data. */
 	p = gpa(mem, li.boot.gdt_base, li.boot.gdt_limit + 1);
 	ck_assert_uint_eq(li.boot.gdt_limit, 31);
-	ck_assert_uint_eq(get64(p + 0x10), 0x00af9b000000ffffULL);
-	ck_assert_uint_eq(get64(p + 0x18), 0x00cf93000000ffffULL);
+	ck_assert_uint_eq(get_le64(p + 0x10), 0x00af9b000000ffffULL);
+	ck_assert_uint_eq(get_le64(p + 0x18), 0x00cf93000000ffffULL);
 	/* The protected-mode kernel at pref_address. */
 	ck_assert_mem_eq(gpa(mem, BZ_PREF, BZ_KERNEL), img + (BZ_SETUP_SECTS + 1) * 512,
 			 BZ_KERNEL);
@@ -167,19 +129,19 @@ START_TEST(test_bzimage_boot_params)
 	bp = gpa(mem, LINUX_BOOT_PARAMS_GPA, BP_SIZE);
 	/* The setup header is the image's, with the loader's fields filled in. */
 	ck_assert_mem_eq(bp + HDR_MAGIC, "HdrS", 4);
-	ck_assert_uint_eq(get16(bp + HDR_VERSION), 0x020f);
-	ck_assert_uint_eq(get32(bp + HDR_INIT_SIZE), BZ_INIT_SIZE);
+	ck_assert_uint_eq(get_le16(bp + HDR_VERSION), 0x020f);
+	ck_assert_uint_eq(get_le32(bp + HDR_INIT_SIZE), BZ_INIT_SIZE);
 	ck_assert_uint_eq(bp[HDR_TYPE_OF_LOADER], 0xff);
-	ck_assert_uint_eq(get32(bp + HDR_CODE32_START), BZ_PREF);
+	ck_assert_uint_eq(get_le32(bp + HDR_CODE32_START), BZ_PREF);
 	ck_assert_uint_eq(bp[BP_SENTINEL], 0);
 	ck_assert_uint_eq(bp[0x26c], 0); /* nothing past the header's end */
 	/* Command line. */
-	ck_assert_uint_eq(get32(bp + HDR_CMD_LINE_PTR), LINUX_CMDLINE_GPA);
-	ck_assert_uint_eq(get32(bp + BP_EXT_CMD_LINE_PTR), 0);
+	ck_assert_uint_eq(get_le32(bp + HDR_CMD_LINE_PTR), LINUX_CMDLINE_GPA);
+	ck_assert_uint_eq(get_le32(bp + BP_EXT_CMD_LINE_PTR), 0);
 	ck_assert_str_eq((char *)gpa(mem, LINUX_CMDLINE_GPA, sizeof(cmdline)), cmdline);
 	/* The initrd: page-aligned, as high as RAM allows, above the kernel's init_size. */
-	rd = get32(bp + HDR_RAMDISK_IMAGE);
-	ck_assert_uint_eq(get32(bp + HDR_RAMDISK_SIZE), sizeof(initrd));
+	rd = get_le32(bp + HDR_RAMDISK_IMAGE);
+	ck_assert_uint_eq(get_le32(bp + HDR_RAMDISK_SIZE), sizeof(initrd));
 	ck_assert_uint_eq(rd & 0xfff, 0);
 	ck_assert_uint_le(rd + sizeof(initrd), RAM);
 	ck_assert_uint_gt(rd + sizeof(initrd), RAM - 0x1000);
@@ -187,18 +149,18 @@ START_TEST(test_bzimage_boot_params)
 	ck_assert_mem_eq(gpa(mem, rd, sizeof(initrd)), initrd, sizeof(initrd));
 	/* e820 and the RSDP. */
 	check_e820(bp + BP_E820_TABLE, bp[BP_E820_ENTRIES], RAM);
-	ck_assert_uint_eq(get64(bp + BP_ACPI_RSDP_ADDR), ACPI_TABLES_GPA);
+	ck_assert_uint_eq(get_le64(bp + BP_ACPI_RSDP_ADDR), ACPI_TABLES_GPA);
 	ck_assert_mem_eq(gpa(mem, ACPI_TABLES_GPA, 8), "RSD PTR ", 8);
 	/* The identity map covers the kernel, boot_params and the command line. */
 	p = gpa(mem, LINUX_PML4_GPA, 0x1000);
-	ck_assert_uint_eq(get64(p) & X86_PTE_ADDR_MASK, LINUX_PDPT_GPA);
+	ck_assert_uint_eq(get_le64(p) & X86_PTE_ADDR_MASK, LINUX_PDPT_GPA);
 	p = gpa(mem, LINUX_PDPT_GPA, 0x1000);
 	for (unsigned int i = 0; i < 4; i++)
-		ck_assert_uint_eq(get64(p + 8 * i),
+		ck_assert_uint_eq(get_le64(p + 8 * i),
 				  (LINUX_PD_GPA + i * 0x1000) | X86_PTE_P | X86_PTE_RW);
-	pde = get64(gpa(mem, LINUX_PD_GPA + 8 * (BZ_PREF >> 21), 8));
+	pde = get_le64(gpa(mem, LINUX_PD_GPA + 8 * (BZ_PREF >> 21), 8));
 	ck_assert_uint_eq(pde, BZ_PREF | X86_PTE_P | X86_PTE_RW | X86_PTE_PS);
-	pde = get64(gpa(mem, LINUX_PD_GPA + 3 * 0x1000 + 8 * 511, 8));
+	pde = get_le64(gpa(mem, LINUX_PD_GPA + 3 * 0x1000 + 8 * 511, 8));
 	ck_assert_uint_eq(pde & X86_PTE_ADDR_MASK, (4ULL << 30) - (2ULL << 20));
 	free(img);
 	guest_memory__destroy(mem);
@@ -218,11 +180,11 @@ START_TEST(test_bzimage_defaults)
 	ck_assert_int_eq(loader__load_config(img, len, &cfg, mem, &li), 0);
 	bp = gpa(mem, LINUX_BOOT_PARAMS_GPA, BP_SIZE);
 	ck_assert_str_eq((char *)gpa(mem, LINUX_CMDLINE_GPA, 16), LINUX_DEFAULT_CMDLINE);
-	ck_assert_uint_eq(get32(bp + HDR_RAMDISK_IMAGE), 0);
-	ck_assert_uint_eq(get32(bp + HDR_RAMDISK_SIZE), 0);
+	ck_assert_uint_eq(get_le32(bp + HDR_RAMDISK_IMAGE), 0);
+	ck_assert_uint_eq(get_le32(bp + HDR_RAMDISK_SIZE), 0);
 	/* 5 GiB: 3 GiB below the PCI hole, 2 GiB from 4 GiB on. */
 	check_e820(bp + BP_E820_TABLE, bp[BP_E820_ENTRIES], 5ULL << 30);
-	ck_assert_uint_eq(get64(bp + BP_E820_TABLE + 20 * (bp[BP_E820_ENTRIES] - 1)), 4ULL << 30);
+	ck_assert_uint_eq(get_le64(bp + BP_E820_TABLE + 20 * (bp[BP_E820_ENTRIES] - 1)), 4ULL << 30);
 	free(img);
 	guest_memory__destroy(mem);
 }
@@ -322,10 +284,10 @@ START_TEST(test_bzimage_debian)
 		      li.error);
 	ck_assert_str_eq(li.format, "bzImage");
 	bp = gpa(mem, LINUX_BOOT_PARAMS_GPA, BP_SIZE);
-	ck_assert_uint_ge(get16(bp + HDR_VERSION), 0x020c);
-	ck_assert(get16(bp + HDR_XLOADFLAGS) & HDR_XLF_KERNEL_64);
-	ck_assert_uint_eq(li.entry, get64(bp + HDR_PREF_ADDRESS) + 0x200);
-	ck_assert_uint_ge(get32(bp + HDR_CMDLINE_SIZE), strlen(LINUX_DEFAULT_CMDLINE));
+	ck_assert_uint_ge(get_le16(bp + HDR_VERSION), 0x020c);
+	ck_assert(get_le16(bp + HDR_XLOADFLAGS) & HDR_XLF_KERNEL_64);
+	ck_assert_uint_eq(li.entry, get_le64(bp + HDR_PREF_ADDRESS) + 0x200);
+	ck_assert_uint_ge(get_le32(bp + HDR_CMDLINE_SIZE), strlen(LINUX_DEFAULT_CMDLINE));
 	globfree(&g);
 	guest_memory__destroy(mem);
 }
@@ -387,11 +349,11 @@ static uint8_t *build_pvh(const struct pvh_spec *s, size_t *len)
 	eh.e_ident[EI_VERSION] = EV_CURRENT;
 	memcpy(img, &eh, sizeof(eh));
 	memcpy(img + sizeof(eh), ph, sizeof(ph));
-	put32(n, 4);
-	put32(n + 4, s->descsz ? s->descsz : 8);
-	put32(n + 8, s->no_note ? 1 : XEN_ELFNOTE_PHYS32_ENTRY);
+	put_le32(n, 4);
+	put_le32(n + 4, s->descsz ? s->descsz : 8);
+	put_le32(n + 8, s->no_note ? 1 : XEN_ELFNOTE_PHYS32_ENTRY);
 	memcpy(n + 12, "Xen", 4);
-	put64(n + 16, s->entry ? s->entry : PVH_ENTRY);
+	put_le64(n + 16, s->entry ? s->entry : PVH_ENTRY);
 	for (unsigned int i = 0; i < PVH_FILESZ; i++)
 		img[PVH_SEG_OFF + i] = i * 13 + 1;
 	*len = s->len ? s->len : PVH_LEN;
@@ -422,7 +384,7 @@ START_TEST(test_pvh_start_info)
 	ck_assert(!li.boot.long_mode);
 	ck_assert_uint_eq(li.boot.rip, PVH_ENTRY);
 	ck_assert_uint_eq(li.boot.ebx, LINUX_START_INFO_GPA);
-	ck_assert_uint_eq(get64(gpa(mem, li.boot.gdt_base + li.boot.cs, 8)),
+	ck_assert_uint_eq(get_le64(gpa(mem, li.boot.gdt_base + li.boot.cs, 8)),
 			  0x00cf9b000000ffffULL);
 	ck_assert_mem_eq(gpa(mem, PVH_LOAD, PVH_FILESZ), img + PVH_SEG_OFF, PVH_FILESZ);
 	bss = gpa(mem, PVH_LOAD + PVH_FILESZ, PVH_MEMSZ - PVH_FILESZ);
@@ -430,22 +392,22 @@ START_TEST(test_pvh_start_info)
 		ck_assert_uint_eq(bss[i], 0);
 
 	si = gpa(mem, LINUX_START_INFO_GPA, HVM_START_INFO_SIZE);
-	ck_assert_uint_eq(get32(si), HVM_START_MAGIC);
-	ck_assert_uint_eq(get32(si + 4), 1);
-	ck_assert_uint_eq(get32(si + 12), 1); /* the initrd is module 0 */
-	m = gpa(mem, get64(si + 16), HVM_MODLIST_ENTRY_SIZE);
-	rd = get64(m);
-	ck_assert_uint_eq(get64(m + 8), sizeof(initrd));
+	ck_assert_uint_eq(get_le32(si), HVM_START_MAGIC);
+	ck_assert_uint_eq(get_le32(si + 4), 1);
+	ck_assert_uint_eq(get_le32(si + 12), 1); /* the initrd is module 0 */
+	m = gpa(mem, get_le64(si + 16), HVM_MODLIST_ENTRY_SIZE);
+	rd = get_le64(m);
+	ck_assert_uint_eq(get_le64(m + 8), sizeof(initrd));
 	ck_assert_uint_eq(rd & 0xfff, 0);
 	ck_assert_uint_ge(rd, PVH_LOAD + PVH_MEMSZ);
 	ck_assert_uint_le(rd + sizeof(initrd), RAM);
 	ck_assert_mem_eq(gpa(mem, rd, sizeof(initrd)), initrd, sizeof(initrd));
-	ck_assert_str_eq((char *)gpa(mem, get64(si + 24), sizeof(cmdline)), cmdline);
-	ck_assert_uint_eq(get64(si + 32), ACPI_TABLES_GPA);
+	ck_assert_str_eq((char *)gpa(mem, get_le64(si + 24), sizeof(cmdline)), cmdline);
+	ck_assert_uint_eq(get_le64(si + 32), ACPI_TABLES_GPA);
 	/* The memory map has the e820 layout (24-byte entries). */
 	{
-		unsigned int n = get32(si + 48);
-		uint8_t *mm = gpa(mem, get64(si + 40), n * HVM_MEMMAP_ENTRY_SIZE);
+		unsigned int n = get_le32(si + 48);
+		uint8_t *mm = gpa(mem, get_le64(si + 40), n * HVM_MEMMAP_ENTRY_SIZE);
 		uint8_t e820[BP_E820_MAX * 20];
 
 		for (unsigned int i = 0; i < n; i++)
@@ -525,8 +487,8 @@ static const uint8_t *table(const uint8_t *buf, uint64_t addr, const char *sig)
 	ck_assert_uint_lt(addr + ACPI_HEADER_SIZE, ACPI_GPA + ACPI_SIZE);
 	t = buf + (addr - ACPI_GPA);
 	ck_assert_mem_eq(t, sig, 4);
-	ck_assert_uint_le(addr + get32(t + 4), ACPI_GPA + ACPI_SIZE);
-	ck_assert_uint_eq(acpi__checksum(t, get32(t + 4)), 0);
+	ck_assert_uint_le(addr + get_le32(t + 4), ACPI_GPA + ACPI_SIZE);
+	ck_assert_uint_eq(acpi__checksum(t, get_le32(t + 4)), 0);
 	return t;
 }
 
@@ -560,68 +522,68 @@ START_TEST(test_acpi_tables)
 	ck_assert_uint_eq(acpi__checksum(rsdp, 20), 0);
 	ck_assert_uint_eq(acpi__checksum(rsdp, ACPI_RSDP_SIZE), 0);
 	ck_assert_uint_eq(rsdp[15], 2);
-	ck_assert_uint_eq(get32(rsdp + 20), ACPI_RSDP_SIZE);
-	xsdt = table(buf, get64(rsdp + 24), "XSDT");
-	rsdt = table(buf, get32(rsdp + 16), "RSDT");
-	ck_assert_uint_eq(get32(xsdt + 4), ACPI_HEADER_SIZE + 16);
-	ck_assert_uint_eq(get32(rsdt + 4), ACPI_HEADER_SIZE + 8);
-	fadt = table(buf, get64(xsdt + 36), "FACP");
-	madt = table(buf, get64(xsdt + 44), "APIC");
-	ck_assert_uint_eq(get32(rsdt + 36), get64(xsdt + 36));
-	ck_assert_uint_eq(get32(rsdt + 40), get64(xsdt + 44));
+	ck_assert_uint_eq(get_le32(rsdp + 20), ACPI_RSDP_SIZE);
+	xsdt = table(buf, get_le64(rsdp + 24), "XSDT");
+	rsdt = table(buf, get_le32(rsdp + 16), "RSDT");
+	ck_assert_uint_eq(get_le32(xsdt + 4), ACPI_HEADER_SIZE + 16);
+	ck_assert_uint_eq(get_le32(rsdt + 4), ACPI_HEADER_SIZE + 8);
+	fadt = table(buf, get_le64(xsdt + 36), "FACP");
+	madt = table(buf, get_le64(xsdt + 44), "APIC");
+	ck_assert_uint_eq(get_le32(rsdt + 36), get_le64(xsdt + 36));
+	ck_assert_uint_eq(get_le32(rsdt + 40), get_le64(xsdt + 44));
 
 	/* FADT: PM1a blocks, SCI, reset register, FACS and DSDT. */
-	ck_assert_uint_eq(get32(fadt + 4), ACPI_FADT_SIZE);
-	ck_assert_uint_eq(get16(fadt + 46), ACPI_PM_SCI_IRQ);
-	ck_assert_uint_eq(get32(fadt + 48), 0); /* SMI_CMD: always in ACPI mode */
-	ck_assert_uint_eq(get32(fadt + 56), ACPI_PM1A_EVT_PORT);
-	ck_assert_uint_eq(get32(fadt + 64), ACPI_PM1A_CNT_PORT);
+	ck_assert_uint_eq(get_le32(fadt + 4), ACPI_FADT_SIZE);
+	ck_assert_uint_eq(get_le16(fadt + 46), ACPI_PM_SCI_IRQ);
+	ck_assert_uint_eq(get_le32(fadt + 48), 0); /* SMI_CMD: always in ACPI mode */
+	ck_assert_uint_eq(get_le32(fadt + 56), ACPI_PM1A_EVT_PORT);
+	ck_assert_uint_eq(get_le32(fadt + 64), ACPI_PM1A_CNT_PORT);
 	ck_assert_uint_eq(fadt[88], ACPI_PM1A_EVT_LEN);
 	ck_assert_uint_eq(fadt[89], ACPI_PM1A_CNT_LEN);
-	ck_assert_uint_eq(get32(fadt + 112) & (1U << 10), 1U << 10); /* RESET_REG_SUP */
-	ck_assert_uint_eq(get32(fadt + 112) & (1U << 20), 0);        /* not HW-reduced */
+	ck_assert_uint_eq(get_le32(fadt + 112) & (1U << 10), 1U << 10); /* RESET_REG_SUP */
+	ck_assert_uint_eq(get_le32(fadt + 112) & (1U << 20), 0);        /* not HW-reduced */
 	ck_assert_uint_eq(fadt[116], 1);                            /* system I/O */
-	ck_assert_uint_eq(get64(fadt + 120), I8042_CMD_PORT);
+	ck_assert_uint_eq(get_le64(fadt + 120), I8042_CMD_PORT);
 	ck_assert_uint_eq(fadt[128], I8042_CMD_RESET);
-	facs = buf + (get32(fadt + 36) - ACPI_GPA);
-	ck_assert_uint_eq(get32(fadt + 36) % 64, 0);
+	facs = buf + (get_le32(fadt + 36) - ACPI_GPA);
+	ck_assert_uint_eq(get_le32(fadt + 36) % 64, 0);
 	ck_assert_mem_eq(facs, "FACS", 4);
-	ck_assert_uint_eq(get32(facs + 4), ACPI_FACS_SIZE);
-	ck_assert_uint_eq(get32(fadt + 40), get64(fadt + 140));
-	dsdt = table(buf, get64(fadt + 140), "DSDT");
+	ck_assert_uint_eq(get_le32(facs + 4), ACPI_FACS_SIZE);
+	ck_assert_uint_eq(get_le32(fadt + 40), get_le64(fadt + 140));
+	dsdt = table(buf, get_le64(fadt + 140), "DSDT");
 
 	/* DSDT: \_S5 with the PM block's sleep type, the pvpanic device with its port. */
-	ck_assert(contains(dsdt, get32(dsdt + 4), s5, sizeof(s5)));
-	ck_assert(contains(dsdt, get32(dsdt + 4), hid, sizeof(hid)));
-	ck_assert(contains(dsdt, get32(dsdt + 4), io, sizeof(io)));
-	ck_assert(contains(dsdt, get32(dsdt + 4), "\x10", 1));
+	ck_assert(contains(dsdt, get_le32(dsdt + 4), s5, sizeof(s5)));
+	ck_assert(contains(dsdt, get_le32(dsdt + 4), hid, sizeof(hid)));
+	ck_assert(contains(dsdt, get_le32(dsdt + 4), io, sizeof(io)));
+	ck_assert(contains(dsdt, get_le32(dsdt + 4), "\x10", 1));
 	/* The scope's PkgLength covers the rest of the definition block up to \_S5. */
 	{
 		const uint8_t *scope = dsdt + ACPI_HEADER_SIZE;
 
 		ck_assert_uint_eq(scope[0], 0x10);
 		ck_assert_uint_lt(scope[1], 0x40);
-		ck_assert_uint_eq(scope[1] + 1, get32(dsdt + 4) - ACPI_HEADER_SIZE - sizeof(s5));
+		ck_assert_uint_eq(scope[1] + 1, get_le32(dsdt + 4) - ACPI_HEADER_SIZE - sizeof(s5));
 		ck_assert_mem_eq(scope + 2, "\\_SB_", 5);
 	}
 
 	/* MADT: one enabled LAPIC per vCPU with APIC id = index, the IOAPIC, SCI override. */
-	ck_assert_uint_eq(get32(madt + 36), X86_APIC_DEFAULT_BASE);
-	for (e = madt + 44; e < madt + get32(madt + 4); e += e[1]) {
+	ck_assert_uint_eq(get_le32(madt + 36), X86_APIC_DEFAULT_BASE);
+	for (e = madt + 44; e < madt + get_le32(madt + 4); e += e[1]) {
 		ck_assert_uint_gt(e[1], 0);
 		if (e[0] == 0) {
 			ck_assert_uint_eq(e[3], lapics);
-			ck_assert_uint_eq(get32(e + 4) & 1, 1);
+			ck_assert_uint_eq(get_le32(e + 4) & 1, 1);
 			lapics++;
 		} else if (e[0] == 1) {
-			ck_assert_uint_eq(get32(e + 4), X86_IOAPIC_DEFAULT_BASE);
-			ck_assert_uint_eq(get32(e + 8), 0);
+			ck_assert_uint_eq(get_le32(e + 4), X86_IOAPIC_DEFAULT_BASE);
+			ck_assert_uint_eq(get_le32(e + 8), 0);
 			ioapics++;
 		} else if (e[0] == 2) {
 			ck_assert_uint_eq(e[3], ACPI_PM_SCI_IRQ);
 		}
 	}
-	ck_assert(e == madt + get32(madt + 4));
+	ck_assert(e == madt + get_le32(madt + 4));
 	ck_assert_uint_eq(lapics, 3);
 	ck_assert_uint_eq(ioapics, 1);
 

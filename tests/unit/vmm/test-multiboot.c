@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bytes.h"
 #include "loader.h"
 #include "memory.h"
 #include "tests.h"
@@ -38,19 +39,6 @@ struct img_spec {
 #define SEG_OFF 0x1000    /* file offset of segment 0's bytes; segment 1 follows at +0x1000 */
 #define NOTE_OFF 0x200
 #define IMG_MAX 0x4000
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	memcpy(p, &v, 4);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return v;
-}
 
 /* Returns the image size; @img has IMG_MAX bytes. */
 static size_t build_image(const struct img_spec *s, uint8_t *img)
@@ -94,19 +82,19 @@ static size_t build_image(const struct img_spec *s, uint8_t *img)
 		Elf32_Phdr ph = { .p_type = PT_NOTE, .p_offset = NOTE_OFF, .p_filesz = 36 };
 
 		memcpy(img + sizeof(eh) + nseg * sizeof(ph), &ph, sizeof(ph));
-		put32(img + NOTE_OFF, 4);
-		put32(img + NOTE_OFF + 4, 20);
-		put32(img + NOTE_OFF + 8, NT_GNU_BUILD_ID);
+		put_le32(img + NOTE_OFF, 4);
+		put_le32(img + NOTE_OFF + 4, 20);
+		put_le32(img + NOTE_OFF + 8, NT_GNU_BUILD_ID);
 		memcpy(img + NOTE_OFF + 12, "GNU", 4);
 		for (int i = 0; i < 20; i++)
 			img[NOTE_OFF + 16 + i] = (uint8_t)(0x10 + i);
 	}
 	if (!s->no_header) {
-		put32(img + hoff, MB_MAGIC);
-		put32(img + hoff + 4, s->mb_flags);
-		put32(img + hoff + 8, -(MB_MAGIC + s->mb_flags) + (s->bad_checksum ? 1 : 0));
+		put_le32(img + hoff, MB_MAGIC);
+		put_le32(img + hoff + 4, s->mb_flags);
+		put_le32(img + hoff + 8, -(MB_MAGIC + s->mb_flags) + (s->bad_checksum ? 1 : 0));
 		for (int i = 0; i < 5; i++)
-			put32(img + hoff + 12 + 4 * i, s->kludge[i]);
+			put_le32(img + hoff + 12 + 4 * i, s->kludge[i]);
 	}
 	if (hoff + 32 > len)
 		len = hoff + 32;
@@ -174,16 +162,16 @@ START_TEST(test_valid_boot_state)
 
 	/* The GDT: flat 32-bit code at 0x10, data at 0x18. */
 	p = guest_memory__ptr(mem, BOOT_GDT_GPA, 32);
-	ck_assert_uint_eq(get32(p + 0x10), 0x0000ffff);
-	ck_assert_uint_eq(get32(p + 0x14), 0x00cf9a00);
-	ck_assert_uint_eq(get32(p + 0x1c), 0x00cf9200);
+	ck_assert_uint_eq(get_le32(p + 0x10), 0x0000ffff);
+	ck_assert_uint_eq(get_le32(p + 0x14), 0x00cf9a00);
+	ck_assert_uint_eq(get_le32(p + 0x1c), 0x00cf9200);
 
 	mbi = guest_memory__ptr(mem, BOOT_INFO_GPA, 88);
-	ck_assert_uint_eq(get32(mbi) & 0x245, 0x245); /* mem, cmdline, mmap, loader name */
-	ck_assert_uint_eq(get32(mbi + 4), 639);
-	ck_assert_uint_eq(get32(mbi + 8), (RAM - (1 << 20)) >> 10);
-	ck_assert_str_eq((const char *)guest_memory__ptr(mem, get32(mbi + 16), 11), "kernel --x");
-	ck_assert_str_eq((const char *)guest_memory__ptr(mem, get32(mbi + 64), 5), "vbts");
+	ck_assert_uint_eq(get_le32(mbi) & 0x245, 0x245); /* mem, cmdline, mmap, loader name */
+	ck_assert_uint_eq(get_le32(mbi + 4), 639);
+	ck_assert_uint_eq(get_le32(mbi + 8), (RAM - (1 << 20)) >> 10);
+	ck_assert_str_eq((const char *)guest_memory__ptr(mem, get_le32(mbi + 16), 11), "kernel --x");
+	ck_assert_str_eq((const char *)guest_memory__ptr(mem, get_le32(mbi + 64), 5), "vbts");
 	guest_memory__destroy(mem);
 }
 END_TEST
@@ -199,15 +187,15 @@ START_TEST(test_memory_map)
 
 	ck_assert_int_eq(load_spec(&s, mem, &li), 0);
 	mbi = guest_memory__ptr(mem, BOOT_INFO_GPA, 88);
-	n = get32(mbi + 44);
+	n = get_le32(mbi + 44);
 	ck_assert_uint_eq(n, 4 * 24);
-	e = guest_memory__ptr(mem, get32(mbi + 48), n);
+	e = guest_memory__ptr(mem, get_le32(mbi + 48), n);
 	ck_assert_ptr_nonnull(e);
 	for (uint32_t off = 0; off < n; off += 24) {
-		ck_assert_uint_eq(get32(e + off), 20);
+		ck_assert_uint_eq(get_le32(e + off), 20);
 		memcpy(&base, e + off + 4, 8);
 		memcpy(&len, e + off + 12, 8);
-		if (get32(e + off + 20) == 1)
+		if (get_le32(e + off + 20) == 1)
 			total += len;
 		ck_assert_uint_le(base + len, RAM);
 	}
@@ -245,9 +233,9 @@ START_TEST(test_memory_above_4g)
 
 	ck_assert_int_eq(load_spec(&s, mem, &li), 0);
 	mbi = guest_memory__ptr(mem, BOOT_INFO_GPA, 88);
-	ck_assert_uint_eq(get32(mbi + 8), (3 * g - (1 << 20)) >> 10);
-	ck_assert_uint_eq(get32(mbi + 44), 5 * 24);
-	e = guest_memory__ptr(mem, get32(mbi + 48), 5 * 24);
+	ck_assert_uint_eq(get_le32(mbi + 8), (3 * g - (1 << 20)) >> 10);
+	ck_assert_uint_eq(get_le32(mbi + 44), 5 * 24);
+	e = guest_memory__ptr(mem, get_le32(mbi + 48), 5 * 24);
 	memcpy(&base, e + 4 * 24 + 4, 8);
 	memcpy(&len, e + 4 * 24 + 12, 8);
 	ck_assert_uint_eq(base, 4 * g);
@@ -310,7 +298,7 @@ START_TEST(test_aout_kludge)
 	ck_assert_uint_eq(li.entry, 0x300100);
 	p = guest_memory__ptr(mem, 0x300000, 0x2000);
 	ck_assert_mem_eq(p, ELFMAG, SELFMAG);
-	ck_assert_uint_eq(get32(p + 0x180), MB_MAGIC);
+	ck_assert_uint_eq(get_le32(p + 0x180), MB_MAGIC);
 	ck_assert_uint_eq(p[0x1fff], 0);
 	guest_memory__destroy(mem);
 }
