@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "errmsg.h"
 #include "../bytes.h"
 #include "../x86.h"
 #include "introspect.h"
@@ -49,17 +50,6 @@ struct introspect {
 	uint32_t span_len;
 	uint8_t *span;
 };
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 static int rd(struct introspect *in, uint64_t va, void *buf, size_t len)
 {
@@ -405,11 +395,11 @@ static int find_slide(struct introspect *in, const struct kernel_info *ki, uint6
 		uint64_t slide = lstar - entry;
 
 		if (lstar < entry || slide % SLIDE_ALIGN || slide >= SLIDE_MAX) {
-			set_err(err, errlen, "LSTAR %#" PRIx64 " is not entry_SYSCALL_64 (%#" PRIx64
+			errmsg__set(err, errlen, "LSTAR %#" PRIx64 " is not entry_SYSCALL_64 (%#" PRIx64
 				") moved by a KASLR slide", lstar, entry);
 			ret = -EINVAL;
 		} else if (id && !identity_at(in, id_va, id, id_len, slide, buf)) {
-			set_err(err, errlen, "the kernel image is not where LSTAR says (slide %#"
+			errmsg__set(err, errlen, "the kernel image is not where LSTAR says (slide %#"
 				PRIx64 "): another build, or not booted", slide);
 			ret = -EINVAL;
 		} else {
@@ -425,10 +415,10 @@ static int find_slide(struct introspect *in, const struct kernel_info *ki, uint6
 			}
 		}
 		if (ret)
-			set_err(err, errlen, "this kernel build's identity bytes are nowhere in "
+			errmsg__set(err, errlen, "this kernel build's identity bytes are nowhere in "
 				"the guest's kernel image range: another build, or not booted");
 	} else {
-		set_err(err, errlen, "no way to find the KASLR slide: give the kernel image, or "
+		errmsg__set(err, errlen, "no way to find the KASLR slide: give the kernel image, or "
 			"LSTAR and a System.map with entry_SYSCALL_64");
 	}
 	free(buf);
@@ -447,12 +437,12 @@ static int find_kernel(struct introspect *in, const struct kernel_info *ki, char
 	kernel_info__symbol(ki, KERNEL_SYM_INIT_TASK, &sym);
 	in->init_task = runtime(in, sym);
 	if (read_task(in, in->init_task, &gt, &f)) {
-		set_err(err, errlen, "init_task at %#" PRIx64 " is unreadable", in->init_task);
+		errmsg__set(err, errlen, "init_task at %#" PRIx64 " is unreadable", in->init_task);
 		return -EFAULT;
 	}
 	/* INIT_TASK_COMM is "swapper", renamed "swapper/0" when CPU 0's idle task is set up */
 	if (gt.pid != 0 || f.mm != 0 || !kptr_ok(in, f.next) || strncmp(gt.comm, "swapper", 7)) {
-		set_err(err, errlen, "init_task at %#" PRIx64 " does not look like one (pid %d): "
+		errmsg__set(err, errlen, "init_task at %#" PRIx64 " does not look like one (pid %d): "
 			"another build, or not booted", in->init_task, gt.pid);
 		return -EINVAL;
 	}
@@ -461,11 +451,11 @@ static int find_kernel(struct introspect *in, const struct kernel_info *ki, char
 
 	if (!kernel_info__symbol(ki, KERNEL_SYM_PAGE_OFFSET_BASE, &sym)) {
 		if (rd64(in, runtime(in, sym), &pob)) {
-			set_err(err, errlen, "page_offset_base is unreadable");
+			errmsg__set(err, errlen, "page_offset_base is unreadable");
 			return -EFAULT;
 		}
 		if (!kptr_ok(in, pob) || pob % DIRECT_MAP_ALIGN) {
-			set_err(err, errlen, "page_offset_base %#" PRIx64 " is no direct-map base",
+			errmsg__set(err, errlen, "page_offset_base %#" PRIx64 " is no direct-map base",
 				pob);
 			return -EINVAL;
 		}
@@ -473,13 +463,13 @@ static int find_kernel(struct introspect *in, const struct kernel_info *ki, char
 	}
 
 	if (rd64(in, in->init_mm + l->mm_pgd, &pgd) || pgd_phys(in, pgd, &root)) {
-		set_err(err, errlen, "init_mm.pgd is unreadable or no page table");
+		errmsg__set(err, errlen, "init_mm.pgd is unreadable or no page table");
 		return -EFAULT;
 	}
 	in->root = root;
 	/* the same init_task through init_mm's tables */
 	if (read_task(in, in->init_task, &gt, &f) || gt.pid != 0) {
-		set_err(err, errlen, "init_mm.pgd (%#" PRIx64 ") does not map init_task", root);
+		errmsg__set(err, errlen, "init_mm.pgd (%#" PRIx64 ") does not map init_task", root);
 		return -EINVAL;
 	}
 	return 0;
@@ -513,7 +503,7 @@ struct introspect *introspect__open(const struct kernel_info *ki, const struct i
 	struct introspect *in;
 	int ret;
 
-	set_err(err, errlen, "");
+	errmsg__set(err, errlen, "%s", "");
 	in = calloc(1, sizeof(*in));
 	if (!in)
 		goto err_nomem;
@@ -555,7 +545,7 @@ struct introspect *introspect__open(const struct kernel_info *ki, const struct i
 	return in;
 
 err_nomem:
-	set_err(err, errlen, "out of memory");
+	errmsg__set(err, errlen, "out of memory");
 	ret = -ENOMEM;
 err_free:
 	introspect__close(in);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "errmsg.h"
 #include "elfsec.h"
 #include "kernel-info.h"
 #include "ksyms.h"
@@ -35,17 +36,6 @@ struct kernel_info {
 	uint8_t *identity;
 	size_t identity_len;
 };
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /* What a member must be. */
 enum member_kind {
@@ -146,13 +136,13 @@ static int member(const struct btf *btf, int struct_id, const char *sname, const
 
 	ret = find_member(btf, struct_id, name, 0, &visits, &bits, &type);
 	if (ret) {
-		set_err(err, errlen, "BTF: struct %s has no member %s%s", sname, name,
+		errmsg__set(err, errlen, "BTF: struct %s has no member %s%s", sname, name,
 			ret == -EINVAL ? " that is not a bit field" :
 			ret == -E2BIG ? " within a sane nesting of anonymous members" : "");
 		return -EINVAL;
 	}
 	if (bits % 8) {
-		set_err(err, errlen, "BTF: %s.%s is not byte aligned", sname, name);
+		errmsg__set(err, errlen, "BTF: %s.%s is not byte aligned", sname, name);
 		return -EINVAL;
 	}
 	out->offset = bits / 8;
@@ -194,13 +184,13 @@ static int member(const struct btf *btf, int struct_id, const char *sname, const
 	}
 	}
 	if (out->offset > st->size || out->size > st->size - out->offset) {
-		set_err(err, errlen, "BTF: %s.%s lies outside the struct", sname, name);
+		errmsg__set(err, errlen, "BTF: %s.%s lies outside the struct", sname, name);
 		return -EINVAL;
 	}
 	return 0;
 
 bad_type:
-	set_err(err, errlen, "BTF: %s.%s has an unexpected type", sname, name);
+	errmsg__set(err, errlen, "BTF: %s.%s has an unexpected type", sname, name);
 	return -EINVAL;
 }
 
@@ -209,7 +199,7 @@ static int find_struct(const struct btf *btf, const char *name, char *err, size_
 	int id = btf__find_by_name_kind(btf, name, BTF_KIND_STRUCT);
 
 	if (id <= 0)
-		set_err(err, errlen, "BTF: no struct %s", name);
+		errmsg__set(err, errlen, "BTF: no struct %s", name);
 	return id;
 }
 
@@ -242,7 +232,7 @@ static int read_layout(const struct btf *btf, struct kernel_layout *l, bool *pcp
 		return -EINVAL;
 	l->task_size = btf__type_by_id(btf, task)->size;
 	if (l->task_size == 0 || l->task_size > KERNEL_TASK_MAX) {
-		set_err(err, errlen, "BTF: struct task_struct of %u bytes", l->task_size);
+		errmsg__set(err, errlen, "BTF: struct task_struct of %u bytes", l->task_size);
 		return -EINVAL;
 	}
 
@@ -387,14 +377,14 @@ static int read_symbols(struct kernel_info *ki, const struct vmlinux *v, const c
 	if (system_map) {
 		ret = ksyms__from_system_map(system_map, map, W_COUNT, NULL);
 		if (ret) {
-			set_err(err, errlen, "%s: %s", system_map, strerror(-ret));
+			errmsg__set(err, errlen, "%s: %s", system_map, strerror(-ret));
 			return ret;
 		}
 	}
 	if (v->kind == VMLINUX_ELF) {
 		ret = ksyms__from_ksymtab(v->data, v->size, tab, W_COUNT, NULL);
 		if (ret && ret != -ENOENT) {
-			set_err(err, errlen, "vmlinux: corrupt exported-symbol table");
+			errmsg__set(err, errlen, "vmlinux: corrupt exported-symbol table");
 			return ret;
 		}
 	}
@@ -402,7 +392,7 @@ static int read_symbols(struct kernel_info *ki, const struct vmlinux *v, const c
 		int s = to_sym[i];
 
 		if (map[i].found && tab[i].found && map[i].addr != tab[i].addr) {
-			set_err(err, errlen,
+			errmsg__set(err, errlen,
 				"System.map is another build's: %s at %#" PRIx64 ", the vmlinux "
 				"exports it at %#" PRIx64, map[i].name, map[i].addr, tab[i].addr);
 			return -EINVAL;
@@ -419,7 +409,7 @@ static int read_symbols(struct kernel_info *ki, const struct vmlinux *v, const c
 		}
 	}
 	if (ki->source[KERNEL_SYM_INIT_TASK] == KERNEL_SYM_FROM_NONE) {
-		set_err(err, errlen, "init_task is unknown: %s",
+		errmsg__set(err, errlen, "init_task is unknown: %s",
 			v->kind == VMLINUX_BTF ? "raw BTF needs a System.map"
 					       : "neither System.map nor the vmlinux's exports "
 						 "have it");
@@ -441,7 +431,7 @@ static int read_symbols(struct kernel_info *ki, const struct vmlinux *v, const c
 		}
 	}
 	if (ki->source[KERNEL_SYM_INIT_MM] == KERNEL_SYM_FROM_NONE) {
-		set_err(err, errlen, "init_mm is unknown: %s",
+		errmsg__set(err, errlen, "init_mm is unknown: %s",
 			v->kind == VMLINUX_BTF ? "raw BTF needs a System.map that has it"
 					       : "System.map lacks it and init_task's "
 						 "initializer in the vmlinux does not point at it");
@@ -461,22 +451,22 @@ struct kernel_info *kernel_info__open(const char *kernel, const char *system_map
 	char why[160];
 	int ret;
 
-	set_err(err, errlen, "");
+	errmsg__set(err, errlen, "%s", "");
 	ki = calloc(1, sizeof(*ki));
 	if (!ki) {
-		set_err(err, errlen, "out of memory");
+		errmsg__set(err, errlen, "out of memory");
 		errno = ENOMEM;
 		return NULL;
 	}
 	ret = vmlinux__load(kernel, &v, why, sizeof(why));
 	if (ret) {
-		set_err(err, errlen, "%s: %s", kernel, why);
+		errmsg__set(err, errlen, "%s: %s", kernel, why);
 		goto err_free;
 	}
 	if (v.kind == VMLINUX_BTF) {
 		if (v.size > UINT32_MAX) {
 			ret = -EFBIG;
-			set_err(err, errlen, "%s: BTF too large", kernel);
+			errmsg__set(err, errlen, "%s: BTF too large", kernel);
 			goto err_release;
 		}
 		btf = btf__new(v.data, (uint32_t)v.size);
@@ -484,7 +474,7 @@ struct kernel_info *kernel_info__open(const char *kernel, const char *system_map
 		ret = elfsec__find(v.data, v.size, ".BTF", &sec);
 		if (ret || !sec.data || sec.size > UINT32_MAX) {
 			ret = ret == -ENOENT ? -ENOEXEC : -EINVAL;
-			set_err(err, errlen, "%s: no usable .BTF section (a kernel built with "
+			errmsg__set(err, errlen, "%s: no usable .BTF section (a kernel built with "
 				"CONFIG_DEBUG_INFO_BTF is needed)", kernel);
 			goto err_release;
 		}
@@ -492,13 +482,13 @@ struct kernel_info *kernel_info__open(const char *kernel, const char *system_map
 	}
 	if (!btf) {
 		ret = errno ? -errno : -EINVAL;
-		set_err(err, errlen, "%s: BTF rejected by libbpf: %s", kernel, strerror(-ret));
+		errmsg__set(err, errlen, "%s: BTF rejected by libbpf: %s", kernel, strerror(-ret));
 		goto err_release;
 	}
 	ret = read_layout(btf, &ki->layout, &pcpu_hot, why, sizeof(why));
 	btf__free(btf);
 	if (ret) {
-		set_err(err, errlen, "%s: %s", kernel, why);
+		errmsg__set(err, errlen, "%s: %s", kernel, why);
 		goto err_release;
 	}
 	ret = read_symbols(ki, &v, system_map, pcpu_hot, err, errlen);
@@ -507,7 +497,7 @@ struct kernel_info *kernel_info__open(const char *kernel, const char *system_map
 	if (v.kind == VMLINUX_ELF) {
 		ret = read_identity(ki, &v);
 		if (ret) {
-			set_err(err, errlen, "out of memory");
+			errmsg__set(err, errlen, "out of memory");
 			goto err_release;
 		}
 	}

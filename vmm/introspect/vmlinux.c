@@ -16,6 +16,7 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include "errmsg.h"
 #include "vmlinux-int.h"
 #include "vmlinux.h"
 
@@ -273,17 +274,6 @@ int vmlinux__from_bzimage(const uint8_t *img, size_t len, uint8_t **out, size_t 
 	return vmlinux__from_bzimage_max(img, len, VMLINUX_MAX_SIZE, out, outlen, method);
 }
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
 int vmlinux__load(const char *path, struct vmlinux *out, char *err, size_t errlen)
 {
 	const char *method;
@@ -294,27 +284,27 @@ int vmlinux__load(const char *path, struct vmlinux *out, char *err, size_t errle
 	int fd, ret;
 
 	memset(out, 0, sizeof(*out));
-	set_err(err, errlen, "");
+	errmsg__set(err, errlen, "%s", "");
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		ret = -errno;
-		set_err(err, errlen, "%s", strerror(errno));
+		errmsg__set(err, errlen, "%s", strerror(errno));
 		return ret;
 	}
 	if (fstat(fd, &st) < 0) {
 		ret = -errno;
-		set_err(err, errlen, "%s", strerror(errno));
+		errmsg__set(err, errlen, "%s", strerror(errno));
 		goto out_close;
 	}
 	if (!S_ISREG(st.st_mode) || st.st_size < 8) {
 		ret = -ENOEXEC;
-		set_err(err, errlen, "not a kernel file (too small or not a regular file)");
+		errmsg__set(err, errlen, "not a kernel file (too small or not a regular file)");
 		goto out_close;
 	}
 	map = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	if (map == MAP_FAILED) {
 		ret = -errno;
-		set_err(err, errlen, "mmap: %s", strerror(errno));
+		errmsg__set(err, errlen, "mmap: %s", strerror(errno));
 		goto out_close;
 	}
 	out->data = map;
@@ -332,15 +322,15 @@ int vmlinux__load(const char *path, struct vmlinux *out, char *err, size_t errle
 		ret = vmlinux__from_bzimage(out->data, out->size, &dec, &declen, &method);
 		if (ret) {
 			if (ret == -EOPNOTSUPP)
-				set_err(err, errlen, "bzImage payload is %s-compressed "
+				errmsg__set(err, errlen, "bzImage payload is %s-compressed "
 					"(zstd, xz and gzip are supported)", method);
 			else if (ret == -EFBIG)
-				set_err(err, errlen, "bzImage payload decompresses beyond %llu MiB",
+				errmsg__set(err, errlen, "bzImage payload decompresses beyond %llu MiB",
 					VMLINUX_MAX_SIZE >> 20);
 			else if (ret == -ENOEXEC)
-				set_err(err, errlen, "bzImage payload is not an ELF kernel");
+				errmsg__set(err, errlen, "bzImage payload is not an ELF kernel");
 			else
-				set_err(err, errlen, "corrupt bzImage (%s payload): %s", method,
+				errmsg__set(err, errlen, "corrupt bzImage (%s payload): %s", method,
 					strerror(-ret));
 			vmlinux__release(out);
 			goto out_close;
@@ -354,7 +344,7 @@ int vmlinux__load(const char *path, struct vmlinux *out, char *err, size_t errle
 		out->compression = method;
 	} else {
 		ret = -ENOEXEC;
-		set_err(err, errlen, "neither a bzImage, an ELF vmlinux nor raw BTF");
+		errmsg__set(err, errlen, "neither a bzImage, an ELF vmlinux nor raw BTF");
 		vmlinux__release(out);
 	}
 out_close:

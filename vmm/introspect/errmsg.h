@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * errmsg.h - the one-line error messages of the introspection library: written into the
+ * caller's buffer, which may be absent (length 0).
+ */
+#ifndef VBTS_VMM_INTROSPECT_ERRMSG_H
+#define VBTS_VMM_INTROSPECT_ERRMSG_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+
+static inline void __attribute__((format(printf, 3, 4))) errmsg__set(char *err, size_t errlen,
+								     const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+#endif /* VBTS_VMM_INTROSPECT_ERRMSG_H */
