@@ -13,7 +13,7 @@ vbts=$build/cli/vbts
 crashme=$build/tests/linux/demo/crashme
 work=$build/demo-linux
 trace=$work/trace
-append="console=ttyS0 quiet panic=-1 pci=off"
+append="console=ttyS0 quiet panic=-1"
 
 say() { printf 'vbts demo: %s\n' "$*"; }
 fail() { say "$1" >&2; exit "${2:-1}"; }

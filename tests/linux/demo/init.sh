@@ -6,7 +6,7 @@
 export PATH=/bin
 mount -t proc proc /proc
 echo "demo: $(uname -sr), up $(cut -d' ' -f1 /proc/uptime) s, $(grep -c ^processor /proc/cpuinfo) cpu(s)"
-echo "demo: ls /bin | wc -l: $(ls /bin | wc -l) commands"
+echo "demo: ls /: $(ls / | tr "\n" " ")"
 echo "demo: $(grep MemTotal /proc/meminfo)"
 echo "demo: running crashme"
 crashme
