@@ -50,8 +50,8 @@ status=0
 	--append "$append" --timeout 600 --trace "$trace" --console "$work/console" \
 	--task crashme --cpl user || status=$?
 if [ "$status" != 0 ]; then
-	say "the guest did not power off cleanly (exit status $status); its console:" >&2
-	sed 's/^/  | /' "$work/console" >&2 || true
+	say "the guest did not power off cleanly (exit status $status); the end of its console:" >&2
+	tail -n 40 "$work/console" | sed 's/^/  | /' >&2 || true
 	exit 1
 fi
 backend=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["backend"])' \
