@@ -213,15 +213,22 @@ def compare(ref, records, text, console, name, decoy_name):
 
     got = []
     arrivals = 0
+    switches = 0
     foreign = []
     for n, r in records:
         t = r.get("type")
-        if "pid" in r or "task" in r:
-            if r.get("pid") != pid or r.get("task") != name:
-                who = f"{r.get('task')!r} pid {r.get('pid')}"
-                if r.get("pid") == decoy_pid or r.get("task") == decoy_name:
-                    who += " (the decoy)"
-                foreign.append(f"record {n} belongs to {who}, not {name!r} pid {pid}")
+        mine = r.get("pid") == pid and r.get("task") == name
+        if t == "branch" and not mine and "pid" not in r and "task" not in r:
+            foreign.append(f"record {n} (branch) belongs to no known task")
+        elif ("pid" in r or "task" in r) and not mine:
+            # A switch to another task may be recorded; nothing else of it, nothing at all
+            # of the decoy.
+            decoy = r.get("pid") == decoy_pid or r.get("task") == decoy_name
+            if decoy or t not in ("task-arrive", "task-depart"):
+                who = f"{r.get('task')!r} pid {r.get('pid')}" + (" (the decoy)" if decoy else "")
+                foreign.append(f"record {n} ({t}) belongs to {who}, not {name!r} pid {pid}")
+            else:
+                switches += 1
         if t == "task-arrive" and r.get("pid") == pid and r.get("task") == name:
             arrivals += 1
         elif t == "lost":
@@ -241,14 +248,17 @@ def compare(ref, records, text, console, name, decoy_name):
             elif not (to >= KERNEL_MIN and r.get("kind") in TO_KERNEL_KINDS):
                 fails.append(f"record {n}: a {r.get('kind')} from the program to 0x{to:x}, "
                              "outside it")
-    fails += foreign[:5]
+    if foreign:
+        fails.insert(0, foreign[0])
+        fails += foreign[1:5]
     if len(foreign) > 5:
         fails.append(f"... {len(foreign) - 5} more records of other tasks")
     if not arrivals:
         fails.append(f"decode shows no task-arrive of {name!r} pid {pid}")
     fails += first_difference(ref, got)
     summary = (f"{len(got)} branches of {name} pid {pid} inside the program equal QEMU's "
-               f"{len(ref)}; {len(records)} records, none of another task or outside it")
+               f"{len(ref)}; {len(records)} records, none of the decoy, none outside the program, "
+               f"{switches} switches to other tasks")
     return fails, summary
 
 
@@ -340,6 +350,14 @@ def self_test(data):
                               "cpl": 3, "kind": "jmp", "task": "oracle", "pid": 42,
                               "tgid": 42})]
 
+    def init_switch(recs):
+        return recs + [(999, {"type": "task-arrive", "cr3": "0x1000", "time": 5,
+                              "task": "init", "pid": 1, "tgid": 1})]
+
+    def decoy_switch(recs):
+        return recs + [(999, {"type": "task-arrive", "cr3": "0x3000", "time": 5,
+                              "task": "oracle-decoy", "pid": 43, "tgid": 43})]
+
     def other_pid(recs):
         for _, r in recs:
             if "pid" in r:
@@ -347,13 +365,22 @@ def self_test(data):
                 r["tgid"] = 44
         return recs
 
+    def untasked(recs):
+        return recs + [(999, {"type": "branch", "from": "0x10001010", "to": "0x10001020",
+                              "cpl": 3, "kind": "call"})]
+
     def lost(recs):
         return recs + [(999, {"type": "lost", "vcpu": 0, "seq": 99, "count": 3})]
 
     def perturb_reference(_):
         return None
 
+    f, _ = compare(want, edited(init_switch), text, console, "oracle", "oracle-decoy")
+    check(not f, "a switch to another task (init) is allowed")
+    for line in f:
+        print("  " + line)
     cases = [("a branch missing", drop_branch, want, console),
+             ("a switch to the decoy", decoy_switch, want, console),
              ("two branches swapped", swap_branches, want, console),
              ("a branch too many", extra_branch, want, console),
              ("a record of the decoy", decoy_record, want, console),
@@ -361,6 +388,7 @@ def self_test(data):
              ("a branch to outside the program", outside_record, want, console),
              ("another pid than /init printed", other_pid, want, console),
              ("lost records", lost, want, console),
+             ("a branch of no known task", untasked, want, console),
              ("a perturbed reference", lambda r: r, want[:3] + [(0x10001000, 0x10001001)] +
               want[4:], console),
              ("/init's report missing", lambda r: r, want, [])]
