@@ -139,9 +139,11 @@ static void take_line(struct agent *a, unsigned int vcpu, const char *buf, size_
 		 * ASCII only: the guest's strings have their controls and any non-ASCII written
 		 * as \uXXXX, so the file is safe to print and parses to the same text.
 		 */
+		flockfile(a->events); /* one line at a time: guest-tasks writes here too */
 		json_dumpf(out, a->events, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII);
 		fputc('\n', a->events);
 		fflush(a->events);
+		funlockfile(a->events);
 	}
 	a->stats.stored++;
 	json_decref(out);

@@ -22,6 +22,7 @@
 #include "agent.h"
 #include "commands.h"
 #include "debug-exit.h"
+#include "guest-tasks.h"
 #include "harness.h"
 #include "kvm.h"
 #ifdef VBTS_HAVE_KVM_BACKEND
@@ -63,6 +64,9 @@ struct run_opts {
 	const char *image;
 	const char *initrd;
 	const char *append;
+	const char *system_map;
+	const char *tasks[GUEST_TASKS_MAX_SELECT];
+	unsigned int nr_tasks;
 };
 
 struct run_ctx {
@@ -79,7 +83,7 @@ static const char usage[] =
 	"usage: vbts run [--trace DIR] [--backend auto|kvm|step] [--cpl all|user|kernel]\n"
 	"                [--ring RECORDS] [--vcpus N] [--memory MIB] [--console FILE] [--stats]\n"
 	"                [--timeout SECONDS] [--harness] [--initrd FILE] [--append CMDLINE]\n"
-	"                IMAGE | --kernel IMAGE\n"
+	"                [--task NAME|PID]... [--system-map FILE] IMAGE | --kernel IMAGE\n"
 	"\n"
 	"Boot IMAGE in a KVM virtual machine and run it until it writes to the debug-exit port\n"
 	"0xf4, powers off or resets. IMAGE is a multiboot v1 ELF32 image (booted as QEMU's -kernel\n"
@@ -97,6 +101,12 @@ static const char usage[] =
 	"                     (default: kvm when this KVM has KVM_CAP_X86_BTS, else step)\n"
 	"  --cpl FILTER       record branches at CPL all (default), user (CPL > 0) or\n"
 	"                     kernel (CPL 0)\n"
+	"  --task NAME|PID    Linux, --backend kvm: record only this process (a comm, cut to\n"
+	"                     15 bytes, or the base name of its executable when it execs; or a\n"
+	"                     pid), with its threads and what it execs into; every other task\n"
+	"                     runs unstepped. Repeatable (at most 64)\n"
+	"  --system-map FILE  Linux: the kernel's System.map, for finding the kernel in guest\n"
+	"                     memory and for symbolizing kernel addresses (named in vm.json)\n"
 	"  --ring RECORDS     records per ring file (default 65536; wrap mode keeps the newest)\n"
 	"  --vcpus N          vCPUs (default 1; the boot protocol starts vCPU 0; a Linux guest\n"
 	"                     starts the others itself through INIT/SIPI)\n"
@@ -111,6 +121,10 @@ static const char usage[] =
 	"                     kvm the harness loads kvm-patches/'s modules, built on first use\n"
 	"                     (kvm-patches/build, cached in BUILD/kvm-patches); auto uses them\n"
 	"                     once built\n"
+	"\n"
+	"A Linux guest traced by --backend kvm has its processes resolved from guest memory\n"
+	"through the kernel's BTF: events.jsonl gets a task event for each address space first\n"
+	"loaded, an exec event when a process execs and an exit event when it is gone.\n"
 	"\n"
 	"Devices: 8250 UART at 0x3f8, debug-exit at 0xf4, agent channel at 0x700 (JSON lines to\n"
 	"events.jsonl), pvpanic at 0x505. Linux guests also get KVM's interrupt controllers and\n"
@@ -415,6 +429,53 @@ static int choose_backend(struct run_ctx *c)
 #endif
 }
 
+/*
+ * A Linux guest's processes, for the kvm backend; what the step backend cannot do on one is
+ * said here. 0, or -errno with fail_status set.
+ */
+static int tasks_init(struct run_ctx *c)
+{
+	struct guest_tasks_config cfg = {
+		.kernel = c->opts.image,
+		.system_map = c->opts.system_map,
+		.select = c->opts.tasks,
+		.nr_select = c->opts.nr_tasks,
+		.nr_vcpus = c->opts.vcpus,
+		.mem = c->vm.mem,
+	};
+	char err[320];
+
+	if (!c->img.pc) {
+		if (c->opts.nr_tasks) {
+			pr_err("--task: %s is no Linux kernel; a multiboot guest's tasks are those "
+			       "its agent announces (vbts decode --task)", c->opts.image);
+			c->fail_status = 2;
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (strcmp(c->vm.tracer->name, "kvm")) {
+		if (c->opts.nr_tasks) {
+			pr_err("--task needs --backend kvm (kvm-patches/'s modules): stock KVM does "
+			       "not report a guest's CR3 loads, so the step backend cannot tell its "
+			       "processes apart");
+			c->fail_status = 2;
+			return -ENOTSUP;
+		}
+		pr_warn("the step backend on a Linux guest: stock KVM reports no CR3 loads, so "
+			"records are not attributed to processes, and code entered through the "
+			"guest's IDT (interrupts, exceptions, system calls) shows as gaps");
+		return 0;
+	}
+	c->vm.tasks = guest_tasks__create(&cfg, err, sizeof(err));
+	if (!c->vm.tasks) {
+		pr_err("%s: %s", c->opts.image, err);
+		c->fail_status = errno == ENOMEM ? 1 : 2;
+		return -errno;
+	}
+	return 0;
+}
+
 static int collector_init(struct run_ctx *c)
 {
 	struct trace_config cfg = {
@@ -427,7 +488,7 @@ static int collector_init(struct run_ctx *c)
 		.cpl = c->opts.cpl,
 		.ring_records = c->opts.ring_records,
 	};
-	char err[256], *image;
+	char err[256], *image, *map = NULL;
 	int ret;
 
 	if (!c->opts.trace_dir)
@@ -436,13 +497,16 @@ static int collector_init(struct run_ctx *c)
 	if (ret < 0)
 		return ret;
 	cfg.backend = c->vm.tracer->name;
+	ret = tasks_init(c);
+	if (ret < 0)
+		return ret;
 	c->vm.ring_records = c->opts.ring_records;
 	/* The step backend needs to know what single-step can do here; the kvm one does not. */
 	if (strcmp(c->vm.tracer->name, "kvm")) {
 		ret = probe__run(&c->vm.caps);
 		if (ret < 0) {
 			pr_err("cannot probe this host's KVM: %s", strerror(-ret));
-			return ret;
+			goto err_tasks;
 		}
 		if (!c->vm.caps.step_cpl0)
 			pr_warn("this host's KVM cannot single-step CPL 0 either: expect gaps only");
@@ -457,30 +521,51 @@ static int collector_init(struct run_ctx *c)
 	image = realpath(c->opts.image, NULL);
 	if (image)
 		cfg.image = image;
+	cfg.linux_kernel = c->img.pc;
+	if (c->opts.system_map) {
+		map = realpath(c->opts.system_map, NULL);
+		cfg.system_map = map ? map : c->opts.system_map;
+	}
 	c->trace = trace__create(&cfg, err, sizeof(err));
 	free(image);
+	free(map);
 	if (!c->trace) {
 		ret = -errno;
 		if (ret == -EINTR && stop_signal)
-			return ret; /* reported as a stop during start-up */
+			goto err_tasks; /* reported as a stop during start-up */
 		pr_err("%s", err);
 		if (ret != -ENOMEM)
 			c->fail_status = 2;
-		return ret;
+		goto err_tasks;
 	}
 	for (unsigned int i = 0; i < c->vm.nr_vcpus; i++)
 		vcpu__set_ring(c->vm.vcpus[i], trace__ring(c->trace, i));
 	agent__set_events(c->vm.agent, trace__events(c->trace), c->vm.start_ns);
+	if (c->vm.tasks)
+		guest_tasks__set_events(c->vm.tasks, trace__events(c->trace));
 	return 0;
+
+err_tasks:
+	guest_tasks__destroy(c->vm.tasks);
+	c->vm.tasks = NULL;
+	return ret;
 }
 
 static void collector_fini(struct run_ctx *c)
 {
+	uint64_t slide;
 	int ret;
 
 	if (!c->trace)
 		return;
 	agent__set_events(c->vm.agent, NULL, c->vm.start_ns);
+	if (c->vm.tasks) {
+		guest_tasks__set_events(c->vm.tasks, NULL);
+		if (c->guest_ran && guest_tasks__kaslr_slide(c->vm.tasks, &slide))
+			trace__set_kaslr_slide(c->trace, slide);
+		guest_tasks__destroy(c->vm.tasks);
+		c->vm.tasks = NULL;
+	}
 	if (!c->guest_ran) {
 		/* Start-up did not finish: nothing was recorded, leave DIR as it was. */
 		trace__abort(c->trace);
@@ -702,6 +787,8 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 		{ "kernel", required_argument, NULL, 'k' },
 		{ "initrd", required_argument, NULL, 'i' },
 		{ "append", required_argument, NULL, 'a' },
+		{ "task", required_argument, NULL, 'p' },
+		{ "system-map", required_argument, NULL, 'S' },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t v;
@@ -781,6 +868,16 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 		case 'a':
 			o->append = optarg;
 			break;
+		case 'p':
+			if (o->nr_tasks == GUEST_TASKS_MAX_SELECT) {
+				pr_err("--task given more than %u times", GUEST_TASKS_MAX_SELECT);
+				return -EINVAL;
+			}
+			o->tasks[o->nr_tasks++] = optarg;
+			break;
+		case 'S':
+			o->system_map = optarg;
+			break;
 		default:
 			command__option_error("run", opt, optopt, argv[optind - 1]);
 			return -EINVAL;
@@ -807,6 +904,10 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 	}
 	if (!o->image)
 		o->image = argv[optind];
+	if (o->nr_tasks && !o->trace_dir) {
+		pr_err("--task selects what is recorded: give --trace DIR too; %s", HELP_HINT);
+		return -EINVAL;
+	}
 	return 0;
 }
 

@@ -30,6 +30,7 @@ struct trace {
 	struct ring_writer **rings;
 	FILE *events;
 	uint64_t vm_id;
+	json_t *vm;         /* vm.json's content */
 };
 
 static void set_err(char *err, size_t errlen, const char *fmt, ...)
@@ -189,17 +190,39 @@ static uint64_t realtime_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+/* vm.json, replaced whole: written next to it, then renamed over it. */
+static int save_vm_json(struct trace *t)
+{
+	char *path, *tmp;
+	int ret;
+
+	path = path_in(t, "vm.json");
+	tmp = path_in(t, ".vm.json.tmp");
+	if (!path || !tmp) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	ret = json_dump_file(t->vm, tmp, JSON_INDENT(2) | JSON_PRESERVE_ORDER) ? -EIO : 0;
+	if (!ret && rename(tmp, path) < 0)
+		ret = -errno;
+	if (ret)
+		unlink(tmp);
+out:
+	free(tmp);
+	free(path);
+	return ret;
+}
+
 static int write_vm_json(struct trace *t, const struct trace_config *cfg, uint64_t start_ns)
 {
-	char id[17], *path;
+	char id[17];
 	json_t *o;
-	int ret;
 
 	snprintf(id, sizeof(id), "%016" PRIx64, t->vm_id);
 	o = json_pack("{s:i, s:s, s:s, s:o, s:i, s:i, s:s, s:s, s:I, s:I}",
 		      "version", 1,
 		      "vm_id", id,
-		      "image", cfg->image,
+		      cfg->linux_kernel ? "kernel" : "image", cfg->image,
 		      "build_id", cfg->build_id && cfg->build_id[0] ?
 				json_string(cfg->build_id) : json_null(),
 		      "vcpus", (int)cfg->vcpus,
@@ -210,15 +233,22 @@ static int write_vm_json(struct trace *t, const struct trace_config *cfg, uint64
 		      "start_time_ns", (json_int_t)start_ns);
 	if (!o)
 		return -EINVAL; /* e.g. an image path that is not UTF-8 */
-	path = path_in(t, "vm.json");
-	if (!path) {
+	if (cfg->system_map &&
+	    json_object_set_new(o, "system_map", json_string(cfg->system_map))) {
 		json_decref(o);
-		return -ENOMEM;
+		return -EINVAL;
 	}
-	ret = json_dump_file(o, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER) ? -EIO : 0;
-	free(path);
-	json_decref(o);
-	return ret;
+	t->vm = o;
+	return save_vm_json(t);
+}
+
+int trace__set_kaslr_slide(struct trace *t, uint64_t slide)
+{
+	if (slide > INT64_MAX || !t->vm)
+		return -EINVAL;
+	if (json_object_set_new(t->vm, "kaslr_slide", json_integer((json_int_t)slide)))
+		return -ENOMEM;
+	return save_vm_json(t);
 }
 
 static void remove_all(struct trace *t)
@@ -237,6 +267,7 @@ static void remove_all(struct trace *t)
 
 static void free_trace(struct trace *t)
 {
+	json_decref(t->vm);
 	free(t->rings);
 	free(t->dir);
 	free(t);

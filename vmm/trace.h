@@ -6,6 +6,7 @@
 #ifndef VBTS_VMM_TRACE_H
 #define VBTS_VMM_TRACE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -28,6 +29,9 @@ struct trace;
  * @backend:      tracer backend name
  * @cpl:          CPL filter
  * @ring_records: capacity of each ring
+ * @linux_kernel: @image is a Linux kernel: vm.json names it "kernel" (the decoder then looks
+ *                for the guest kernel's symbols, not an image's)
+ * @system_map:   the kernel's System.map, NULL when not given
  */
 struct trace_config {
 	const char *dir;
@@ -38,6 +42,8 @@ struct trace_config {
 	const char *backend;
 	enum vbts_cpl_filter cpl;
 	uint64_t ring_records;
+	bool linux_kernel;
+	const char *system_map;
 };
 
 /**
@@ -116,6 +122,15 @@ FILE *trace__events(struct trace *t);
  * Return: the id.
  */
 uint64_t trace__vm_id(const struct trace *t);
+
+/**
+ * trace__set_kaslr_slide() - add the guest kernel's KASLR slide to vm.json (replaced whole).
+ * @t:     trace
+ * @slide: run-time minus link-time address of the kernel's text
+ *
+ * Return: 0 or -errno (vm.json stays as it was).
+ */
+int trace__set_kaslr_slide(struct trace *t, uint64_t slide);
 
 /**
  * trace__close() - close the rings and events.jsonl cleanly; frees @t.

@@ -17,6 +17,7 @@
 #include <linux/kvm.h>
 
 struct guest_memory;
+struct guest_tasks;
 struct ring_writer;
 
 /* Which CPLs are recorded (enum vbts_cpl_filter). */
@@ -57,6 +58,8 @@ struct tracer_caps {
  * @caps:   host capabilities
  * @start_ns: CLOCK_MONOTONIC at trace start (escape timestamps are relative to it)
  * @ring_records: records per ring file (--ring), a size hint for a backend's own buffers
+ * @tasks:  a Linux guest's processes (vmm/guest-tasks.h): the backend reports CR3 loads to it
+ *          and, with --task, records only the processes it selects; NULL for other guests
  * @priv:   backend state
  * @stat_steps:   single-steps taken (KVM_EXIT_DEBUG exits consumed), for `vbts run --stats`
  * @stat_records: records the backend appended to @ring
@@ -73,6 +76,7 @@ struct tracer_vcpu {
 	struct tracer_caps caps;
 	uint64_t start_ns;
 	uint64_t ring_records;
+	struct guest_tasks *tasks;
 	void *priv;
 	uint64_t stat_steps;
 	uint64_t stat_records;

@@ -90,6 +90,7 @@ void vcpu__init_detached(struct vcpu *v, struct vm *vm, unsigned int index, stru
 	v->tv.caps = vm->caps;
 	v->tv.start_ns = vm->start_ns;
 	v->tv.ring_records = vm->ring_records;
+	v->tv.tasks = vm->tasks;
 }
 
 /* Give each vCPU the host's CPUID with its own APIC id and the VM's topology. */
@@ -578,6 +579,7 @@ int vcpu__start(struct vcpu *v, bool live)
 	v->tv.caps = v->vm->caps;
 	v->tv.start_ns = v->vm->start_ns;
 	v->tv.ring_records = v->vm->ring_records;
+	v->tv.tasks = v->vm->tasks;
 	ret = pthread_create(&v->thread, NULL, vcpu_thread, v);
 	if (!ret)
 		v->started = true;

@@ -44,6 +44,8 @@ struct vcpu;
  * @cpl:            the tracer's CPL filter
  * @start_ns:       CLOCK_MONOTONIC when the run started
  * @ring_records:   records per ring file, handed to the tracer
+ * @tasks:          a Linux guest's processes (vmm/guest-tasks.h), handed to the tracer; NULL
+ *                  for other guests
  * @lock, @cond:    see the file comment
  * @stop_requested: the run is over; vCPUs stop at their next exit
  * @exit_status:    the process exit status of the run (first stop request wins)
@@ -66,6 +68,7 @@ struct vm {
 	enum vbts_cpl_filter cpl;
 	uint64_t start_ns;
 	uint64_t ring_records;
+	struct guest_tasks *tasks;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	bool stop_requested;

@@ -157,6 +157,9 @@ static int read_task(struct introspect *in, uint64_t task, struct guest_task *gt
 	f->signal = l->task_signal != KERNEL_LAYOUT_ABSENT ? get_le64(s + l->task_signal - lo) : 0;
 	f->exit_state = l->task_exit_state != KERNEL_LAYOUT_ABSENT ?
 				get32s(s + l->task_exit_state - lo) : 0;
+	gt->exit_state = f->exit_state;
+	gt->exit_code = l->task_exit_code != KERNEL_LAYOUT_ABSENT ?
+				get32s(s + l->task_exit_code - lo) : 0;
 	return 0;
 }
 
@@ -362,6 +365,57 @@ int introspect__current(struct introspect *in, unsigned int cpu, struct guest_ta
 	return set_mm(in, out, f.mm) ? -EFAULT : 0;
 }
 
+int introspect__read_task(struct introspect *in, uint64_t task, struct guest_task *out)
+{
+	struct task_fields f;
+
+	if (!kptr_ok(in, task))
+		return -EINVAL;
+	if (read_task(in, task, out, &f))
+		return -EFAULT;
+	return set_mm(in, out, f.mm) ? -EFAULT : 0;
+}
+
+int introspect__exe_name(struct introspect *in, uint64_t mm, char *buf, size_t len)
+{
+	const struct kernel_layout *l = &in->l;
+	uint64_t file, dentry, name;
+	size_t n;
+
+	buf[0] = '\0';
+	if (l->mm_exe_file == KERNEL_LAYOUT_ABSENT || l->file_dentry == KERNEL_LAYOUT_ABSENT ||
+	    l->dentry_name == KERNEL_LAYOUT_ABSENT)
+		return -ENOENT;
+	if (!kptr_ok(in, mm))
+		return -EINVAL;
+	if (rd64(in, mm + l->mm_exe_file, &file))
+		return -EFAULT;
+	if (!file)
+		return -ENOENT;
+	if (!kptr_ok(in, file) || rd64(in, file + l->file_dentry, &dentry) ||
+	    !kptr_ok(in, dentry) || rd64(in, dentry + l->dentry_name, &name) ||
+	    name < in->kptr_min)
+		return -EFAULT;
+	/* Page by page up to the NUL: a name may end just before an unmapped page. */
+	for (n = 0; n + 1 < len;) {
+		size_t chunk = X86_PAGE_SIZE - ((name + n) & (X86_PAGE_SIZE - 1));
+		char *nul;
+
+		if (chunk > len - 1 - n)
+			chunk = len - 1 - n;
+		if (rd(in, name + n, buf + n, chunk))
+			return -EFAULT;
+		nul = memchr(buf + n, '\0', chunk);
+		if (nul) {
+			n = (size_t)(nul - buf);
+			break;
+		}
+		n += chunk;
+	}
+	buf[n] = '\0';
+	return 0;
+}
+
 /* The runtime address of an image symbol; per-CPU offsets (below the kernel half) stay put. */
 static uint64_t runtime(const struct introspect *in, uint64_t link)
 {
@@ -480,8 +534,8 @@ static void set_span(struct introspect *in)
 	const struct kernel_layout *l = &in->l;
 	const uint32_t off[] = { l->task_pid, l->task_tgid, l->task_comm, l->task_mm,
 				 l->task_tasks + l->list_next, l->task_signal,
-				 l->task_exit_state };
-	const uint32_t len[] = { 4, 4, l->task_comm_len, 8, 8, 8, 4 };
+				 l->task_exit_state, l->task_exit_code };
+	const uint32_t len[] = { 4, 4, l->task_comm_len, 8, 8, 8, 4, 4 };
 	uint32_t lo = UINT32_MAX, hi = 0;
 
 	for (size_t i = 0; i < sizeof(off) / sizeof(off[0]); i++) {

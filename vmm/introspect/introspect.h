@@ -77,6 +77,8 @@ struct introspect_attach {
  * @tgid: task_struct.tgid
  * @comm: task_struct.comm as the guest wrote it, cut at its first NUL and always terminated;
  *        any bytes, to be escaped before it reaches a terminal
+ * @exit_state: task_struct.exit_state (0 while it runs; EXIT_ZOMBIE 32, EXIT_DEAD 16)
+ * @exit_code:  task_struct.exit_code, a wait status (0 when the kernel lacks the member)
  */
 struct guest_task {
 	uint64_t task;
@@ -85,6 +87,8 @@ struct guest_task {
 	int32_t pid;
 	int32_t tgid;
 	char comm[KERNEL_COMM_MAX + 1];
+	int32_t exit_state;
+	int32_t exit_code;
 };
 
 /**
@@ -157,6 +161,35 @@ int introspect__resolve_cr3(struct introspect *in, uint64_t cr3, struct guest_ta
  */
 int introspect__for_each_process(struct introspect *in,
 				 int (*fn)(const struct guest_task *task, void *ctx), void *ctx);
+
+/**
+ * introspect__read_task() - read one task_struct again, at an address a walk returned.
+ * @in:   the object
+ * @task: guest virtual address of the task_struct (guest_task.task)
+ * @out:  the task as it is now; @out->mm and @out->pgd are 0 once it has dropped its mm
+ *        (exited, or a kernel thread)
+ *
+ * The memory may have been freed and reused since: compare the pid with the one known.
+ *
+ * Return: 0; -EINVAL for an address that is no kernel pointer; -EFAULT when it or its mm is
+ * unreadable.
+ */
+int introspect__read_task(struct introspect *in, uint64_t task, struct guest_task *out);
+
+/**
+ * introspect__exe_name() - the base name of the file a process runs (mm->exe_file's dentry).
+ * @in:  the object
+ * @mm:  guest virtual address of the mm_struct (guest_task.mm)
+ * @buf: the name, cut at @len - 1 bytes and terminated; any bytes but NUL
+ * @len: bytes at @buf, at least 1
+ *
+ * Set by execve before it switches to the new address space: it names the program while the
+ * comm is still the parent's.
+ *
+ * Return: 0; -ENOENT when the kernel lacks the members or the mm has no file; -EINVAL for a
+ * pointer that is no kernel pointer; -EFAULT when something is unreadable.
+ */
+int introspect__exe_name(struct introspect *in, uint64_t mm, char *buf, size_t len);
 
 /**
  * introspect__current() - the task a CPU's per-CPU `current` points at.

@@ -43,6 +43,7 @@ enum member_kind {
 	MEMBER_PTR,   /* an 8-byte pointer */
 	MEMBER_LIST,  /* struct list_head */
 	MEMBER_CHARS, /* an array of 1-byte integers */
+	MEMBER_STRUCT, /* a struct or union member */
 };
 
 struct member_info {
@@ -166,6 +167,11 @@ static int member(const struct btf *btf, int struct_id, const char *sname, const
 			goto bad_type;
 		out->size = 16;
 		break;
+	case MEMBER_STRUCT:
+		if (!btf_is_composite(t))
+			goto bad_type;
+		out->size = t->size;
+		break;
 	case MEMBER_CHARS: {
 		const struct btf_array *a;
 		const struct btf_type *et;
@@ -214,6 +220,25 @@ static uint32_t optional(const struct btf *btf, int struct_id, const char *sname
 	return mi.offset;
 }
 
+/*
+ * An optional member reached through a struct member (@outer of @sname, whose type is @iname)
+ * and a pointer member of that (@inner): their summed offset, or KERNEL_LAYOUT_ABSENT.
+ */
+static uint32_t optional_nested(const struct btf *btf, const char *sname, const char *outer,
+				const char *iname, const char *inner)
+{
+	int sid = btf__find_by_name_kind(btf, sname, BTF_KIND_STRUCT);
+	int iid = btf__find_by_name_kind(btf, iname, BTF_KIND_STRUCT);
+	struct member_info mo, mi;
+
+	if (sid <= 0 || iid <= 0 ||
+	    member(btf, sid, sname, outer, MEMBER_STRUCT, &mo, NULL, 0) ||
+	    member(btf, iid, iname, inner, MEMBER_PTR, &mi, NULL, 0) ||
+	    mo.size != btf__type_by_id(btf, iid)->size || mi.offset + 8 > mo.size)
+		return KERNEL_LAYOUT_ABSENT;
+	return mo.offset + mi.offset;
+}
+
 static int read_layout(const struct btf *btf, struct kernel_layout *l, bool *pcpu_hot, char *err,
 		       size_t errlen)
 {
@@ -260,6 +285,10 @@ static int read_layout(const struct btf *btf, struct kernel_layout *l, bool *pcp
 	l->task_signal = optional(btf, task, "task_struct", "signal", MEMBER_PTR);
 	l->task_thread_node = optional(btf, task, "task_struct", "thread_node", MEMBER_LIST);
 	l->task_thread_group = optional(btf, task, "task_struct", "thread_group", MEMBER_LIST);
+	l->task_exit_code = optional(btf, task, "task_struct", "exit_code", MEMBER_INT32);
+	l->mm_exe_file = optional(btf, mm, "mm_struct", "exe_file", MEMBER_PTR);
+	l->file_dentry = optional_nested(btf, "file", "f_path", "path", "dentry");
+	l->dentry_name = optional_nested(btf, "dentry", "d_name", "qstr", "name");
 	sig = btf__find_by_name_kind(btf, "signal_struct", BTF_KIND_STRUCT);
 	l->signal_thread_head = optional(btf, sig, "signal_struct", "thread_head", MEMBER_LIST);
 

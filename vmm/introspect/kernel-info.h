@@ -44,6 +44,10 @@ struct kernel_info;
  * @list_next:          list_head.next
  * @pcpu_current_task:  offset of the current task pointer inside the per-CPU symbol
  *                      KERNEL_SYM_CURRENT (pcpu_hot.current_task on 6.x, 0 for current_task)
+ * @task_exit_code:     task_struct.exit_code (int: a wait status), or ABSENT
+ * @mm_exe_file:        mm_struct.exe_file (struct file *), or ABSENT
+ * @file_dentry:        file.f_path.dentry (struct dentry *), or ABSENT
+ * @dentry_name:        dentry.d_name.name (const unsigned char *), or ABSENT
  */
 struct kernel_layout {
 	uint32_t task_size;
@@ -63,6 +67,10 @@ struct kernel_layout {
 	uint32_t mm_pgd;
 	uint32_t list_next;
 	uint32_t pcpu_current_task;
+	uint32_t task_exit_code;
+	uint32_t mm_exe_file;
+	uint32_t file_dentry;
+	uint32_t dentry_name;
 };
 
 /**

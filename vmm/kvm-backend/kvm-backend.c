@@ -20,6 +20,13 @@
  * The ring's head and tail are read once per copy and checked (tail <= head, head - tail <=
  * nr_records); a ring that breaks these is resynchronised at its head and the skipped records
  * counted as lost.
+ *
+ * Linux guests (tv->tasks): every CR3 load exits (KVM_X86_CR3_TRACE_EXIT, with the KPTI halves
+ * of one PGD as one address space) and is handed to guest-tasks, which resolves it to its
+ * process. With --task the kernel ring is enabled only while a selected process's address
+ * space is loaded: ENABLE (START, then the TASK_ARRIVE written here) when one is loaded,
+ * DISABLE (STOP) when another is, so every other process runs unstepped and leaves no record;
+ * the kernel's TASK_ARRIVE of a process not selected is not copied.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -33,6 +40,7 @@
 #include <vbts/kvm-bts-uapi.h>
 #include <vbts/ring-format.h>
 
+#include "guest-tasks.h"
 #include "kvm-backend.h"
 #include "log.h"
 #include "ring-writer.h"
@@ -57,6 +65,8 @@
  * @khz:      guest TSC frequency in kHz, 0 when unknown (times are then all @ns0)
  * @last_ns:  the time of the last escape record copied
  * @enabled:  the kernel ring is enabled
+ * @selective: --task: the ring is enabled only while a selected process runs
+ * @skip_arrive: a TASK_ARRIVE to this address-space id is not copied (~0: none)
  */
 struct kvm_bts {
 	void *map;
@@ -71,6 +81,8 @@ struct kvm_bts {
 	uint64_t khz;
 	uint64_t last_ns;
 	bool enabled;
+	bool selective;
+	uint64_t skip_arrive;
 };
 
 static uint64_t tsc_to_ns(const struct kvm_bts *kb, uint64_t tsc)
@@ -111,8 +123,11 @@ static void copy_record(struct tracer_vcpu *tv, struct kvm_bts *kb, struct vbts_
 	}
 	aux = vbts_record__escape_aux(&r);
 	switch (vbts_record__escape_kind(&r)) {
-	case VBTS_ESC_TASK_DEPART:
 	case VBTS_ESC_TASK_ARRIVE:
+		if (r.to == kb->skip_arrive)
+			return;
+		/* fall through */
+	case VBTS_ESC_TASK_DEPART:
 	case VBTS_ESC_GAP_END:
 		kb->last_ns = tsc_to_ns(kb, aux);
 		r = vbts_record__make_escape(vbts_record__escape_kind(&r), r.to, kb->last_ns);
@@ -180,6 +195,93 @@ static void sample_clock(struct tracer_vcpu *tv, struct kvm_bts *kb)
 	kb->last_ns = kb->ns0;
 }
 
+/* The guest's CR4 and LSTAR, for guest-tasks to find the kernel; 0, or -errno. */
+static int read_attach_regs(struct tracer_vcpu *tv, uint64_t *cr4, uint64_t *lstar)
+{
+	struct {
+		struct kvm_msrs hdr;
+		struct kvm_msr_entry e;
+	} msrs = { .hdr.nmsrs = 1, .e.index = X86_MSR_LSTAR };
+	struct kvm_sregs sregs;
+	int ret;
+
+	ret = kvm__ioctl_quiet(tv->fd, KVM_GET_SREGS, &sregs);
+	if (ret < 0)
+		return ret;
+	*cr4 = sregs.cr4;
+	*lstar = kvm__ioctl_quiet(tv->fd, KVM_GET_MSRS, &msrs) == 1 ? msrs.e.data : 0;
+	return 0;
+}
+
+/* Start recording (selected process loaded): the kernel's START, then its TASK_ARRIVE. */
+static int ring_on(struct tracer_vcpu *tv, struct kvm_bts *kb, uint64_t id, uint64_t ns)
+{
+	int ret = kvm__ioctl_quiet(tv->fd, VBTS_KVM_X86_BTS_ENABLE, NULL);
+
+	if (ret < 0) {
+		pr_err("vCPU %u: KVM_X86_BTS_ENABLE: %s", tv->index, strerror(-ret));
+		return ret;
+	}
+	kb->enabled = true;
+	drain(tv, kb);
+	put_escape(tv, VBTS_ESC_TASK_ARRIVE, id, ns);
+	return 0;
+}
+
+/* Stop recording (another process loaded): its STOP. */
+static int ring_off(struct tracer_vcpu *tv, struct kvm_bts *kb)
+{
+	int ret = kvm__ioctl_quiet(tv->fd, VBTS_KVM_X86_BTS_DISABLE, NULL);
+
+	if (ret < 0) {
+		pr_err("vCPU %u: KVM_X86_BTS_DISABLE: %s", tv->index, strerror(-ret));
+		return ret;
+	}
+	kb->enabled = false;
+	drain(tv, kb);
+	return 0;
+}
+
+/* A CR3 load of a Linux guest: resolve it, and with --task switch the ring on or off. */
+static int cr3_loaded(struct tracer_vcpu *tv, struct kvm_bts *kb)
+{
+	const struct vbts_kvm_x86_cr3_load *ld = (const void *)tv->run->padding;
+	uint64_t id = guest_tasks__id(ld->new_cr3), ns = tsc_to_ns(kb, ld->guest_tsc);
+	uint64_t cr4, lstar;
+	bool traced;
+
+	if (!guest_tasks__attached(tv->tasks) && !read_attach_regs(tv, &cr4, &lstar))
+		guest_tasks__attach(tv->tasks, ld->new_cr3, cr4, lstar);
+	traced = guest_tasks__switch(tv->tasks, tv->index, ld->old_cr3, ld->new_cr3, ns);
+	if (!kb->selective) {
+		drain(tv, kb);
+		return 0;
+	}
+	kb->skip_arrive = traced ? ~0ULL : id;
+	drain(tv, kb);
+	kb->skip_arrive = ~0ULL;
+	if (kb->enabled && !traced)
+		return ring_off(tv, kb);
+	if (!kb->enabled && traced)
+		return ring_on(tv, kb, id, ns);
+	return 0;
+}
+
+/* Another exit of a Linux guest: a queued task announcement may be due. */
+static int settle(struct tracer_vcpu *tv, struct kvm_bts *kb)
+{
+	struct kvm_sregs sregs;
+	int ret;
+
+	if (!guest_tasks__settle(tv->tasks, tv->index, false) || !kb->selective || kb->enabled)
+		return 0;
+	/* Its final comm selects the process (execve via a link of another name). */
+	ret = kvm__ioctl_quiet(tv->fd, KVM_GET_SREGS, &sregs);
+	if (ret < 0)
+		return ret;
+	return ring_on(tv, kb, guest_tasks__id(sregs.cr3), tracer_vcpu__now_ns(tv));
+}
+
 static uint32_t kernel_cpl(enum vbts_cpl_filter f)
 {
 	switch (f) {
@@ -219,6 +321,10 @@ static int kvm_bts_init(struct tracer_vcpu *tv)
 	kb = calloc(1, sizeof(*kb));
 	if (!kb)
 		return -ENOMEM;
+	kb->skip_arrive = ~0ULL;
+	kb->selective = tv->tasks && guest_tasks__selective(tv->tasks);
+	if (tv->tasks)
+		cr3.flags |= VBTS_KVM_X86_CR3_TRACE_EXIT | VBTS_KVM_X86_CR3_TRACE_KPTI;
 	kb->nr = tv->ring_records ? tv->ring_records : 65536;
 	if (kb->nr > KVM_BTS_MAX_RING)
 		kb->nr = KVM_BTS_MAX_RING;
@@ -263,16 +369,17 @@ static int kvm_bts_init(struct tracer_vcpu *tv)
 	if (ret < 0)
 		goto err_unmap;
 	sample_clock(tv, kb);
-	ret = kvm__ioctl_quiet(tv->fd, VBTS_KVM_X86_BTS_ENABLE, NULL);
+	tv->priv = kb;
+	/* With --task nothing is recorded until a selected process is loaded. */
+	if (kb->selective)
+		return 0;
+	/* The kernel's START, then the task the vCPU starts in, as the step backend writes. */
+	ret = ring_on(tv, kb, tv->tasks ? guest_tasks__id(sregs.cr3) : sregs.cr3 & VBTS_CR3_MASK,
+		      kb->last_ns);
 	if (ret < 0) {
-		pr_err("vCPU %u: KVM_X86_BTS_ENABLE: %s", tv->index, strerror(-ret));
+		tv->priv = NULL;
 		goto err_unmap;
 	}
-	kb->enabled = true;
-	tv->priv = kb;
-	/* The kernel's START, then the task the vCPU starts in, as the step backend writes. */
-	drain(tv, kb);
-	put_escape(tv, VBTS_ESC_TASK_ARRIVE, sregs.cr3 & VBTS_CR3_MASK, kb->last_ns);
 	return 0;
 
 err_unmap:
@@ -294,8 +401,20 @@ static int kvm_bts_before_run(struct tracer_vcpu *tv)
 static int kvm_bts_after_exit(struct tracer_vcpu *tv)
 {
 	struct kvm_bts *kb = tv->priv;
+	int ret;
 
+	if (tv->run->exit_reason == VBTS_KVM_EXIT_X86_CR3_LOAD) {
+		if (!tv->tasks)
+			return -EPROTO; /* not asked for */
+		ret = cr3_loaded(tv, kb);
+		return ret < 0 ? ret : 1;
+	}
 	drain(tv, kb);
+	if (tv->tasks) {
+		ret = settle(tv, kb);
+		if (ret < 0)
+			return ret;
+	}
 	return tv->run->exit_reason == VBTS_KVM_EXIT_X86_BTS ? 1 : 0;
 }
 
@@ -307,6 +426,8 @@ static void kvm_bts_fini(struct tracer_vcpu *tv)
 
 	if (!kb)
 		return;
+	if (tv->tasks)
+		guest_tasks__settle(tv->tasks, tv->index, true);
 	if (kb->enabled) {
 		ret = kvm__ioctl_quiet(tv->fd, VBTS_KVM_X86_BTS_DISABLE, NULL);
 		if (ret < 0) {

@@ -1,0 +1,452 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+# linux-oracle.py - the process-oracle test's reference and comparison.
+#
+#   linux-oracle.py text PROG
+#       the program's executable range, "0xLO 0xHI" (HI exclusive), from its ELF program headers
+#   linux-oracle.py reference --prog PROG LOG
+#       QEMU's `-singlestep -d in_asm,exec,nochain -dfilter LO+SIZE` log as the program's taken
+#       branches, one "0xFROM 0xTO" line each, in execution order
+#   linux-oracle.py compare --prog PROG --reference REF --trace JSONL --console FILE
+#                           [--name NAME] [--decoy-name NAME]
+#       `vbts decode --format jsonl` of a trace recorded with --task NAME --cpl user against REF
+#       and against what /init printed ("vbts-oracle-init: spawned COMM pid N status S")
+#   linux-oracle.py self-test --data DIR
+#       the two above on hand-made inputs, and each perturbation of them must fail
+#
+# The reference: each "Trace" line of the log is one executed instruction (one instruction per
+# block with -singlestep); its length comes from the in_asm listing of the block. Consecutive
+# executions whose second PC is not the first's fall-through are a taken branch; a PC repeated
+# (an instruction re-executed after a fault, a REP string step) is one execution, and a
+# "Stopped execution of TB chain before PC" line withdraws the Trace line of PC before it.
+# A system call or an interrupt returns to the fall-through and adds nothing.
+#
+# Exit status: 0 agreement (or a reference written), 1 a difference, 2 bad input.
+import argparse
+import json
+import os
+import re
+import struct
+import sys
+
+KERNEL_MIN = 0xFFFF800000000000
+# Branches from the program into the kernel: their "to" lies outside the program.
+TO_KERNEL_KINDS = {"syscall", "exception", "interrupt", "int"}
+CONTEXT = 6
+
+
+class BadInput(Exception):
+    pass
+
+
+def text_ranges(path):
+    """Executable PT_LOAD segments of the ELF file at @path: [(lo, hi)], hi exclusive."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read(1 << 20)
+    except OSError as e:
+        raise BadInput(f"{path}: {e.strerror}")
+    if len(data) < 64 or data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
+        raise BadInput(f"{path}: not a little-endian ELF64 file")
+    phoff, = struct.unpack_from("<Q", data, 0x20)
+    phentsize, phnum = struct.unpack_from("<HH", data, 0x36)
+    if phentsize < 56 or phoff + phnum * phentsize > len(data):
+        raise BadInput(f"{path}: program headers out of bounds")
+    ranges = []
+    for i in range(phnum):
+        p_type, p_flags, _, vaddr, _, _, memsz = struct.unpack_from(
+            "<IIQQQQQ", data, phoff + i * phentsize)
+        if p_type == 1 and p_flags & 1 and memsz:
+            ranges.append((vaddr, vaddr + memsz))
+    if not ranges:
+        raise BadInput(f"{path}: no executable segment")
+    return ranges
+
+
+def in_ranges(addr, ranges):
+    return any(lo <= addr < hi for lo, hi in ranges)
+
+
+# ---- the reference ---------------------------------------------------------------------------
+
+INSN_RE = re.compile(r"^0x([0-9a-fA-F]+):\s+((?:[0-9a-fA-F]{2}(?: |$))+)\s*(.*)$")
+TRACE_RE = re.compile(r"^Trace \d+: 0x[0-9a-fA-F]+ \[([0-9a-fA-F]+)/([0-9a-fA-F]+)/")
+STOPPED_RE = re.compile(r"^Stopped execution of TB chain before 0x[0-9a-fA-F]+ \[([0-9a-fA-F]+)\]")
+REP_PREFIXES = (0xF2, 0xF3)
+STRING_OPS = {0x6C, 0x6D, 0x6E, 0x6F, 0xA4, 0xA5, 0xA6, 0xA7, 0xAA, 0xAB, 0xAC, 0xAD, 0xAE, 0xAF}
+
+
+def is_rep_string(code):
+    rep = False
+    for b in code:
+        if b in REP_PREFIXES:
+            rep = True
+        elif b in (0x66, 0x67, 0x2E, 0x36, 0x3E, 0x26, 0x64, 0x65, 0xF0) or 0x40 <= b <= 0x4F:
+            continue
+        else:
+            return rep and b in STRING_OPS
+    return False
+
+
+def reference(lines):
+    """Taken branches [(from, to)] of the log's @lines; also the count of executions."""
+    blocks = {}  # first pc -> (last insn, fall-through, rep string)
+    cur = None   # block being listed: [first, last, bytes of last]
+    execs = []   # executed pcs
+
+    def commit():
+        nonlocal cur
+        if cur:
+            first, last, code = cur
+            blocks[first] = (last, last + len(code), is_rep_string(code))
+            cur = None
+
+    for n, line in enumerate(lines, 1):
+        line = line.rstrip("\r\n")
+        m = INSN_RE.match(line)
+        if m:
+            addr = int(m.group(1), 16)
+            code = bytes.fromhex(m.group(2).replace(" ", ""))
+            if cur and not m.group(3) and addr == cur[1] + len(cur[2]):
+                cur[2] += code  # the rest of a long encoding
+            elif cur:
+                cur[1], cur[2] = addr, bytearray(code)
+            else:
+                cur = [addr, addr, bytearray(code)]
+            continue
+        commit()
+        m = TRACE_RE.match(line)
+        if m:
+            pc = int(m.group(2), 16)
+            if pc not in blocks:
+                raise BadInput(f"log line {n}: executed 0x{pc:x} was never listed (in_asm)")
+            execs.append(pc)
+            continue
+        m = STOPPED_RE.match(line)
+        if m and execs and execs[-1] == int(m.group(1), 16):
+            execs.pop()
+    commit()
+
+    branches = []
+    prev = None
+    for pc in execs:
+        if pc == prev:
+            continue  # re-executed after a fault, or the next step of a REP
+        if prev is not None:
+            last, end, rep = blocks[prev]
+            if pc != end and not (rep and pc == last):
+                branches.append((last, pc))
+        prev = pc
+    return branches, len(execs)
+
+
+def read_pairs(path):
+    pairs = []
+    try:
+        with open(path) as f:
+            for n, line in enumerate(f, 1):
+                parts = line.split()
+                if len(parts) != 2:
+                    raise BadInput(f"{path}:{n}: not a 0xFROM 0xTO line")
+                pairs.append((int(parts[0], 16), int(parts[1], 16)))
+    except (OSError, ValueError) as e:
+        raise BadInput(f"{path}: {e}")
+    return pairs
+
+
+# ---- the comparison --------------------------------------------------------------------------
+
+SPAWNED_RE = re.compile(r"vbts-oracle-init: spawned (\S+) pid (\d+) status (-?\d+)")
+
+
+def spawned(console_lines):
+    """What /init printed: {comm: (pid, status)}."""
+    out = {}
+    for line in console_lines:
+        m = SPAWNED_RE.search(line)
+        if m:
+            out[m.group(1)] = (int(m.group(2)), int(m.group(3)))
+    return out
+
+
+def hexaddr(v):
+    try:
+        return int(v, 16) if isinstance(v, str) else int(v)
+    except (TypeError, ValueError):
+        return None
+
+
+def pair_text(p):
+    return f"0x{p[0]:x} -> 0x{p[1]:x}" if p else "(end)"
+
+
+def first_difference(want, got):
+    """Lines describing the first position where @got differs from @want, or []."""
+    n = min(len(want), len(got))
+    i = next((k for k in range(n) if want[k] != got[k]), n)
+    if i == n and len(want) == len(got):
+        return []
+    out = [f"first difference at branch {i} of {len(want)} expected, {len(got)} recorded:",
+           f"  {'#':>6}  {'expected (QEMU)':<34} recorded (vbts)"]
+    for k in range(max(0, i - CONTEXT), min(max(len(want), len(got)), i + CONTEXT + 1)):
+        w = want[k] if k < len(want) else None
+        g = got[k] if k < len(got) else None
+        mark = ">" if k == i else (" " if w == g else "!")
+        out.append(f"{mark} {k:>6}  {pair_text(w):<34} {pair_text(g)}")
+    return out
+
+
+def compare(ref, records, text, console, name, decoy_name):
+    """Failure lines (empty: the trace is exact), and a summary line."""
+    fails = []
+    seen = spawned(console)
+    if name not in seen:
+        return [f"/init did not report a process named {name!r} (saw {sorted(seen)})"], ""
+    pid, status = seen[name]
+    if status != 0:
+        fails.append(f"{name} exited with status {status}")
+    decoy_pid = seen.get(decoy_name, (None, None))[0] if decoy_name else None
+    if decoy_name and decoy_pid is None:
+        fails.append(f"/init did not report the decoy {decoy_name!r}")
+    if not ref:
+        fails.append("the reference holds no branch")
+
+    got = []
+    arrivals = 0
+    switches = 0
+    foreign = []
+    for n, r in records:
+        t = r.get("type")
+        mine = r.get("pid") == pid and r.get("task") == name
+        if t == "branch" and not mine and "pid" not in r and "task" not in r:
+            foreign.append(f"record {n} (branch) belongs to no known task")
+        elif ("pid" in r or "task" in r) and not mine:
+            # A switch to another task may be recorded; nothing else of it, nothing at all
+            # of the decoy.
+            decoy = r.get("pid") == decoy_pid or r.get("task") == decoy_name
+            if decoy or t not in ("task-arrive", "task-depart"):
+                who = f"{r.get('task')!r} pid {r.get('pid')}" + (" (the decoy)" if decoy else "")
+                foreign.append(f"record {n} ({t}) belongs to {who}, not {name!r} pid {pid}")
+            else:
+                switches += 1
+        if t == "task-arrive" and r.get("pid") == pid and r.get("task") == name:
+            arrivals += 1
+        elif t == "lost":
+            fails.append(f"record {n}: {r.get('count')} records lost")
+        elif t == "branch":
+            frm, to = hexaddr(r.get("from")), hexaddr(r.get("to"))
+            if frm is None or to is None:
+                fails.append(f"record {n}: a branch without from/to")
+                continue
+            if r.get("cpl") != 3:
+                fails.append(f"record {n}: a branch at CPL {r.get('cpl')} "
+                             f"({pair_text((frm, to))}, {r.get('kind')}) despite --cpl user")
+            if not in_ranges(frm, text):
+                fails.append(f"record {n}: a branch from 0x{frm:x}, outside the program")
+            elif in_ranges(to, text):
+                got.append((frm, to))
+            elif not (to >= KERNEL_MIN and r.get("kind") in TO_KERNEL_KINDS):
+                fails.append(f"record {n}: a {r.get('kind')} from the program to 0x{to:x}, "
+                             "outside it")
+    if foreign:
+        fails.insert(0, foreign[0])
+        fails += foreign[1:5]
+    if len(foreign) > 5:
+        fails.append(f"... {len(foreign) - 5} more records of other tasks")
+    if not arrivals:
+        fails.append(f"decode shows no task-arrive of {name!r} pid {pid}")
+    fails += first_difference(ref, got)
+    summary = (f"{len(got)} branches of {name} pid {pid} inside the program equal QEMU's "
+               f"{len(ref)}; {len(records)} records, none of the decoy, none outside the program, "
+               f"{switches} switches to other tasks")
+    return fails, summary
+
+
+def read_jsonl(path):
+    records = []
+    try:
+        with open(path, errors="replace") as f:
+            for n, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                r = json.loads(line)
+                if not isinstance(r, dict):
+                    raise BadInput(f"{path}:{n}: not a JSON object")
+                records.append((n, r))
+    except OSError as e:
+        raise BadInput(f"{path}: {e.strerror}")
+    except json.JSONDecodeError as e:
+        raise BadInput(f"{path}: {e}")
+    return records
+
+
+def read_lines(path):
+    try:
+        with open(path, errors="replace") as f:
+            return f.readlines()
+    except OSError as e:
+        raise BadInput(f"{path}: {e.strerror}")
+
+
+# ---- self-test on hand-made inputs -----------------------------------------------------------
+
+def self_test(data):
+    fails = 0
+
+    def check(ok, what):
+        nonlocal fails
+        print(("ok: " if ok else "FAIL: ") + what)
+        if not ok:
+            fails += 1
+
+    ref, execs = reference(read_lines(os.path.join(data, "qemu.log")))
+    want = read_pairs(os.path.join(data, "qemu.pairs"))
+    check(ref == want, f"reference of qemu.log: {len(ref)} branches of {execs} executions "
+          f"equal qemu.pairs ({len(want)})")
+    if ref != want:
+        print("\n".join(first_difference(want, ref)))
+
+    text = [(0x10001000, 0x10001200)]
+    console = read_lines(os.path.join(data, "console.txt"))
+    good = read_jsonl(os.path.join(data, "trace.jsonl"))
+    f, _ = compare(want, good, text, console, "oracle", "oracle-decoy")
+    check(not f, "trace.jsonl equals the reference")
+    for line in f:
+        print("  " + line)
+
+    def edited(fn):
+        return [(n, dict(r)) for n, r in fn([(n, dict(r)) for n, r in good])]
+
+    def branches_at(recs):
+        return [i for i, (_, r) in enumerate(recs) if r.get("type") == "branch" and
+                r.get("cpl") == 3 and str(r.get("to", "")).startswith("0x1000")]
+
+    def drop_branch(recs):
+        i = branches_at(recs)[2]
+        return recs[:i] + recs[i + 1:]
+
+    def swap_branches(recs):
+        a, b = branches_at(recs)[1:3]
+        recs[a], recs[b] = recs[b], recs[a]
+        return recs
+
+    def extra_branch(recs):
+        return recs + [(999, {"type": "branch", "from": "0x10001010", "to": "0x10001020",
+                              "cpl": 3, "kind": "call", "task": "oracle", "pid": 42,
+                              "tgid": 42})]
+
+    def decoy_record(recs):
+        return recs + [(999, {"type": "branch", "from": "0x20001010", "to": "0x20001020",
+                              "cpl": 3, "kind": "call", "task": "oracle-decoy", "pid": 43,
+                              "tgid": 43})]
+
+    def kernel_record(recs):
+        return recs + [(999, {"type": "branch", "from": "0xffffffff81000000",
+                              "to": "0x10001020", "cpl": 0, "kind": "sysret",
+                              "task": "oracle", "pid": 42, "tgid": 42})]
+
+    def outside_record(recs):
+        return recs + [(999, {"type": "branch", "from": "0x10001010", "to": "0x7fff0000",
+                              "cpl": 3, "kind": "jmp", "task": "oracle", "pid": 42,
+                              "tgid": 42})]
+
+    def init_switch(recs):
+        return recs + [(999, {"type": "task-arrive", "cr3": "0x1000", "time": 5,
+                              "task": "init", "pid": 1, "tgid": 1})]
+
+    def decoy_switch(recs):
+        return recs + [(999, {"type": "task-arrive", "cr3": "0x3000", "time": 5,
+                              "task": "oracle-decoy", "pid": 43, "tgid": 43})]
+
+    def other_pid(recs):
+        for _, r in recs:
+            if "pid" in r:
+                r["pid"] = 44
+                r["tgid"] = 44
+        return recs
+
+    def untasked(recs):
+        return recs + [(999, {"type": "branch", "from": "0x10001010", "to": "0x10001020",
+                              "cpl": 3, "kind": "call"})]
+
+    def lost(recs):
+        return recs + [(999, {"type": "lost", "vcpu": 0, "seq": 99, "count": 3})]
+
+    def perturb_reference(_):
+        return None
+
+    f, _ = compare(want, edited(init_switch), text, console, "oracle", "oracle-decoy")
+    check(not f, "a switch to another task (init) is allowed")
+    for line in f:
+        print("  " + line)
+    cases = [("a branch missing", drop_branch, want, console),
+             ("a switch to the decoy", decoy_switch, want, console),
+             ("two branches swapped", swap_branches, want, console),
+             ("a branch too many", extra_branch, want, console),
+             ("a record of the decoy", decoy_record, want, console),
+             ("a kernel-mode branch", kernel_record, want, console),
+             ("a branch to outside the program", outside_record, want, console),
+             ("another pid than /init printed", other_pid, want, console),
+             ("lost records", lost, want, console),
+             ("a branch of no known task", untasked, want, console),
+             ("a perturbed reference", lambda r: r, want[:3] + [(0x10001000, 0x10001001)] +
+              want[4:], console),
+             ("/init's report missing", lambda r: r, want, [])]
+    for what, fn, w, con in cases:
+        f, _ = compare(w, edited(fn), text, con, "oracle", "oracle-decoy")
+        check(bool(f), f"{what} is caught: {f[0] if f else 'NOT CAUGHT'}")
+    return 1 if fails else 0
+
+
+def main():
+    ap = argparse.ArgumentParser(prog="linux-oracle.py")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("text")
+    p.add_argument("prog")
+    p = sub.add_parser("reference")
+    p.add_argument("--prog", required=True)
+    p.add_argument("log")
+    p = sub.add_parser("compare")
+    p.add_argument("--prog", required=True)
+    p.add_argument("--reference", required=True)
+    p.add_argument("--trace", required=True)
+    p.add_argument("--console", required=True)
+    p.add_argument("--name", default="oracle")
+    p.add_argument("--decoy-name", default="oracle-decoy")
+    p = sub.add_parser("self-test")
+    p.add_argument("--data", required=True)
+    a = ap.parse_args()
+
+    try:
+        if a.cmd == "text":
+            lo, hi = text_ranges(a.prog)[0]
+            print(f"0x{lo:x} 0x{hi:x}")
+            return 0
+        if a.cmd == "reference":
+            text = text_ranges(a.prog)
+            ref, execs = reference(read_lines(a.log))
+            outside = [p for p in ref if not (in_ranges(p[0], text) and in_ranges(p[1], text))]
+            if outside:
+                raise BadInput(f"{a.log}: a branch outside the program: {pair_text(outside[0])}")
+            for f, t in ref:
+                print(f"0x{f:x} 0x{t:x}")
+            print(f"reference: {len(ref)} taken branches in {execs} executed instructions",
+                  file=sys.stderr)
+            return 0
+        if a.cmd == "compare":
+            fails, summary = compare(read_pairs(a.reference), read_jsonl(a.trace),
+                                     text_ranges(a.prog), read_lines(a.console), a.name,
+                                     a.decoy_name)
+            for line in fails:
+                print("FAIL: " + line if not line.startswith((" ", ">", "!")) else line)
+            if fails:
+                return 1
+            print("ok: " + summary)
+            return 0
+        return self_test(a.data)
+    except BadInput as e:
+        print(f"linux-oracle.py: {e}", file=sys.stderr)
+        return 2
+
+
+sys.exit(main())

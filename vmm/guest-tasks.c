@@ -1,0 +1,551 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * guest-tasks.c - a Linux guest's processes as the collector sees them: CR3 -> process through
+ * introspection, the --task selection, and the task, exec and exit events.
+ *
+ * Locking: @lock serializes everything; callers are vCPU threads at their exits.
+ *
+ * Per CR3 load the work is small: the process last seen with the new address space is checked
+ * with one read of its task_struct and mm; only an address space not seen before costs a walk
+ * of the task list (bounded by introspect's own limits).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "escape.h"
+#include "guest-tasks.h"
+#include "introspect/introspect.h"
+#include "introspect/kernel-info.h"
+#include "log.h"
+#include "memory.h"
+#include "step/gva.h"
+#include "x86.h"
+
+/* Failed attempts to find the kernel before giving up (the guest has not booted, or it is
+ * another kernel than the one given). */
+#define ATTACH_TRIES_MAX 512
+/* Linux's TASK_COMM_LEN - 1: what a comm keeps of a name. */
+#define COMM_KEEP 15
+#define EXE_NAME_MAX 256
+
+/**
+ * struct gt_select - one --task value.
+ * @pid:  the pid (or tgid), when @name is empty
+ * @name: a process name
+ */
+struct gt_select {
+	int32_t pid;
+	char name[EXE_NAME_MAX];
+};
+
+/**
+ * struct gt_proc - a process seen so far.
+ * @pid, @tgid: its ids
+ * @task:       its (leader's) task_struct
+ * @mm:         its mm_struct
+ * @id:         address-space id of its current mm
+ * @announced:  @id was announced (or is queued)
+ * @traced:     selected by --task (kept across execs)
+ * @used:       the slot holds a process
+ */
+struct gt_proc {
+	int32_t pid;
+	int32_t tgid;
+	uint64_t task;
+	uint64_t mm;
+	uint64_t id;
+	bool announced;
+	bool traced;
+	bool used;
+};
+
+/**
+ * struct gt_pending - an announcement waiting for the final comm.
+ * @valid: queued
+ * @exec:  an exec event (else a task event)
+ * @proc:  index in @procs
+ * @pid:   the process's pid then (the slot may be reused)
+ * @task:  its task_struct
+ * @mm:    its mm_struct
+ * @id:    the address-space id announced
+ * @time:  when it was loaded
+ */
+struct gt_pending {
+	bool valid;
+	bool exec;
+	unsigned int proc;
+	int32_t pid;
+	uint64_t task;
+	uint64_t mm;
+	uint64_t id;
+	uint64_t time;
+};
+
+struct guest_tasks {
+	pthread_mutex_t lock;
+	struct kernel_info *ki;
+	struct introspect *in;
+	const struct guest_memory *mem;
+	uint64_t cr4;
+	FILE *events;
+	unsigned int attach_tries;
+	struct gt_select *sel;
+	unsigned int nr_sel;
+	struct gt_proc *procs;
+	unsigned int nr_procs;
+	struct gt_pending *pending;
+	unsigned int nr_vcpus;
+};
+
+/* ---- guest memory as introspection reads it ---------------------------------------------- */
+
+static void *mem_ptr(const void *ctx, uint64_t gpa, uint64_t len)
+{
+	const struct guest_tasks *gt = ctx;
+
+	return guest_memory__ptr(gt->mem, gpa, len);
+}
+
+static struct gva_space space(const struct guest_tasks *gt, uint64_t root)
+{
+	return (struct gva_space){
+		.ptr = mem_ptr,
+		.ctx = gt,
+		.cr0 = X86_CR0_PE | X86_CR0_PG,
+		.cr3 = root,
+		.cr4 = X86_CR4_PAE | (gt->cr4 & X86_CR4_LA57),
+		.efer = X86_EFER_LME | X86_EFER_LMA,
+	};
+}
+
+static int mem_read(void *ctx, uint64_t root, uint64_t va, void *buf, size_t len)
+{
+	struct gva_space s = space(ctx, root);
+
+	return gva__read(&s, va, buf, len);
+}
+
+static int mem_translate(void *ctx, uint64_t root, uint64_t va, uint64_t *gpa)
+{
+	struct gva_space s = space(ctx, root);
+
+	return gva__translate(&s, va, gpa);
+}
+
+/* ---- set-up -------------------------------------------------------------------------------- */
+
+static int parse_select(struct gt_select *s, const char *v, char *err, size_t errlen)
+{
+	size_t len = strlen(v);
+	char *end;
+	long pid;
+
+	memset(s, 0, sizeof(*s));
+	if (!len || len >= sizeof(s->name) || strchr(v, '/')) {
+		snprintf(err, errlen, "--task '%.64s': expected a process name (1 to %zu bytes, no "
+			 "'/') or a pid", v, sizeof(s->name) - 1);
+		return -EINVAL;
+	}
+	if (v[0] >= '0' && v[0] <= '9') {
+		errno = 0;
+		pid = strtol(v, &end, 10);
+		if (errno || *end || pid < 0 || pid > INT32_MAX) {
+			snprintf(err, errlen, "--task %.64s: not a pid (0 to %d)", v, INT32_MAX);
+			return -EINVAL;
+		}
+		s->pid = (int32_t)pid;
+		return 0;
+	}
+	memcpy(s->name, v, len + 1);
+	return 0;
+}
+
+struct guest_tasks *guest_tasks__create(const struct guest_tasks_config *cfg, char *err,
+					size_t errlen)
+{
+	struct guest_tasks *gt;
+	int ret = -ENOMEM;
+
+	snprintf(err, errlen, "out of memory");
+	if (cfg->nr_select > GUEST_TASKS_MAX_SELECT) {
+		snprintf(err, errlen, "--task given %u times, at most %u", cfg->nr_select,
+			 GUEST_TASKS_MAX_SELECT);
+		errno = EINVAL;
+		return NULL;
+	}
+	gt = calloc(1, sizeof(*gt));
+	if (!gt)
+		goto err;
+	pthread_mutex_init(&gt->lock, NULL);
+	gt->mem = cfg->mem;
+	gt->nr_vcpus = cfg->nr_vcpus;
+	gt->sel = calloc(cfg->nr_select ? cfg->nr_select : 1, sizeof(*gt->sel));
+	gt->procs = calloc(GUEST_TASKS_MAX_PROCS, sizeof(*gt->procs));
+	gt->pending = calloc(cfg->nr_vcpus ? cfg->nr_vcpus : 1, sizeof(*gt->pending));
+	if (!gt->sel || !gt->procs || !gt->pending)
+		goto err_free;
+	for (unsigned int i = 0; i < cfg->nr_select; i++) {
+		ret = parse_select(&gt->sel[i], cfg->select[i], err, errlen);
+		if (ret)
+			goto err_free;
+	}
+	gt->nr_sel = cfg->nr_select;
+	gt->ki = kernel_info__open(cfg->kernel, cfg->system_map, err, errlen);
+	if (!gt->ki) {
+		ret = -errno;
+		goto err_free;
+	}
+	return gt;
+
+err_free:
+	guest_tasks__destroy(gt);
+err:
+	errno = -ret;
+	return NULL;
+}
+
+void guest_tasks__destroy(struct guest_tasks *gt)
+{
+	if (!gt)
+		return;
+	introspect__close(gt->in);
+	kernel_info__close(gt->ki);
+	free(gt->sel);
+	free(gt->procs);
+	free(gt->pending);
+	pthread_mutex_destroy(&gt->lock);
+	free(gt);
+}
+
+void guest_tasks__set_events(struct guest_tasks *gt, FILE *events)
+{
+	pthread_mutex_lock(&gt->lock);
+	gt->events = events;
+	pthread_mutex_unlock(&gt->lock);
+}
+
+bool guest_tasks__selective(const struct guest_tasks *gt)
+{
+	return gt->nr_sel > 0;
+}
+
+bool guest_tasks__attached(struct guest_tasks *gt)
+{
+	bool ret;
+
+	pthread_mutex_lock(&gt->lock);
+	ret = gt->in != NULL;
+	pthread_mutex_unlock(&gt->lock);
+	return ret;
+}
+
+int guest_tasks__attach(struct guest_tasks *gt, uint64_t cr3, uint64_t cr4, uint64_t lstar)
+{
+	struct introspect_attach at = { .cr3 = cr3, .cr4 = cr4, .lstar = lstar };
+	struct introspect_mem mem = { mem_read, mem_translate, gt };
+	char err[256];
+	int ret = 0;
+
+	pthread_mutex_lock(&gt->lock);
+	if (gt->in)
+		goto out;
+	if (gt->attach_tries >= ATTACH_TRIES_MAX) {
+		ret = -EAGAIN;
+		goto out;
+	}
+	gt->cr4 = cr4;
+	gt->in = introspect__open(gt->ki, &mem, &at, err, sizeof(err));
+	if (!gt->in) {
+		ret = errno ? -errno : -EINVAL;
+		if (++gt->attach_tries == ATTACH_TRIES_MAX)
+			pr_warn("the guest kernel was not found in guest memory after %u tries, "
+				"processes are not resolved: %s", ATTACH_TRIES_MAX, err);
+		goto out;
+	}
+	pr_debug("guest kernel found: KASLR slide %#" PRIx64,
+		 introspect__slide(gt->in));
+out:
+	pthread_mutex_unlock(&gt->lock);
+	return ret;
+}
+
+bool guest_tasks__kaslr_slide(struct guest_tasks *gt, uint64_t *slide)
+{
+	bool ret;
+
+	pthread_mutex_lock(&gt->lock);
+	ret = gt->in != NULL;
+	if (ret)
+		*slide = introspect__slide(gt->in);
+	pthread_mutex_unlock(&gt->lock);
+	return ret;
+}
+
+/* ---- events ------------------------------------------------------------------------------- */
+
+/* Guest bytes as valid UTF-8: each byte that starts no valid sequence becomes U+FFFD. */
+static json_t *guest_string(const char *s)
+{
+	size_t n = strlen(s), i = 0, o = 0;
+	char *buf = malloc(n * 3 + 1);
+	json_t *j;
+
+	if (!buf)
+		return NULL;
+	while (i < n) {
+		uint32_t cp;
+		size_t len = escape__utf8_char(s + i, n - i, &cp);
+
+		if (len) {
+			memcpy(buf + o, s + i, len);
+			o += len;
+			i += len;
+		} else {
+			memcpy(buf + o, "\xef\xbf\xbd", 3);
+			o += 3;
+			i++;
+		}
+	}
+	buf[o] = '\0';
+	j = json_string(buf);
+	free(buf);
+	return j;
+}
+
+static void write_event(struct guest_tasks *gt, json_t *o)
+{
+	if (!o)
+		return;
+	if (gt->events) {
+		/* One line at a time: the agent writes to the same stream. */
+		flockfile(gt->events);
+		json_dumpf(o, gt->events, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII);
+		fputc('\n', gt->events);
+		fflush(gt->events);
+		funlockfile(gt->events);
+	}
+	json_decref(o);
+}
+
+static void announce(struct guest_tasks *gt, const char *event, const struct guest_task *t,
+		     uint64_t id, uint64_t time, unsigned int vcpu)
+{
+	char cr3[24];
+
+	snprintf(cr3, sizeof(cr3), "%#" PRIx64, id);
+	write_event(gt, json_pack("{s:s, s:i, s:i, s:o, s:s, s:I, s:i}", "event", event,
+				  "pid", (int)t->pid, "tgid", (int)t->tgid,
+				  "name", guest_string(t->comm), "cr3", cr3,
+				  "time", (json_int_t)time, "vcpu", (int)vcpu));
+}
+
+/*
+ * A wait status as a shell shows it: the exit status, or 128 + the signal that killed it
+ * (139 for a fatal SIGSEGV).
+ */
+static int exit_status(int32_t wait_status)
+{
+	if (wait_status & 0x7f)
+		return 128 + (wait_status & 0x7f);
+	return (wait_status >> 8) & 0xff;
+}
+
+/* ---- processes --------------------------------------------------------------------------- */
+
+static bool name_matches(const char *want, const char *comm, const char *exe)
+{
+	size_t wl = strlen(want);
+
+	if (exe && exe[0] && !strcmp(want, exe))
+		return true;
+	if (wl > COMM_KEEP)
+		wl = COMM_KEEP;
+	return strlen(comm) == wl && !strncmp(want, comm, wl);
+}
+
+static bool selected(const struct guest_tasks *gt, const struct guest_task *t, const char *exe)
+{
+	for (unsigned int i = 0; i < gt->nr_sel; i++) {
+		const struct gt_select *s = &gt->sel[i];
+
+		if (s->name[0] ? name_matches(s->name, t->comm, exe) :
+				 s->pid == t->pid || s->pid == t->tgid)
+			return true;
+	}
+	return false;
+}
+
+static struct gt_proc *find_pid(struct guest_tasks *gt, int32_t pid)
+{
+	for (unsigned int i = 0; i < gt->nr_procs; i++)
+		if (gt->procs[i].used && gt->procs[i].pid == pid)
+			return &gt->procs[i];
+	return NULL;
+}
+
+static struct gt_proc *find_id(struct guest_tasks *gt, uint64_t id)
+{
+	for (unsigned int i = 0; i < gt->nr_procs; i++)
+		if (gt->procs[i].used && gt->procs[i].id == id)
+			return &gt->procs[i];
+	return NULL;
+}
+
+static struct gt_proc *new_proc(struct guest_tasks *gt)
+{
+	for (unsigned int i = 0; i < gt->nr_procs; i++)
+		if (!gt->procs[i].used)
+			return &gt->procs[i];
+	if (gt->nr_procs < GUEST_TASKS_MAX_PROCS)
+		return &gt->procs[gt->nr_procs++];
+	return NULL;
+}
+
+/*
+ * Whether @p still runs in its address space (one read of the task_struct and its mm). The
+ * kernel's own page tables (init_mm: idle and kernel threads) stay init_task's.
+ */
+static bool still_there(struct guest_tasks *gt, const struct gt_proc *p, struct guest_task *t)
+{
+	if (introspect__read_task(gt->in, p->task, t) || t->pid != p->pid)
+		return false;
+	if (!p->mm)
+		return p->id == guest_tasks__id(introspect__kernel_root(gt->in));
+	return t->mm == p->mm && guest_tasks__id(t->pgd) == p->id;
+}
+
+/* @p left its address space for good: it exited unless it exec'd (mm changed, same pid). */
+static void check_exit(struct guest_tasks *gt, struct gt_proc *p, uint64_t time,
+		       unsigned int vcpu)
+{
+	struct guest_task t;
+	int ret;
+
+	if (!p->mm)
+		return; /* init_task */
+	ret = introspect__read_task(gt->in, p->task, &t);
+	if (!ret && t.pid == p->pid && t.mm)
+		return; /* still alive: another thread, or an exec in progress */
+	write_event(gt, json_pack("{s:s, s:i, s:i, s:I, s:i}", "event", "exit", "pid",
+				  (int)p->pid, "code",
+				  !ret && t.pid == p->pid ? exit_status(t.exit_code) : 0,
+				  "time", (json_int_t)time, "vcpu", (int)vcpu));
+	p->used = false;
+}
+
+static void settle_locked(struct guest_tasks *gt, unsigned int vcpu, bool force, bool *now)
+{
+	struct gt_pending *q = &gt->pending[vcpu];
+	char exe[EXE_NAME_MAX];
+	struct guest_task t;
+	struct gt_proc *p;
+
+	*now = false;
+	if (!q->valid)
+		return;
+	p = &gt->procs[q->proc];
+	if (introspect__read_task(gt->in, q->task, &t) || t.pid != q->pid) {
+		/* gone already: nothing to name it by */
+		q->valid = false;
+		return;
+	}
+	if (!force) {
+		if (introspect__exe_name(gt->in, q->mm, exe, sizeof(exe)) ||
+		    !name_matches(exe, t.comm, NULL))
+			return;
+	}
+	announce(gt, q->exec ? "exec" : "task", &t, q->id, q->time, vcpu);
+	q->valid = false;
+	if (p->used && p->pid == q->pid && gt->nr_sel && !p->traced && selected(gt, &t, NULL)) {
+		p->traced = true;
+		*now = true;
+	}
+}
+
+bool guest_tasks__settle(struct guest_tasks *gt, unsigned int vcpu, bool force)
+{
+	bool now = false;
+
+	if (vcpu >= gt->nr_vcpus)
+		return false;
+	pthread_mutex_lock(&gt->lock);
+	if (gt->in)
+		settle_locked(gt, vcpu, force, &now);
+	pthread_mutex_unlock(&gt->lock);
+	return now;
+}
+
+bool guest_tasks__switch(struct guest_tasks *gt, unsigned int vcpu, uint64_t old_cr3,
+			 uint64_t new_cr3, uint64_t time_ns)
+{
+	uint64_t old_id = guest_tasks__id(old_cr3), id = guest_tasks__id(new_cr3);
+	char exe[EXE_NAME_MAX];
+	struct guest_task t;
+	struct gt_proc *p;
+	bool traced = false, exec = false, now;
+
+	if (vcpu >= gt->nr_vcpus)
+		return false;
+	pthread_mutex_lock(&gt->lock);
+	if (!gt->in)
+		goto out;
+	settle_locked(gt, vcpu, true, &now);
+
+	p = old_id != id ? find_id(gt, old_id) : NULL;
+	if (p && !still_there(gt, p, &t))
+		check_exit(gt, p, time_ns, vcpu);
+
+	p = find_id(gt, id);
+	if (!p || !still_there(gt, p, &t)) {
+		/* an address space used again: its last owner exec'd or exited unseen */
+		if (p && p->mm)
+			check_exit(gt, p, time_ns, vcpu);
+		if (p && p->used)
+			p->id = ~0ULL; /* it exec'd: its new address space is resolved anew */
+		if (introspect__resolve_cr3(gt->in, new_cr3, &t))
+			goto out; /* not a process's address space (yet) */
+		p = find_pid(gt, t.pid);
+		if (p && p->mm != t.mm) {
+			exec = p->announced;
+		} else if (!p) {
+			p = new_proc(gt);
+			if (!p)
+				goto out;
+			memset(p, 0, sizeof(*p));
+			p->used = true;
+		}
+		p->pid = t.pid;
+		p->tgid = t.tgid;
+		p->task = t.task;
+		if (p->mm != t.mm || guest_tasks__id(t.pgd) != p->id)
+			p->announced = false;
+		p->mm = t.mm;
+		p->id = guest_tasks__id(t.pgd);
+	}
+	if (gt->nr_sel && !p->traced && t.pid) {
+		if (introspect__exe_name(gt->in, t.mm, exe, sizeof(exe)))
+			exe[0] = '\0';
+		p->traced = selected(gt, &t, exe);
+	}
+	traced = gt->nr_sel ? p->traced : true;
+	if (!p->announced) {
+		p->announced = true;
+		gt->pending[vcpu] = (struct gt_pending){
+			.valid = true,
+			.exec = exec,
+			.proc = (unsigned int)(p - gt->procs),
+			.pid = p->pid,
+			.task = p->task,
+			.mm = p->mm,
+			.id = p->id,
+			.time = time_ns,
+		};
+	}
+out:
+	pthread_mutex_unlock(&gt->lock);
+	return traced;
+}

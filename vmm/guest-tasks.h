@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * guest-tasks.h - a Linux guest's processes as the collector sees them: which process each
+ * loaded CR3 is (through vmm/introspect/, without the guest's help), the --task selection of
+ * the processes to record, and the task, exec and exit events of events.jsonl.
+ *
+ * The tracer backend calls guest_tasks__switch() at every CR3 load the kernel reports and
+ * guest_tasks__settle() at its other exits; all functions may be called from any vCPU thread.
+ */
+#ifndef VBTS_VMM_GUEST_TASKS_H
+#define VBTS_VMM_GUEST_TASKS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct guest_memory;
+struct guest_tasks;
+
+/* --task values accepted at most. */
+#define GUEST_TASKS_MAX_SELECT 64
+/* Processes remembered at once (exited ones are forgotten first). */
+#define GUEST_TASKS_MAX_PROCS 4096
+/*
+ * The address-space id of a CR3 as the kernel's CR3 tracing reports it with KPTI masking:
+ * bits 51:13. A Linux PGD is two pages when the kernel is built with page-table isolation
+ * (its user half at bit 12), so one process has one id whether or not KPTI is on.
+ */
+#define GUEST_TASKS_CR3_ID 0x7fffffffffffe000ULL
+
+/**
+ * struct guest_tasks_config - what the collector knows before the guest runs.
+ * @kernel:     the bzImage or vmlinux booted (its BTF and exported symbols)
+ * @system_map: its System.map, or NULL
+ * @select:     the --task values: process names (a comm, cut to 15 bytes, or the base name of
+ *              the executable) or decimal pids; none records every process
+ * @nr_select:  their number, at most GUEST_TASKS_MAX_SELECT
+ * @nr_vcpus:   vCPUs of the VM
+ * @mem:        guest memory
+ */
+struct guest_tasks_config {
+	const char *kernel;
+	const char *system_map;
+	const char *const *select;
+	unsigned int nr_select;
+	unsigned int nr_vcpus;
+	const struct guest_memory *mem;
+};
+
+/**
+ * guest_tasks__create() - read the kernel's BTF and symbols; the guest runs later.
+ * @cfg:    the configuration (copied)
+ * @err:    one line saying why, on failure
+ * @errlen: bytes at @err
+ *
+ * Return: the object, or NULL with errno set (ENOEXEC, EINVAL, ENOENT as kernel_info__open();
+ * EINVAL for a bad --task value; ENOMEM).
+ */
+struct guest_tasks *guest_tasks__create(const struct guest_tasks_config *cfg, char *err,
+					size_t errlen);
+
+/**
+ * guest_tasks__destroy() - free the object.
+ * @gt: may be NULL
+ */
+void guest_tasks__destroy(struct guest_tasks *gt);
+
+/**
+ * guest_tasks__set_events() - where events go (events.jsonl), NULL for nowhere.
+ * @gt:     the object
+ * @events: a stream shared with other writers: each line is written under flockfile()
+ */
+void guest_tasks__set_events(struct guest_tasks *gt, FILE *events);
+
+/**
+ * guest_tasks__selective() - whether --task values were given.
+ * @gt: the object
+ *
+ * Return: true when only selected processes are to be recorded.
+ */
+bool guest_tasks__selective(const struct guest_tasks *gt);
+
+/**
+ * guest_tasks__attached() - whether introspection has found the running kernel.
+ * @gt: the object
+ *
+ * Return: true once guest_tasks__attach() succeeded.
+ */
+bool guest_tasks__attached(struct guest_tasks *gt);
+
+/**
+ * guest_tasks__attach() - find the running kernel in guest memory.
+ * @gt:    the object
+ * @cr3:   a CR3 the guest has loaded
+ * @cr4:   the guest's CR4
+ * @lstar: the guest's MSR_LSTAR, 0 when unknown
+ *
+ * Cheap to call again while it fails (the guest has not booted far enough); after a bounded
+ * number of failures it stops trying and says why once.
+ *
+ * Return: 0 (also when already attached), or a negative errno of introspect__open().
+ */
+int guest_tasks__attach(struct guest_tasks *gt, uint64_t cr3, uint64_t cr4, uint64_t lstar);
+
+/**
+ * guest_tasks__kaslr_slide() - the slide introspection found.
+ * @gt:    the object
+ * @slide: the slide, when known
+ *
+ * Return: true when known.
+ */
+bool guest_tasks__kaslr_slide(struct guest_tasks *gt, uint64_t *slide);
+
+/**
+ * guest_tasks__switch() - a vCPU loaded another address space.
+ * @gt:      the object
+ * @vcpu:    the vCPU index
+ * @old_cr3: CR3 before the load
+ * @new_cr3: CR3 after it
+ * @time_ns: when (ns since the trace started, the time of the ring's escape records)
+ *
+ * Settles the announcement of @old_cr3's process, writes an exit event when that process has
+ * gone, resolves @new_cr3 to its process and queues its task or exec event (written by the
+ * next settle, with the comm the process has then: execve loads the new address space before
+ * it sets the new comm).
+ *
+ * Return: true when @new_cr3's process is to be recorded (always, without --task, unless it
+ * is unknown); false otherwise.
+ */
+bool guest_tasks__switch(struct guest_tasks *gt, unsigned int vcpu, uint64_t old_cr3,
+			 uint64_t new_cr3, uint64_t time_ns);
+
+/**
+ * guest_tasks__settle() - write a queued announcement once the process's comm is final.
+ * @gt:    the object
+ * @vcpu:  the vCPU index
+ * @force: write it now whatever the comm (the vCPU leaves the address space, or the run ends)
+ *
+ * Without @force the announcement waits until the comm equals the executable's base name
+ * (cut to 15 bytes).
+ *
+ * Return: true when the process on @vcpu became selected just now (its final comm matches a
+ * --task name its executable's name did not): it is to be recorded from here on.
+ */
+bool guest_tasks__settle(struct guest_tasks *gt, unsigned int vcpu, bool force);
+
+/**
+ * guest_tasks__id() - the address-space id of a CR3, as in the events and the ring's task
+ * escape records.
+ * @cr3: a CR3 value
+ *
+ * Return: @cr3 & GUEST_TASKS_CR3_ID.
+ */
+static inline uint64_t guest_tasks__id(uint64_t cr3)
+{
+	return cr3 & GUEST_TASKS_CR3_ID;
+}
+
+#endif /* VBTS_VMM_GUEST_TASKS_H */
