@@ -6,6 +6,7 @@
  * last user-mode branches name these functions.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 struct account {
@@ -56,11 +57,12 @@ static __attribute__((noinline)) long total(void)
 int main(int argc, char **argv)
 {
 	const char *who = argc > 1 ? argv[1] : "mallory";
+	long amount = argc > 2 ? atol(argv[2]) : 10;
 
-	printf("crashme: %zu accounts, total %ld; depositing 10 for %s\n",
-	       sizeof(accounts) / sizeof(accounts[0]), total(), who);
+	printf("crashme: %zu accounts, total %ld; depositing %ld for %s\n",
+	       sizeof(accounts) / sizeof(accounts[0]), total(), amount, who);
 	fflush(stdout);
-	deposit(find_account(who), 10);
+	deposit(find_account(who), amount);
 	printf("crashme: total now %ld\n", total());
 	return 0;
 }
