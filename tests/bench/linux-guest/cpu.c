@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * cpu.c - bench-cpu, the CPU-bound program of the Linux benchmarks (static): N rounds of an
- * integer hash, timed with CLOCK_MONOTONIC inside the guest, and one line
- * "bench-cpu: N iterations in S s (checksum C)".
+ * cpu.c - bench-cpu, the CPU-bound program of the Linux benchmarks (static): "bench-cpu: start N"
+ * when it starts, N rounds of an integer hash timed with CLOCK_MONOTONIC inside the guest,
+ * then "bench-cpu: N iterations in S s (checksum C)" (the host may time the two lines, too).
  *
  *   bench-cpu N
  */
@@ -24,6 +24,8 @@ int main(int argc, char **argv)
 	unsigned long x = 88172645463325252UL;
 	double t0, t1;
 
+	printf("bench-cpu: start %lu\n", n);
+	fflush(stdout);
 	t0 = now();
 	for (unsigned long i = 0; i < n; i++) {
 		x ^= x << 13;
