@@ -467,6 +467,29 @@ static void check_exit(struct guest_tasks *gt, struct gt_proc *p, uint64_t time,
 			gt->current[i] = -1;
 }
 
+bool guest_tasks__gone(struct guest_tasks *gt, unsigned int vcpu, uint64_t time_ns)
+{
+	struct guest_task t;
+	struct gt_proc *p;
+	bool gone = true;
+	int cur;
+
+	if (vcpu >= gt->nr_vcpus)
+		return true;
+	pthread_mutex_lock(&gt->lock);
+	cur = gt->in ? gt->current[vcpu] : -1;
+	if (cur >= 0 && gt->procs[cur].used) {
+		p = &gt->procs[cur];
+		gone = !still_there(gt, p, &t);
+		if (gone)
+			check_exit(gt, p, time_ns, vcpu);
+		/* not gone but elsewhere: an exec in progress, followed at its CR3 load */
+		gone = gone && !p->used;
+	}
+	pthread_mutex_unlock(&gt->lock);
+	return gone;
+}
+
 bool guest_tasks__settle(struct guest_tasks *gt, unsigned int vcpu, bool force)
 {
 	bool now = false;
@@ -540,7 +563,7 @@ bool guest_tasks__switch(struct guest_tasks *gt, unsigned int vcpu, uint64_t old
 			exe[0] = '\0';
 		p->traced = selected(gt, &t, exe);
 	}
-	traced = gt->nr_sel ? p->traced : true;
+	traced = gt->nr_sel ? p->traced : p->pid > 0;
 	if (!p->announced) {
 		p->announced = true;
 		p->pending = true;
