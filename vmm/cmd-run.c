@@ -688,6 +688,14 @@ static int wait_vm(struct run_ctx *c)
 		status = vm__wait(&c->vm, WAIT_SLICE_NS);
 		if (status != -ETIMEDOUT)
 			return status;
+		/*
+		 * A process selected by --task can end without another CR3 load on its vCPU
+		 * (the kernel keeps the address space of an exited task loaded while kernel
+		 * threads run): the tracer looks at each exit whether it is still there.
+		 */
+		if (c->vm.tasks && guest_tasks__selective(c->vm.tasks))
+			for (unsigned int i = 0; i < c->vm.nr_vcpus; i++)
+				vcpu__kick(c->vm.vcpus[i]);
 		sig = stop_signal;
 		if (sig == SIGALRM) {
 			pr_err("the guest did not exit within --timeout %u s; stopped",

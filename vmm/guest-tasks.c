@@ -48,9 +48,16 @@ struct gt_select {
  * @task:       its (leader's) task_struct
  * @mm:         its mm_struct
  * @id:         address-space id of its current mm
- * @announced:  @id was announced (or is queued)
+ * @announced:  @id was announced, or its announcement is pending
  * @traced:     selected by --task (kept across execs)
  * @used:       the slot holds a process
+ * @pending:    the announcement of @id waits for the final comm (execve loads the new address
+ *              space before it sets the comm): written once the comm is the executable's
+ *              name or another than at the load, at the next exec or exit, or at the end
+ * @pend_exec:  it is an exec event (else a task event)
+ * @pend_vcpu:  the vCPU that loaded @id
+ * @pend_time:  when
+ * @pend_comm:  the comm at the load
  */
 struct gt_proc {
 	int32_t pid;
@@ -61,28 +68,11 @@ struct gt_proc {
 	bool announced;
 	bool traced;
 	bool used;
-};
-
-/**
- * struct gt_pending - an announcement waiting for the final comm.
- * @valid: queued
- * @exec:  an exec event (else a task event)
- * @proc:  index in @procs
- * @pid:   the process's pid then (the slot may be reused)
- * @task:  its task_struct
- * @mm:    its mm_struct
- * @id:    the address-space id announced
- * @time:  when it was loaded
- */
-struct gt_pending {
-	bool valid;
-	bool exec;
-	unsigned int proc;
-	int32_t pid;
-	uint64_t task;
-	uint64_t mm;
-	uint64_t id;
-	uint64_t time;
+	bool pending;
+	bool pend_exec;
+	unsigned int pend_vcpu;
+	uint64_t pend_time;
+	char pend_comm[KERNEL_COMM_MAX + 1];
 };
 
 struct guest_tasks {
@@ -97,7 +87,7 @@ struct guest_tasks {
 	unsigned int nr_sel;
 	struct gt_proc *procs;
 	unsigned int nr_procs;
-	struct gt_pending *pending;
+	int *current;		/* per vCPU: index in @procs of the process loaded, or -1 */
 	unsigned int nr_vcpus;
 };
 
@@ -185,9 +175,11 @@ struct guest_tasks *guest_tasks__create(const struct guest_tasks_config *cfg, ch
 	gt->nr_vcpus = cfg->nr_vcpus;
 	gt->sel = calloc(cfg->nr_select ? cfg->nr_select : 1, sizeof(*gt->sel));
 	gt->procs = calloc(GUEST_TASKS_MAX_PROCS, sizeof(*gt->procs));
-	gt->pending = calloc(cfg->nr_vcpus ? cfg->nr_vcpus : 1, sizeof(*gt->pending));
-	if (!gt->sel || !gt->procs || !gt->pending)
+	gt->current = malloc((cfg->nr_vcpus ? cfg->nr_vcpus : 1) * sizeof(*gt->current));
+	if (!gt->sel || !gt->procs || !gt->current)
 		goto err_free;
+	for (unsigned int i = 0; i < cfg->nr_vcpus; i++)
+		gt->current[i] = -1;
 	for (unsigned int i = 0; i < cfg->nr_select; i++) {
 		ret = parse_select(&gt->sel[i], cfg->select[i], err, errlen);
 		if (ret)
@@ -216,7 +208,7 @@ void guest_tasks__destroy(struct guest_tasks *gt)
 	kernel_info__close(gt->ki);
 	free(gt->sel);
 	free(gt->procs);
-	free(gt->pending);
+	free(gt->current);
 	pthread_mutex_destroy(&gt->lock);
 	free(gt);
 }
@@ -418,6 +410,40 @@ static bool still_there(struct guest_tasks *gt, const struct gt_proc *p, struct 
 	return t->mm == p->mm && guest_tasks__id(t->pgd) == p->id;
 }
 
+/*
+ * Writes @p's pending announcement: with @force whatever its comm, else only once the comm is
+ * final (the executable's name, or another than at the load). Returns true when it was
+ * written and its final comm selects it just now.
+ */
+static bool flush(struct guest_tasks *gt, struct gt_proc *p, bool force)
+{
+	char exe[EXE_NAME_MAX];
+	struct guest_task t;
+
+	if (!p->pending)
+		return false;
+	if (introspect__read_task(gt->in, p->task, &t) || t.pid != p->pid) {
+		/* gone already: announce it by what was seen at the load */
+		if (!force)
+			return false;
+		memset(&t, 0, sizeof(t));
+		t.pid = p->pid;
+		t.tgid = p->tgid;
+		memcpy(t.comm, p->pend_comm, sizeof(t.comm));
+	} else if (!force && !strcmp(t.comm, p->pend_comm) &&
+		   (introspect__exe_name(gt->in, p->mm, exe, sizeof(exe)) ||
+		    !name_matches(exe, t.comm, NULL))) {
+		return false;
+	}
+	announce(gt, p->pend_exec ? "exec" : "task", &t, p->id, p->pend_time, p->pend_vcpu);
+	p->pending = false;
+	if (gt->nr_sel && !p->traced && t.pid && selected(gt, &t, NULL)) {
+		p->traced = true;
+		return true;
+	}
+	return false;
+}
+
 /* @p left its address space for good: it exited unless it exec'd (mm changed, same pid). */
 static void check_exit(struct guest_tasks *gt, struct gt_proc *p, uint64_t time,
 		       unsigned int vcpu)
@@ -430,51 +456,57 @@ static void check_exit(struct guest_tasks *gt, struct gt_proc *p, uint64_t time,
 	ret = introspect__read_task(gt->in, p->task, &t);
 	if (!ret && t.pid == p->pid && t.mm)
 		return; /* still alive: another thread, or an exec in progress */
+	flush(gt, p, true);
 	write_event(gt, json_pack("{s:s, s:i, s:i, s:I, s:i}", "event", "exit", "pid",
 				  (int)p->pid, "code",
 				  !ret && t.pid == p->pid ? exit_status(t.exit_code) : 0,
 				  "time", (json_int_t)time, "vcpu", (int)vcpu));
 	p->used = false;
+	for (unsigned int i = 0; i < gt->nr_vcpus; i++)
+		if (gt->current[i] == (int)(p - gt->procs))
+			gt->current[i] = -1;
 }
 
-static void settle_locked(struct guest_tasks *gt, unsigned int vcpu, bool force, bool *now)
+bool guest_tasks__gone(struct guest_tasks *gt, unsigned int vcpu, uint64_t time_ns)
 {
-	struct gt_pending *q = &gt->pending[vcpu];
-	char exe[EXE_NAME_MAX];
 	struct guest_task t;
 	struct gt_proc *p;
+	bool gone = true;
+	int cur;
 
-	*now = false;
-	if (!q->valid)
-		return;
-	p = &gt->procs[q->proc];
-	if (introspect__read_task(gt->in, q->task, &t) || t.pid != q->pid) {
-		/* gone already: nothing to name it by */
-		q->valid = false;
-		return;
+	if (vcpu >= gt->nr_vcpus)
+		return true;
+	pthread_mutex_lock(&gt->lock);
+	cur = gt->in ? gt->current[vcpu] : -1;
+	if (cur >= 0 && gt->procs[cur].used) {
+		p = &gt->procs[cur];
+		gone = !still_there(gt, p, &t);
+		if (gone)
+			check_exit(gt, p, time_ns, vcpu);
+		/* not gone but elsewhere: an exec in progress, followed at its CR3 load */
+		gone = gone && !p->used;
 	}
-	if (!force) {
-		if (introspect__exe_name(gt->in, q->mm, exe, sizeof(exe)) ||
-		    !name_matches(exe, t.comm, NULL))
-			return;
-	}
-	announce(gt, q->exec ? "exec" : "task", &t, q->id, q->time, vcpu);
-	q->valid = false;
-	if (p->used && p->pid == q->pid && gt->nr_sel && !p->traced && selected(gt, &t, NULL)) {
-		p->traced = true;
-		*now = true;
-	}
+	pthread_mutex_unlock(&gt->lock);
+	return gone;
 }
 
 bool guest_tasks__settle(struct guest_tasks *gt, unsigned int vcpu, bool force)
 {
 	bool now = false;
+	int cur;
 
 	if (vcpu >= gt->nr_vcpus)
 		return false;
 	pthread_mutex_lock(&gt->lock);
-	if (gt->in)
-		settle_locked(gt, vcpu, force, &now);
+	if (gt->in && force) {
+		for (unsigned int i = 0; i < gt->nr_procs; i++)
+			if (gt->procs[i].used)
+				flush(gt, &gt->procs[i], true);
+	} else if (gt->in) {
+		cur = gt->current[vcpu];
+		if (cur >= 0 && gt->procs[cur].used)
+			now = flush(gt, &gt->procs[cur], false);
+	}
 	pthread_mutex_unlock(&gt->lock);
 	return now;
 }
@@ -486,15 +518,14 @@ bool guest_tasks__switch(struct guest_tasks *gt, unsigned int vcpu, uint64_t old
 	char exe[EXE_NAME_MAX];
 	struct guest_task t;
 	struct gt_proc *p;
-	bool traced = false, exec = false, now;
+	bool traced = false, exec = false;
 
 	if (vcpu >= gt->nr_vcpus)
 		return false;
 	pthread_mutex_lock(&gt->lock);
 	if (!gt->in)
 		goto out;
-	settle_locked(gt, vcpu, true, &now);
-
+	gt->current[vcpu] = -1;
 	p = old_id != id ? find_id(gt, old_id) : NULL;
 	if (p && !still_there(gt, p, &t))
 		check_exit(gt, p, time_ns, vcpu);
@@ -510,6 +541,7 @@ bool guest_tasks__switch(struct guest_tasks *gt, unsigned int vcpu, uint64_t old
 			goto out; /* not a process's address space (yet) */
 		p = find_pid(gt, t.pid);
 		if (p && p->mm != t.mm) {
+			flush(gt, p, true); /* what it was before the exec */
 			exec = p->announced;
 		} else if (!p) {
 			p = new_proc(gt);
@@ -531,20 +563,18 @@ bool guest_tasks__switch(struct guest_tasks *gt, unsigned int vcpu, uint64_t old
 			exe[0] = '\0';
 		p->traced = selected(gt, &t, exe);
 	}
-	traced = gt->nr_sel ? p->traced : true;
+	traced = gt->nr_sel ? p->traced : p->pid > 0;
 	if (!p->announced) {
 		p->announced = true;
-		gt->pending[vcpu] = (struct gt_pending){
-			.valid = true,
-			.exec = exec,
-			.proc = (unsigned int)(p - gt->procs),
-			.pid = p->pid,
-			.task = p->task,
-			.mm = p->mm,
-			.id = p->id,
-			.time = time_ns,
-		};
+		p->pending = true;
+		p->pend_exec = exec;
+		p->pend_vcpu = vcpu;
+		p->pend_time = time_ns;
+		memcpy(p->pend_comm, t.comm, sizeof(p->pend_comm));
 	}
+	gt->current[vcpu] = (int)(p - gt->procs);
+	if (flush(gt, p, false))
+		traced = true;
 out:
 	pthread_mutex_unlock(&gt->lock);
 	return traced;

@@ -124,8 +124,9 @@ bool guest_tasks__kaslr_slide(struct guest_tasks *gt, uint64_t *slide);
  * next settle, with the comm the process has then: execve loads the new address space before
  * it sets the new comm).
  *
- * Return: true when @new_cr3's process is to be recorded (always, without --task, unless it
- * is unknown); false otherwise.
+ * Return: true when @new_cr3's process is to be recorded: one --task selects, or without
+ * --task any process but the kernel's own (pid 0); false otherwise, and for an address space
+ * no process has.
  */
 bool guest_tasks__switch(struct guest_tasks *gt, unsigned int vcpu, uint64_t old_cr3,
 			 uint64_t new_cr3, uint64_t time_ns);
@@ -143,6 +144,20 @@ bool guest_tasks__switch(struct guest_tasks *gt, unsigned int vcpu, uint64_t old
  * --task name its executable's name did not): it is to be recorded from here on.
  */
 bool guest_tasks__settle(struct guest_tasks *gt, unsigned int vcpu, bool force);
+
+/**
+ * guest_tasks__gone() - whether the process whose address space a vCPU loaded last has exited
+ * (then its exit event is written now).
+ * @gt:      the object
+ * @vcpu:    the vCPU index
+ * @time_ns: the time of the exit event
+ *
+ * One read of its task_struct. The address space of an exited task stays loaded while kernel
+ * threads run on the vCPU, until the next user task is scheduled there.
+ *
+ * Return: true when it has exited, or the vCPU has no known process loaded.
+ */
+bool guest_tasks__gone(struct guest_tasks *gt, unsigned int vcpu, uint64_t time_ns);
 
 /**
  * guest_tasks__id() - the address-space id of a CR3, as in the events and the ring's task

@@ -458,6 +458,16 @@ void vcpu__request(struct vcpu *v, enum vcpu_state state)
 	pthread_mutex_unlock(&v->lock);
 }
 
+void vcpu__kick(struct vcpu *v)
+{
+	pthread_mutex_lock(&v->lock);
+	if (v->started && (v->state == VCPU_RUNNING || v->state == VCPU_STEPPING)) {
+		v->run->immediate_exit = 1;
+		pthread_kill(v->thread, KICK_SIGNAL);
+	}
+	pthread_mutex_unlock(&v->lock);
+}
+
 enum vcpu_state vcpu__state(struct vcpu *v)
 {
 	enum vcpu_state s;

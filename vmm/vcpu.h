@@ -115,6 +115,13 @@ int vcpu__start(struct vcpu *v, bool live);
 void vcpu__request(struct vcpu *v, enum vcpu_state state);
 
 /**
+ * vcpu__kick() - make the vCPU leave KVM_RUN once (exit reason KVM_EXIT_INTR, seen by its
+ * tracer's after_exit) and go on; nothing when it is not running guest code.
+ * @v: vCPU
+ */
+void vcpu__kick(struct vcpu *v);
+
+/**
  * vcpu__state() - the vCPU's current state.
  * @v: vCPU
  *

@@ -23,8 +23,8 @@
  *
  * Linux guests (tv->tasks): every CR3 load exits (KVM_X86_CR3_TRACE_EXIT, with the KPTI halves
  * of one PGD as one address space) and is handed to guest-tasks, which resolves it to its
- * process. With --task the kernel ring is enabled only while a selected process's address
- * space is loaded: ENABLE (START, then the TASK_ARRIVE written here) when one is loaded,
+ * process. With --task (or --cpl user: then every process but the kernel's own) the kernel
+ * ring is enabled only while a selected process's address space is loaded: ENABLE (START, then the TASK_ARRIVE written here) when one is loaded,
  * DISABLE (STOP) when another is, so every other process runs unstepped and leaves no record;
  * the kernel's TASK_ARRIVE of a process not selected is not copied.
  */
@@ -267,12 +267,18 @@ static int cr3_loaded(struct tracer_vcpu *tv, struct kvm_bts *kb)
 	return 0;
 }
 
-/* Another exit of a Linux guest: a queued task announcement may be due. */
+/*
+ * Another exit of a Linux guest: the process recorded may have exited (the kernel keeps its
+ * address space loaded while kernel threads run), a queued task announcement may be due.
+ */
 static int settle(struct tracer_vcpu *tv, struct kvm_bts *kb)
 {
 	struct kvm_sregs sregs;
 	int ret;
 
+	if (kb->selective && kb->enabled &&
+	    guest_tasks__gone(tv->tasks, tv->index, tracer_vcpu__now_ns(tv)))
+		return ring_off(tv, kb);
 	if (!guest_tasks__settle(tv->tasks, tv->index, false) || !kb->selective || kb->enabled)
 		return 0;
 	/* Its final comm selects the process (execve via a link of another name). */
@@ -322,7 +328,9 @@ static int kvm_bts_init(struct tracer_vcpu *tv)
 	if (!kb)
 		return -ENOMEM;
 	kb->skip_arrive = ~0ULL;
-	kb->selective = tv->tasks && guest_tasks__selective(tv->tasks);
+	/* Recording user mode only, a Linux guest's kernel threads and boot have nothing to give. */
+	kb->selective = tv->tasks &&
+			(guest_tasks__selective(tv->tasks) || tv->cpl == VBTS_CPL_USER);
 	if (tv->tasks)
 		cr3.flags |= VBTS_KVM_X86_CR3_TRACE_EXIT | VBTS_KVM_X86_CR3_TRACE_KPTI;
 	kb->nr = tv->ring_records ? tv->ring_records : 65536;
