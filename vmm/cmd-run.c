@@ -76,6 +76,7 @@ struct run_ctx {
 	FILE *console;
 	struct trace *trace;
 	bool guest_ran;  /* vCPU threads were started: the trace is kept, not removed */
+	bool *gone;      /* per vCPU, for guest_tasks__reap() */
 	int fail_status; /* exit status when a stage fails: 1, or 2 for bad input */
 };
 
@@ -467,6 +468,9 @@ static int tasks_init(struct run_ctx *c)
 			"guest's IDT (interrupts, exceptions, system calls) shows as gaps");
 		return 0;
 	}
+	c->gone = calloc(c->opts.vcpus, sizeof(*c->gone));
+	if (!c->gone)
+		return -ENOMEM;
 	c->vm.tasks = guest_tasks__create(&cfg, err, sizeof(err));
 	if (!c->vm.tasks) {
 		pr_err("%s: %s", c->opts.image, err);
@@ -548,6 +552,8 @@ static int collector_init(struct run_ctx *c)
 err_tasks:
 	guest_tasks__destroy(c->vm.tasks);
 	c->vm.tasks = NULL;
+	free(c->gone);
+	c->gone = NULL;
 	return ret;
 }
 
@@ -566,6 +572,8 @@ static void collector_fini(struct run_ctx *c)
 		guest_tasks__destroy(c->vm.tasks);
 		c->vm.tasks = NULL;
 	}
+	free(c->gone);
+	c->gone = NULL;
 	if (!c->guest_ran) {
 		/* Start-up did not finish: nothing was recorded, leave DIR as it was. */
 		trace__abort(c->trace);
@@ -689,13 +697,15 @@ static int wait_vm(struct run_ctx *c)
 		if (status != -ETIMEDOUT)
 			return status;
 		/*
-		 * A process selected by --task can end without another CR3 load on its vCPU
-		 * (the kernel keeps the address space of an exited task loaded while kernel
-		 * threads run): the tracer looks at each exit whether it is still there.
+		 * A recorded process can end without another CR3 load on its vCPU (the kernel
+		 * keeps the address space of an exited task loaded while kernel threads run):
+		 * its vCPU is kicked, and its tracer stops recording.
 		 */
-		if (c->vm.tasks && guest_tasks__selective(c->vm.tasks))
+		if (c->vm.tasks && c->gone &&
+		    guest_tasks__reap(c->vm.tasks, vm__now_ns() - c->vm.start_ns, c->gone))
 			for (unsigned int i = 0; i < c->vm.nr_vcpus; i++)
-				vcpu__kick(c->vm.vcpus[i]);
+				if (c->gone[i])
+					vcpu__kick(c->vm.vcpus[i]);
 		sig = stop_signal;
 		if (sig == SIGALRM) {
 			pr_err("the guest did not exit within --timeout %u s; stopped",

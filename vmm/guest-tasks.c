@@ -13,6 +13,7 @@
 #include <inttypes.h>
 #include <jansson.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -313,12 +314,20 @@ static void write_event(struct guest_tasks *gt, json_t *o)
 	if (!o)
 		return;
 	if (gt->events) {
-		/* One line at a time: the agent writes to the same stream. */
+		sigset_t all, old;
+
+		/*
+		 * One line at a time: the agent writes to the same stream. No signal may
+		 * interrupt the write (a vCPU kick would lose the line).
+		 */
+		sigfillset(&all);
+		pthread_sigmask(SIG_BLOCK, &all, &old);
 		flockfile(gt->events);
 		json_dumpf(o, gt->events, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII);
 		fputc('\n', gt->events);
 		fflush(gt->events);
 		funlockfile(gt->events);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
 	}
 	json_decref(o);
 }
@@ -490,6 +499,32 @@ bool guest_tasks__gone(struct guest_tasks *gt, unsigned int vcpu, uint64_t time_
 	return gone;
 }
 
+unsigned int guest_tasks__reap(struct guest_tasks *gt, uint64_t time_ns, bool *gone)
+{
+	struct guest_task t;
+	unsigned int n = 0;
+	struct gt_proc *p;
+	int cur;
+
+	pthread_mutex_lock(&gt->lock);
+	for (unsigned int i = 0; i < gt->nr_vcpus; i++) {
+		gone[i] = false;
+		cur = gt->in ? gt->current[i] : -1;
+		if (cur < 0 || !gt->procs[cur].used || !gt->procs[cur].traced)
+			continue;
+		p = &gt->procs[cur];
+		if (still_there(gt, p, &t))
+			continue;
+		check_exit(gt, p, time_ns, i);
+		if (!p->used) {
+			gone[i] = true;
+			n++;
+		}
+	}
+	pthread_mutex_unlock(&gt->lock);
+	return n;
+}
+
 bool guest_tasks__settle(struct guest_tasks *gt, unsigned int vcpu, bool force)
 {
 	bool now = false;
@@ -509,6 +544,22 @@ bool guest_tasks__settle(struct guest_tasks *gt, unsigned int vcpu, bool force)
 	}
 	pthread_mutex_unlock(&gt->lock);
 	return now;
+}
+
+/*
+ * Whether the process that forked @t is recorded: a child starts with its parent's registers,
+ * TF of the tracer's frames included, so it is recorded too (and its single-step traps are
+ * the tracer's, not the guest's).
+ */
+static bool parent_traced(struct guest_tasks *gt, const struct guest_task *t)
+{
+	struct gt_proc *pp;
+	int32_t ppid;
+
+	if (!gt->nr_sel || introspect__parent_tgid(gt->in, t, &ppid) || ppid == t->tgid)
+		return false;
+	pp = find_pid(gt, ppid);
+	return pp && pp->traced;
 }
 
 bool guest_tasks__switch(struct guest_tasks *gt, unsigned int vcpu, uint64_t old_cr3,
@@ -549,6 +600,7 @@ bool guest_tasks__switch(struct guest_tasks *gt, unsigned int vcpu, uint64_t old
 				goto out;
 			memset(p, 0, sizeof(*p));
 			p->used = true;
+			p->traced = parent_traced(gt, &t);
 		}
 		p->pid = t.pid;
 		p->tgid = t.tgid;

@@ -160,6 +160,21 @@ bool guest_tasks__settle(struct guest_tasks *gt, unsigned int vcpu, bool force);
 bool guest_tasks__gone(struct guest_tasks *gt, unsigned int vcpu, uint64_t time_ns);
 
 /**
+ * guest_tasks__reap() - find recorded processes that have exited on their vCPU without
+ * another CR3 load (the kernel keeps an exited task's address space loaded while kernel
+ * threads run), and write their exit events.
+ * @gt:      the object
+ * @time_ns: the time of the exit events
+ * @gone:    per vCPU (nr_vcpus entries): set when its process has exited just now; the vCPU is
+ *           to be kicked so that its tracer stops recording (guest_tasks__gone())
+ *
+ * One read of a task_struct per vCPU; for the VMM's main thread, every 100 ms.
+ *
+ * Return: the number of vCPUs set in @gone.
+ */
+unsigned int guest_tasks__reap(struct guest_tasks *gt, uint64_t time_ns, bool *gone);
+
+/**
  * guest_tasks__id() - the address-space id of a CR3, as in the events and the ring's task
  * escape records.
  * @cr3: a CR3 value

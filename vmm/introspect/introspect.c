@@ -160,6 +160,8 @@ static int read_task(struct introspect *in, uint64_t task, struct guest_task *gt
 	gt->exit_state = f->exit_state;
 	gt->exit_code = l->task_exit_code != KERNEL_LAYOUT_ABSENT ?
 				get32s(s + l->task_exit_code - lo) : 0;
+	gt->parent = l->task_real_parent != KERNEL_LAYOUT_ABSENT ?
+				get_le64(s + l->task_real_parent - lo) : 0;
 	return 0;
 }
 
@@ -376,6 +378,20 @@ int introspect__read_task(struct introspect *in, uint64_t task, struct guest_tas
 	return set_mm(in, out, f.mm) ? -EFAULT : 0;
 }
 
+int introspect__parent_tgid(struct introspect *in, const struct guest_task *task, int32_t *tgid)
+{
+	uint8_t b[4];
+
+	if (in->l.task_real_parent == KERNEL_LAYOUT_ABSENT)
+		return -ENOENT;
+	if (!kptr_ok(in, task->parent))
+		return -EINVAL;
+	if (rd(in, task->parent + in->l.task_tgid, b, sizeof(b)))
+		return -EFAULT;
+	*tgid = get32s(b);
+	return 0;
+}
+
 int introspect__exe_name(struct introspect *in, uint64_t mm, char *buf, size_t len)
 {
 	const struct kernel_layout *l = &in->l;
@@ -534,8 +550,8 @@ static void set_span(struct introspect *in)
 	const struct kernel_layout *l = &in->l;
 	const uint32_t off[] = { l->task_pid, l->task_tgid, l->task_comm, l->task_mm,
 				 l->task_tasks + l->list_next, l->task_signal,
-				 l->task_exit_state, l->task_exit_code };
-	const uint32_t len[] = { 4, 4, l->task_comm_len, 8, 8, 8, 4, 4 };
+				 l->task_exit_state, l->task_exit_code, l->task_real_parent };
+	const uint32_t len[] = { 4, 4, l->task_comm_len, 8, 8, 8, 4, 4, 8 };
 	uint32_t lo = UINT32_MAX, hi = 0;
 
 	for (size_t i = 0; i < sizeof(off) / sizeof(off[0]); i++) {

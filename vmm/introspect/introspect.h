@@ -79,6 +79,7 @@ struct introspect_attach {
  *        any bytes, to be escaped before it reaches a terminal
  * @exit_state: task_struct.exit_state (0 while it runs; EXIT_ZOMBIE 32, EXIT_DEAD 16)
  * @exit_code:  task_struct.exit_code, a wait status (0 when the kernel lacks the member)
+ * @parent:     task_struct.real_parent, the task that forked it (0 when unknown)
  */
 struct guest_task {
 	uint64_t task;
@@ -89,6 +90,7 @@ struct guest_task {
 	char comm[KERNEL_COMM_MAX + 1];
 	int32_t exit_state;
 	int32_t exit_code;
+	uint64_t parent;
 };
 
 /**
@@ -175,6 +177,17 @@ int introspect__for_each_process(struct introspect *in,
  * unreadable.
  */
 int introspect__read_task(struct introspect *in, uint64_t task, struct guest_task *out);
+
+/**
+ * introspect__parent_tgid() - the thread-group id of the process that forked a task.
+ * @in:   the object
+ * @task: the task (guest_task.parent is its parent's task_struct)
+ * @tgid: the parent's tgid
+ *
+ * Return: 0; -ENOENT when the kernel lacks real_parent; -EINVAL or -EFAULT for a parent that
+ * is no kernel pointer or unreadable.
+ */
+int introspect__parent_tgid(struct introspect *in, const struct guest_task *task, int32_t *tgid);
 
 /**
  * introspect__exe_name() - the base name of the file a process runs (mm->exe_file's dentry).

@@ -286,6 +286,7 @@ static int read_layout(const struct btf *btf, struct kernel_layout *l, bool *pcp
 	l->task_thread_node = optional(btf, task, "task_struct", "thread_node", MEMBER_LIST);
 	l->task_thread_group = optional(btf, task, "task_struct", "thread_group", MEMBER_LIST);
 	l->task_exit_code = optional(btf, task, "task_struct", "exit_code", MEMBER_INT32);
+	l->task_real_parent = optional(btf, task, "task_struct", "real_parent", MEMBER_PTR);
 	l->mm_exe_file = optional(btf, mm, "mm_struct", "exe_file", MEMBER_PTR);
 	l->file_dentry = optional_nested(btf, "file", "f_path", "path", "dentry");
 	l->dentry_name = optional_nested(btf, "dentry", "d_name", "qstr", "name");

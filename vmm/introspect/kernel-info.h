@@ -48,6 +48,7 @@ struct kernel_info;
  * @mm_exe_file:        mm_struct.exe_file (struct file *), or ABSENT
  * @file_dentry:        file.f_path.dentry (struct dentry *), or ABSENT
  * @dentry_name:        dentry.d_name.name (const unsigned char *), or ABSENT
+ * @task_real_parent:   task_struct.real_parent (struct task_struct *), or ABSENT
  */
 struct kernel_layout {
 	uint32_t task_size;
@@ -71,6 +72,7 @@ struct kernel_layout {
 	uint32_t mm_exe_file;
 	uint32_t file_dentry;
 	uint32_t dentry_name;
+	uint32_t task_real_parent;
 };
 
 /**
