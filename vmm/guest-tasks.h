@@ -24,7 +24,9 @@ struct guest_tasks;
 /*
  * The address-space id of a CR3 as the kernel's CR3 tracing reports it with KPTI masking:
  * bits 51:13. A Linux PGD is two pages when the kernel is built with page-table isolation
- * (its user half at bit 12), so one process has one id whether or not KPTI is on.
+ * (its user half at bit 12), so one process has one id whether or not KPTI is on. (A kernel
+ * built without it may give two processes the two pages of one such pair: they then share an
+ * id, and the second is taken for the first.)
  */
 #define GUEST_TASKS_CR3_ID 0x7fffffffffffe000ULL
 

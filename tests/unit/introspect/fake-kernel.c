@@ -33,6 +33,7 @@ void *fk_btf(const struct fk_btf_opts *o, size_t *size)
 	int t_int, t_uint, t_long, t_ulong, t_char, t_u8, t_pid, t_vpid;
 	int p_task, p_mm, p_sig, p_lh, p_pgd, s_pgd, t_pgd, lh;
 	int a_comm, a32, a64, u1, s1, m1, h1, hu;
+	int p_uchar, qstr, dentry, path, file, p_dentry, p_file;
 	const void *raw;
 	uint32_t sz;
 	void *copy;
@@ -96,13 +97,34 @@ void *fk_btf(const struct fk_btf_opts *o, size_t *size)
 	      0);
 	field(b, "group_leader", p_task, FK_TASK_GROUP_LEADER * 8, 0);
 	field(b, "flags", t_uint, 152 * 8, 3); /* a bit field: the kind_flag encoding */
+	field(b, "exit_code", t_int, FK_TASK_EXIT_CODE * 8, 0);
+	field(b, "real_parent", p_task, FK_TASK_REAL_PARENT * 8, 0);
 
 	m1 = must(btf__add_struct(b, NULL, 16));
 	field(b, "mm_count", t_int, 0, 0);
 	field(b, "pgd", p_pgd, 64, 0);
+	/* struct qstr { u64 hash_len; const unsigned char *name; } in struct dentry at 32;
+	 * struct path { vfsmount *mnt; dentry *dentry; } in struct file at 16 */
+	p_uchar = must(btf__add_ptr(b, must(btf__add_const(b, t_u8))));
+	qstr = must(btf__add_struct(b, "qstr", 16));
+	field(b, "hash_len", t_ulong, 0, 0);
+	field(b, "name", p_uchar, 64, 0);
+	dentry = must(btf__add_struct(b, "dentry", FK_DENTRY_SIZE));
+	field(b, "d_flags", t_uint, 0, 0);
+	field(b, "d_name", qstr, (FK_DENTRY_NAME - 8) * 8, 0);
+	p_dentry = must(btf__add_ptr(b, dentry));
+	path = must(btf__add_struct(b, "path", 16));
+	field(b, "mnt", p_lh, 0, 0);
+	field(b, "dentry", p_dentry, 64, 0);
+	file = must(btf__add_struct(b, "file", FK_FILE_SIZE));
+	field(b, "f_count", t_long, 0, 0);
+	field(b, "f_path", path, (FK_FILE_DENTRY - 8) * 8, 0);
+	p_file = must(btf__add_ptr(b, file));
+
 	must(btf__add_struct(b, "mm_struct", FK_MM_SIZE));
 	field(b, "mmap_base", t_ulong, 0, 0);
 	field(b, NULL, m1, 64 * 8, 0);
+	field(b, "exe_file", p_file, FK_MM_EXE_FILE * 8, 0);
 
 	must(btf__add_struct(b, "signal_struct", FK_SIGNAL_SIZE));
 	field(b, "nr_threads", t_int, 0, 0);
@@ -504,6 +526,18 @@ uint64_t fk_task(struct fake_kernel *fk, int32_t pid, int32_t tgid, const char *
 	fk_w64(fk, t + FK_TASK_ACTIVE_MM, mm);
 	fk_w64(fk, t + FK_TASK_GROUP_LEADER, t);
 	return t;
+}
+
+uint64_t fk_exe(struct fake_kernel *fk, uint64_t mm, const char *name)
+{
+	uint64_t file = alloc(fk, FK_FILE_SIZE), dentry = alloc(fk, FK_DENTRY_SIZE);
+	uint64_t str = alloc(fk, strlen(name) + 1);
+
+	fk_wbytes(fk, str, name, strlen(name) + 1);
+	fk_w64(fk, dentry + FK_DENTRY_NAME, str);
+	fk_w64(fk, file + FK_FILE_DENTRY, dentry);
+	fk_w64(fk, mm + FK_MM_EXE_FILE, file);
+	return dentry;
 }
 
 void fk_link(struct fake_kernel *fk, const uint64_t *tasks, size_t n)

@@ -27,6 +27,13 @@
 #define FK_TASK_SIGNAL 120
 #define FK_TASK_THREAD_NODE 128
 #define FK_TASK_GROUP_LEADER 144
+#define FK_TASK_EXIT_CODE 160
+#define FK_TASK_REAL_PARENT 168
+#define FK_MM_EXE_FILE 96
+#define FK_FILE_SIZE 64
+#define FK_FILE_DENTRY 24	/* f_path at 16, dentry at 8 in it */
+#define FK_DENTRY_SIZE 128
+#define FK_DENTRY_NAME 40	/* d_name at 32, name at 8 in it */
 #define FK_MM_SIZE 128
 #define FK_MM_PGD 72		/* anonymous struct at 64, pgd at 8 in it */
 #define FK_SIGNAL_SIZE 64
@@ -172,6 +179,10 @@ uint64_t fk_mm(struct fake_kernel *fk, uint64_t pgd_pa);
  * zeroed: a 16-character @comm leaves it unterminated. */
 uint64_t fk_task(struct fake_kernel *fk, int32_t pid, int32_t tgid, const char *comm,
 		 uint64_t mm);
+
+/* Gives @mm an executable: mm->exe_file->f_path.dentry->d_name.name = @name (copied, NUL
+ * terminated); returns the dentry's virtual address. */
+uint64_t fk_exe(struct fake_kernel *fk, uint64_t mm, const char *name);
 
 /* Links @n tasks after init_task in init_task.tasks, in this order (a proper ring). */
 void fk_link(struct fake_kernel *fk, const uint64_t *tasks, size_t n);

@@ -11,5 +11,6 @@ Suite *ksyms_suite(void);
 Suite *vmlinux_suite(void);
 Suite *kernel_info_suite(void);
 Suite *introspect_suite(void);
+Suite *guest_tasks_suite(void);
 
 #endif /* VBTS_TESTS_UNIT_INTROSPECT_TESTS_H */
