@@ -224,7 +224,8 @@ static int ring_on(struct tracer_vcpu *tv, struct kvm_bts *kb, uint64_t id, uint
 	}
 	kb->enabled = true;
 	drain(tv, kb);
-	put_escape(tv, VBTS_ESC_TASK_ARRIVE, id, ns);
+	/* Not before the kernel's START: escape times never go back. */
+	put_escape(tv, VBTS_ESC_TASK_ARRIVE, id, ns > kb->last_ns ? ns : kb->last_ns);
 	return 0;
 }
 
