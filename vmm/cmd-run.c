@@ -473,6 +473,8 @@ static int tasks_init(struct run_ctx *c)
 		return -ENOMEM;
 	c->vm.tasks = guest_tasks__create(&cfg, err, sizeof(err));
 	if (!c->vm.tasks) {
+		free(c->gone);
+		c->gone = NULL;
 		pr_err("%s: %s", c->opts.image, err);
 		c->fail_status = errno == ENOMEM ? 1 : 2;
 		return -errno;

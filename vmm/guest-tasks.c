@@ -89,6 +89,8 @@ struct guest_tasks {
 	struct gt_proc *procs;
 	unsigned int nr_procs;
 	int *current;		/* per vCPU: index in @procs of the process loaded, or -1 */
+	uint64_t written;	/* events written */
+	uint64_t dropped;	/* events over GUEST_TASKS_MAX_EVENTS */
 	unsigned int nr_vcpus;
 };
 
@@ -313,7 +315,11 @@ static void write_event(struct guest_tasks *gt, json_t *o)
 {
 	if (!o)
 		return;
-	if (gt->events) {
+	if (gt->events && gt->written >= GUEST_TASKS_MAX_EVENTS) {
+		if (!gt->dropped++)
+			pr_warn("the guest's processes gave %u events: later ones are not written",
+				GUEST_TASKS_MAX_EVENTS);
+	} else if (gt->events) {
 		sigset_t all, old;
 
 		/*
@@ -328,6 +334,7 @@ static void write_event(struct guest_tasks *gt, json_t *o)
 		fflush(gt->events);
 		funlockfile(gt->events);
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		gt->written++;
 	}
 	json_decref(o);
 }

@@ -19,6 +19,8 @@ struct guest_tasks;
 
 /* --task values accepted at most. */
 #define GUEST_TASKS_MAX_SELECT 64
+/* Events written at most (a guest that forks without end fills no disk); then counted. */
+#define GUEST_TASKS_MAX_EVENTS (1U << 20)
 /* Processes remembered at once (exited ones are forgotten first). */
 #define GUEST_TASKS_MAX_PROCS 4096
 /*
