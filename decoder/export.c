@@ -304,8 +304,11 @@ static int cr3_index_rehash(struct trace_summary *s, size_t nr, unsigned int bit
 	return 0;
 }
 
-/* Adds @cr3 to the distinct CR3s unless it is there already. */
-static int summary_add_cr3(struct trace_summary *s, uint64_t cr3)
+/*
+ * Adds @cr3 to the distinct CR3s unless it is there already, with @time, when it first
+ * arrived (UINT64_MAX: unknown).
+ */
+static int summary_add_cr3(struct trace_summary *s, uint64_t cr3, uint64_t time)
 {
 	struct cr3_index *ix = s->index;
 	size_t i, nr = s->nr_cr3s;
@@ -330,6 +333,10 @@ static int summary_add_cr3(struct trace_summary *s, uint64_t cr3)
 		if (!p)
 			return -ENOMEM;
 		s->cr3s = p;
+		p = realloc(s->first_time, alloc * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		s->first_time = p;
 		next = realloc(ix->next, alloc * sizeof(*next));
 		if (!next)
 			return -ENOMEM;
@@ -337,6 +344,7 @@ static int summary_add_cr3(struct trace_summary *s, uint64_t cr3)
 		s->alloc_cr3s = alloc;
 	}
 	s->cr3s[nr] = cr3;
+	s->first_time[nr] = time;
 	if (!ix->head || nr + 1 > (size_t)1 << ix->bits) {
 		/* At most one CR3 per bucket on average. */
 		if (cr3_index_rehash(s, nr + 1, ix->head ? ix->bits + 1 : CR3_INDEX_MIN_BITS))
@@ -373,7 +381,7 @@ int trace_summary__add(struct trace_summary *s, const struct decoded_record *r)
 		break;
 	case DECODED_TASK_ARRIVE:
 		s->switches++;
-		return summary_add_cr3(s, r->cr3);
+		return summary_add_cr3(s, r->cr3, r->time_valid ? r->time : UINT64_MAX);
 	default:
 		break;
 	}
@@ -406,7 +414,11 @@ int exporter__summary(const struct exporter *e, const struct trace_summary *s)
 		if (s->nr_cr3s)
 			fputs("tasks:", f);
 		for (size_t i = 0; i < s->nr_cr3s; i++) {
-			struct decoded_record r = { .cr3 = s->cr3s[i], .cr3_valid = true };
+			struct decoded_record r = {
+				.cr3 = s->cr3s[i], .cr3_valid = true,
+				.time = s->first_time[i],
+				.time_valid = s->first_time[i] != UINT64_MAX,
+			};
 			char task[TASK_LABEL_MAX];
 
 			const struct procmap_task *t = exporter__task(e, &r);
@@ -426,6 +438,8 @@ void trace_summary__release(struct trace_summary *s)
 {
 	free(s->cr3s);
 	s->cr3s = NULL;
+	free(s->first_time);
+	s->first_time = NULL;
 	s->nr_cr3s = s->alloc_cr3s = 0;
 	if (s->index) {
 		free(s->index->head);

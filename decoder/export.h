@@ -68,8 +68,10 @@ struct cr3_index;
  */
 struct trace_summary {
 	uint64_t records, branches, gaps, lost, switches, tasks, unknown, freezes;
-	/* private: the distinct CR3 values in the order first seen, a hash index of them */
+	/* private: the distinct CR3 values in the order first seen, a hash index of them, and
+	 * when each first arrived (it is named by the task that had it then: CR3s are reused) */
 	uint64_t *cr3s;
+	uint64_t *first_time;
 	size_t nr_cr3s, alloc_cr3s;
 	struct cr3_index *index;
 	uint64_t probes;        /* index entries examined: the work, for tests */

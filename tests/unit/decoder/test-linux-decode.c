@@ -280,6 +280,42 @@ START_TEST(test_linux_golden)
 END_TEST
 
 /*
+ * A CR3 used again: the summary names each CR3 by the task that had it when it first arrived
+ * in the trace, not by its first owner in events.jsonl (a process selected by --task runs in
+ * an address space an earlier, unrecorded one had).
+ */
+START_TEST(test_linux_summary_reused_cr3)
+{
+	static const char events[] =
+		"{\"time\":10,\"vcpu\":0,\"event\":\"task\",\"pid\":60,\"tgid\":60,"
+		"\"name\":\"first\",\"cr3\":\"0x7000000\"}\n"
+		"{\"time\":20,\"vcpu\":0,\"event\":\"exit\",\"pid\":60,\"code\":0}\n"
+		"{\"time\":30,\"vcpu\":0,\"event\":\"task\",\"pid\":61,\"tgid\":61,"
+		"\"name\":\"second\",\"cr3\":\"0x7000000\"}\n"
+		"{\"time\":60,\"vcpu\":0,\"event\":\"exit\",\"pid\":61,\"code\":139}\n";
+	static const struct vbts_record ring[] = {
+		ESC(VBTS_ESC_START, 0, VBTS_START_CPL_USER),
+		ESC(VBTS_ESC_TASK_ARRIVE, 0x7000000, 40),
+		BR(0x401000, 0x401100, 3, VBTS_BR_JMP),
+		ESC(VBTS_ESC_TASK_DEPART, 0x7000000, 50),
+	};
+	static const char *const args[] = { "--summary", NULL };
+	char dir[64], *out, *err;
+
+	snprintf(dir, sizeof(dir), "/tmp/vbts-linux-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	write_vm_json(dir, "16777216,");
+	write_text(dir, "events.jsonl", events);
+	write_ring(dir, 0, 64, ring, sizeof(ring) / sizeof(ring[0]), 0);
+	ck_assert_int_eq(decode_linux(dir, args, &out, &err), 0);
+	ck_assert_msg(strstr(out, "\ntasks: second[61] (exit 139)\n"), "%s", out);
+	free(out);
+	free(err);
+	remove_trace(dir);
+}
+END_TEST
+
+/*
  * The symbols vm.json's kaslr_slide and System.map give, overridden by options; a slide
  * unknown until --kaslr-slide gives it.
  */
@@ -978,6 +1014,7 @@ Suite *linux_decode_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, test_linux_golden, 0,
 			    (int)(sizeof(golden_cases) / sizeof(golden_cases[0])));
+	tcase_add_test(tc, test_linux_summary_reused_cr3);
 	tcase_add_loop_test(tc, test_linux_slide, 0,
 			    (int)(sizeof(slide_cases) / sizeof(slide_cases[0])));
 	tcase_add_test(tc, test_linux_vmlinux);
