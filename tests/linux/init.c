@@ -27,7 +27,8 @@
 #include <termios.h>
 #include <unistd.h>
 
-#define DEBUG_EXIT_PORT 0xf4
+#include "guest-exit.h"
+
 #define AGENT_PORT 0x700
 #define INIT_FAILED 100
 
@@ -40,23 +41,12 @@ static void drain(void)
 
 static void port_write(unsigned char v)
 {
-	int fd;
-
-	drain();
-	fd = open("/dev/port", O_WRONLY);
-
-	if (fd < 0 || lseek(fd, DEBUG_EXIT_PORT, SEEK_SET) != DEBUG_EXIT_PORT ||
-	    write(fd, &v, 1) != 1)
-		printf("vbts-init: /dev/port: %s\n", strerror(errno));
-	fflush(stdout);
-	for (;;)
-		pause();
+	guest_exit("vbts-init", v);
 }
 
 static void die(const char *what)
 {
-	printf("vbts-init: FAILED: %s: %s\n", what, strerror(errno));
-	port_write(INIT_FAILED);
+	guest_die("vbts-init", what, INIT_FAILED);
 }
 
 /* One JSON line on the agent channel: byte by byte to the same port (/dev/port's write would

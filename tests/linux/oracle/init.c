@@ -20,7 +20,8 @@
 #include <termios.h>
 #include <unistd.h>
 
-#define DEBUG_EXIT_PORT 0xf4
+#include "../guest-exit.h"
+
 #define ORACLE_INIT_OK 0x10     /* vbts run and QEMU exit with (0x10 << 1) | 1 = 33 */
 #define ORACLE_INIT_FAILED 0x64 /* 201 */
 
@@ -29,23 +30,12 @@ static const char *const programs[] = { "/oracle", "/oracle-decoy" };
 
 static void port_exit(unsigned char v)
 {
-	int fd;
-
-	fflush(stdout);
-	tcdrain(STDOUT_FILENO);
-	fd = open("/dev/port", O_WRONLY);
-	if (fd < 0 || lseek(fd, DEBUG_EXIT_PORT, SEEK_SET) != DEBUG_EXIT_PORT ||
-	    write(fd, &v, 1) != 1)
-		printf("vbts-oracle-init: /dev/port: %s\n", strerror(errno));
-	fflush(stdout);
-	for (;;)
-		pause();
+	guest_exit("vbts-oracle-init", v);
 }
 
 static void die(const char *what)
 {
-	printf("vbts-oracle-init: FAILED: %s: %s\n", what, strerror(errno));
-	port_exit(ORACLE_INIT_FAILED);
+	guest_die("vbts-oracle-init", what, ORACLE_INIT_FAILED);
 }
 
 /* The exited (not yet reaped) child's comm, newline cut. */
