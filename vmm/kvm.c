@@ -151,3 +151,17 @@ void kvm__close(struct kvm *k)
 	k->sys_fd = -1;
 	k->cpuid = NULL;
 }
+
+int kvm__get_msr(int vcpu_fd, uint32_t index, uint64_t *value)
+{
+	struct {
+		struct kvm_msrs hdr;
+		struct kvm_msr_entry e;
+	} m = { .hdr.nmsrs = 1, .e.index = index };
+	int ret = kvm__ioctl_quiet(vcpu_fd, KVM_GET_MSRS, &m);
+
+	if (ret != 1)
+		return ret < 0 ? ret : -EIO;
+	*value = m.e.data;
+	return 0;
+}

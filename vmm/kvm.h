@@ -69,4 +69,14 @@ void kvm__close(struct kvm *k);
  */
 int kvm__check_extension(const struct kvm *k, long cap);
 
+/**
+ * kvm__get_msr() - one MSR of a vCPU (KVM_GET_MSRS), quietly.
+ * @vcpu_fd: the vCPU fd
+ * @index:   the MSR
+ * @value:   its value, on success
+ *
+ * Return: 0, or -errno (-EIO when KVM read no MSR).
+ */
+int kvm__get_msr(int vcpu_fd, uint32_t index, uint64_t *value);
+
 #endif /* VBTS_VMM_KVM_H */

@@ -24,9 +24,10 @@
  * Linux guests (tv->tasks): every CR3 load exits (KVM_X86_CR3_TRACE_EXIT, with the KPTI halves
  * of one PGD as one address space) and is handed to guest-tasks, which resolves it to its
  * process. With --task (or --cpl user: then every process but the kernel's own) the kernel
- * ring is enabled only while a selected process's address space is loaded: ENABLE (START, then the TASK_ARRIVE written here) when one is loaded,
- * DISABLE (STOP) when another is, so every other process runs unstepped and leaves no record;
- * the kernel's TASK_ARRIVE of a process not selected is not copied.
+ * ring is enabled only while a selected process's address space is loaded: ENABLE (START,
+ * then the TASK_ARRIVE written here) when one is loaded, DISABLE (STOP) when another is, so
+ * every other process runs unstepped and leaves no record; the kernel's TASK_ARRIVE of a
+ * process not selected is not copied.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -180,17 +181,12 @@ static void drain(struct tracer_vcpu *tv, struct kvm_bts *kb)
 /* Guest TSC now, and the ns since trace start it corresponds to. */
 static void sample_clock(struct tracer_vcpu *tv, struct kvm_bts *kb)
 {
-	struct {
-		struct kvm_msrs hdr;
-		struct kvm_msr_entry e;
-	} msrs = { .hdr.nmsrs = 1, .e.index = X86_MSR_IA32_TSC };
 	int khz;
 
 	khz = kvm__ioctl_quiet(tv->fd, KVM_GET_TSC_KHZ, NULL);
 	kb->khz = khz > 0 ? (uint64_t)khz : 0;
-	if (kvm__ioctl_quiet(tv->fd, KVM_GET_MSRS, &msrs) != 1)
+	if (kvm__get_msr(tv->fd, X86_MSR_IA32_TSC, &kb->tsc0))
 		kb->khz = 0;
-	kb->tsc0 = msrs.e.data;
 	kb->ns0 = tracer_vcpu__now_ns(tv);
 	kb->last_ns = kb->ns0;
 }
@@ -198,10 +194,6 @@ static void sample_clock(struct tracer_vcpu *tv, struct kvm_bts *kb)
 /* The guest's CR4 and LSTAR, for guest-tasks to find the kernel; 0, or -errno. */
 static int read_attach_regs(struct tracer_vcpu *tv, uint64_t *cr4, uint64_t *lstar)
 {
-	struct {
-		struct kvm_msrs hdr;
-		struct kvm_msr_entry e;
-	} msrs = { .hdr.nmsrs = 1, .e.index = X86_MSR_LSTAR };
 	struct kvm_sregs sregs;
 	int ret;
 
@@ -209,7 +201,8 @@ static int read_attach_regs(struct tracer_vcpu *tv, uint64_t *cr4, uint64_t *lst
 	if (ret < 0)
 		return ret;
 	*cr4 = sregs.cr4;
-	*lstar = kvm__ioctl_quiet(tv->fd, KVM_GET_MSRS, &msrs) == 1 ? msrs.e.data : 0;
+	if (kvm__get_msr(tv->fd, X86_MSR_LSTAR, lstar))
+		*lstar = 0;
 	return 0;
 }
 

@@ -125,16 +125,7 @@ static void address_space(const struct tracer_vcpu *tv, const struct step_vcpu *
 
 static int read_msr(const struct tracer_vcpu *tv, uint32_t index, uint64_t *value)
 {
-	struct {
-		struct kvm_msrs hdr;
-		struct kvm_msr_entry e;
-	} m = { .hdr.nmsrs = 1, .e.index = index };
-	int ret = kvm__ioctl_quiet(tv->fd, KVM_GET_MSRS, &m);
-
-	if (ret != 1)
-		return ret < 0 ? ret : -EIO;
-	*value = m.e.data;
-	return 0;
+	return kvm__get_msr(tv->fd, index, value);
 }
 
 /* The exact handler of an event-raising instruction, if the guest state defines one. */
