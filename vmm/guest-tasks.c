@@ -483,10 +483,23 @@ static void check_exit(struct guest_tasks *gt, struct gt_proc *p, uint64_t time,
 			gt->current[i] = -1;
 }
 
+/*
+ * Whether the process @vcpu loaded last has exited (its exit event is then written); false
+ * while it runs, also elsewhere (an exec in progress is followed at its CR3 load).
+ */
+static bool current_exited(struct guest_tasks *gt, unsigned int vcpu, uint64_t time_ns)
+{
+	struct gt_proc *p = &gt->procs[gt->current[vcpu]];
+	struct guest_task t;
+
+	if (still_there(gt, p, &t))
+		return false;
+	check_exit(gt, p, time_ns, vcpu);
+	return !p->used;
+}
+
 bool guest_tasks__gone(struct guest_tasks *gt, unsigned int vcpu, uint64_t time_ns)
 {
-	struct guest_task t;
-	struct gt_proc *p;
 	bool gone = true;
 	int cur;
 
@@ -494,39 +507,23 @@ bool guest_tasks__gone(struct guest_tasks *gt, unsigned int vcpu, uint64_t time_
 		return true;
 	pthread_mutex_lock(&gt->lock);
 	cur = gt->in ? gt->current[vcpu] : -1;
-	if (cur >= 0 && gt->procs[cur].used) {
-		p = &gt->procs[cur];
-		gone = !still_there(gt, p, &t);
-		if (gone)
-			check_exit(gt, p, time_ns, vcpu);
-		/* not gone but elsewhere: an exec in progress, followed at its CR3 load */
-		gone = gone && !p->used;
-	}
+	if (cur >= 0 && gt->procs[cur].used)
+		gone = current_exited(gt, vcpu, time_ns);
 	pthread_mutex_unlock(&gt->lock);
 	return gone;
 }
 
 unsigned int guest_tasks__reap(struct guest_tasks *gt, uint64_t time_ns, bool *gone)
 {
-	struct guest_task t;
 	unsigned int n = 0;
-	struct gt_proc *p;
 	int cur;
 
 	pthread_mutex_lock(&gt->lock);
 	for (unsigned int i = 0; i < gt->nr_vcpus; i++) {
-		gone[i] = false;
 		cur = gt->in ? gt->current[i] : -1;
-		if (cur < 0 || !gt->procs[cur].used || !gt->procs[cur].traced)
-			continue;
-		p = &gt->procs[cur];
-		if (still_there(gt, p, &t))
-			continue;
-		check_exit(gt, p, time_ns, i);
-		if (!p->used) {
-			gone[i] = true;
-			n++;
-		}
+		gone[i] = cur >= 0 && gt->procs[cur].used && gt->procs[cur].traced &&
+			  current_exited(gt, i, time_ns);
+		n += gone[i];
 	}
 	pthread_mutex_unlock(&gt->lock);
 	return n;
