@@ -430,6 +430,14 @@ static int choose_backend(struct run_ctx *c)
 #endif
 }
 
+static void tasks_fini(struct run_ctx *c)
+{
+	guest_tasks__destroy(c->vm.tasks);
+	c->vm.tasks = NULL;
+	free(c->gone);
+	c->gone = NULL;
+}
+
 /*
  * A Linux guest's processes, for the kvm backend; what the step backend cannot do on one is
  * said here. 0, or -errno with fail_status set.
@@ -445,6 +453,7 @@ static int tasks_init(struct run_ctx *c)
 		.mem = c->vm.mem,
 	};
 	char err[320];
+	int ret;
 
 	if (!c->img.pc) {
 		if (c->opts.nr_tasks) {
@@ -473,11 +482,11 @@ static int tasks_init(struct run_ctx *c)
 		return -ENOMEM;
 	c->vm.tasks = guest_tasks__create(&cfg, err, sizeof(err));
 	if (!c->vm.tasks) {
-		free(c->gone);
-		c->gone = NULL;
+		ret = -errno;
+		tasks_fini(c);
 		pr_err("%s: %s", c->opts.image, err);
-		c->fail_status = errno == ENOMEM ? 1 : 2;
-		return -errno;
+		c->fail_status = ret == -ENOMEM ? 1 : 2;
+		return ret;
 	}
 	return 0;
 }
@@ -552,10 +561,7 @@ static int collector_init(struct run_ctx *c)
 	return 0;
 
 err_tasks:
-	guest_tasks__destroy(c->vm.tasks);
-	c->vm.tasks = NULL;
-	free(c->gone);
-	c->gone = NULL;
+	tasks_fini(c);
 	return ret;
 }
 
@@ -571,11 +577,8 @@ static void collector_fini(struct run_ctx *c)
 		guest_tasks__set_events(c->vm.tasks, NULL);
 		if (c->guest_ran && guest_tasks__kaslr_slide(c->vm.tasks, &slide))
 			trace__set_kaslr_slide(c->trace, slide);
-		guest_tasks__destroy(c->vm.tasks);
-		c->vm.tasks = NULL;
 	}
-	free(c->gone);
-	c->gone = NULL;
+	tasks_fini(c);
 	if (!c->guest_ran) {
 		/* Start-up did not finish: nothing was recorded, leave DIR as it was. */
 		trace__abort(c->trace);
