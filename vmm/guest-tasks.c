@@ -89,6 +89,7 @@ struct guest_tasks {
 	struct gt_proc *procs;
 	unsigned int nr_procs;
 	int *current;		/* per vCPU: index in @procs of the process loaded, or -1 */
+	bool *renewed;		/* per vCPU: its last load was resolved anew */
 	uint64_t written;	/* events written */
 	uint64_t dropped;	/* events over GUEST_TASKS_MAX_EVENTS */
 	unsigned int nr_vcpus;
@@ -179,7 +180,8 @@ struct guest_tasks *guest_tasks__create(const struct guest_tasks_config *cfg, ch
 	gt->sel = calloc(cfg->nr_select ? cfg->nr_select : 1, sizeof(*gt->sel));
 	gt->procs = calloc(GUEST_TASKS_MAX_PROCS, sizeof(*gt->procs));
 	gt->current = malloc((cfg->nr_vcpus ? cfg->nr_vcpus : 1) * sizeof(*gt->current));
-	if (!gt->sel || !gt->procs || !gt->current)
+	gt->renewed = calloc(cfg->nr_vcpus ? cfg->nr_vcpus : 1, sizeof(*gt->renewed));
+	if (!gt->sel || !gt->procs || !gt->current || !gt->renewed)
 		goto err_free;
 	for (unsigned int i = 0; i < cfg->nr_vcpus; i++)
 		gt->current[i] = -1;
@@ -212,6 +214,7 @@ void guest_tasks__destroy(struct guest_tasks *gt)
 	free(gt->sel);
 	free(gt->procs);
 	free(gt->current);
+	free(gt->renewed);
 	pthread_mutex_destroy(&gt->lock);
 	free(gt);
 }
@@ -529,6 +532,18 @@ unsigned int guest_tasks__reap(struct guest_tasks *gt, uint64_t time_ns, bool *g
 	return n;
 }
 
+bool guest_tasks__renewed(struct guest_tasks *gt, unsigned int vcpu)
+{
+	bool ret;
+
+	if (vcpu >= gt->nr_vcpus)
+		return false;
+	pthread_mutex_lock(&gt->lock);
+	ret = gt->renewed[vcpu];
+	pthread_mutex_unlock(&gt->lock);
+	return ret;
+}
+
 bool guest_tasks__settle(struct guest_tasks *gt, unsigned int vcpu, bool force)
 {
 	bool now = false;
@@ -581,12 +596,14 @@ bool guest_tasks__switch(struct guest_tasks *gt, unsigned int vcpu, uint64_t old
 	if (!gt->in)
 		goto out;
 	gt->current[vcpu] = -1;
+	gt->renewed[vcpu] = false;
 	p = old_id != id ? find_id(gt, old_id) : NULL;
 	if (p && !still_there(gt, p, &t))
 		check_exit(gt, p, time_ns, vcpu);
 
 	p = find_id(gt, id);
 	if (!p || !still_there(gt, p, &t)) {
+		gt->renewed[vcpu] = true;
 		/* an address space used again: its last owner exec'd or exited unseen */
 		if (p && p->mm)
 			check_exit(gt, p, time_ns, vcpu);

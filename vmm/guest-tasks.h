@@ -136,6 +136,17 @@ bool guest_tasks__switch(struct guest_tasks *gt, unsigned int vcpu, uint64_t old
 			 uint64_t new_cr3, uint64_t time_ns);
 
 /**
+ * guest_tasks__renewed() - whether a vCPU's last load found its address space anew.
+ * @gt:   the object
+ * @vcpu: the vCPU index
+ *
+ * Return: true when the address space loaded by @vcpu's last guest_tasks__switch() was not
+ * known with the process that has it now: a new process, an exec, or page tables used again
+ * after their process exited. Whatever was left waiting in it belongs to its last owner.
+ */
+bool guest_tasks__renewed(struct guest_tasks *gt, unsigned int vcpu);
+
+/**
  * guest_tasks__settle() - write a queued announcement once the process's comm is final.
  * @gt:    the object
  * @vcpu:  the vCPU index

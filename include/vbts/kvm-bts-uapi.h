@@ -121,5 +121,6 @@ struct vbts_kvm_x86_bts_drain {
 #define VBTS_KVM_X86_BTS_STATUS _IOR(KVMIO, 0xf4, struct vbts_kvm_x86_bts_status)
 #define VBTS_KVM_X86_BTS_DRAIN _IOWR(KVMIO, 0xf5, struct vbts_kvm_x86_bts_drain)
 #define VBTS_KVM_X86_BTS_CLEAR _IO(KVMIO, 0xf6)
+#define VBTS_KVM_X86_BTS_FORGET_CR3 _IOW(KVMIO, 0xf7, __u64)
 
 #endif /* VBTS_KVM_BTS_UAPI_H */

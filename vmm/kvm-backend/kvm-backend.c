@@ -68,6 +68,7 @@
  * @enabled:  the kernel ring is enabled
  * @selective: --task: the ring is enabled only while a selected process runs
  * @skip_arrive: a TASK_ARRIVE to this address-space id is not copied (~0: none)
+ * @no_forget: the kernel has no KVM_X86_BTS_FORGET_CR3
  */
 struct kvm_bts {
 	void *map;
@@ -84,6 +85,7 @@ struct kvm_bts {
 	bool enabled;
 	bool selective;
 	uint64_t skip_arrive;
+	bool no_forget;
 };
 
 static uint64_t tsc_to_ns(const struct kvm_bts *kb, uint64_t tsc)
@@ -236,6 +238,22 @@ static int ring_off(struct tracer_vcpu *tv, struct kvm_bts *kb)
 	return 0;
 }
 
+/*
+ * Another process has address space @cr3 now: what the kernel keeps for threads of its last
+ * owner that went into the guest kernel while recorded (the step to judge when they come
+ * back) would be wrongly waited for. Kernels before FORGET_CR3 keep nothing.
+ */
+static void forget(struct tracer_vcpu *tv, struct kvm_bts *kb, uint64_t cr3)
+{
+	int ret;
+
+	if (kb->no_forget)
+		return;
+	ret = kvm__ioctl_quiet(tv->fd, VBTS_KVM_X86_BTS_FORGET_CR3, &cr3);
+	if (ret == -EINVAL || ret == -ENOTTY)
+		kb->no_forget = true;
+}
+
 /* A CR3 load of a Linux guest: resolve it, and with --task switch the ring on or off. */
 static int cr3_loaded(struct tracer_vcpu *tv, struct kvm_bts *kb)
 {
@@ -247,6 +265,8 @@ static int cr3_loaded(struct tracer_vcpu *tv, struct kvm_bts *kb)
 	if (!guest_tasks__attached(tv->tasks) && !read_attach_regs(tv, &cr4, &lstar))
 		guest_tasks__attach(tv->tasks, ld->new_cr3, cr4, lstar);
 	traced = guest_tasks__switch(tv->tasks, tv->index, ld->old_cr3, ld->new_cr3, ns);
+	if (guest_tasks__renewed(tv->tasks, tv->index))
+		forget(tv, kb, ld->new_cr3);
 	if (!kb->selective) {
 		drain(tv, kb);
 		return 0;

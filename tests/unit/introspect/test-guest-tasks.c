@@ -224,6 +224,32 @@ START_TEST(test_all_processes)
 }
 END_TEST
 
+START_TEST(test_renewed_address_space)
+{
+	uint64_t pgd = fk_pgd(&fk, true), pgd_b = fk_pgd(&fk, true), tasks[2];
+
+	tasks[0] = fk_task(&fk, 50, 50, "first", fk_mm(&fk, pgd));
+	tasks[1] = fk_task(&fk, 51, 51, "other", fk_mm(&fk, pgd_b));
+	fk_link(&fk, tasks, 2);
+	start(NULL, 0);
+	guest_tasks__switch(gt, 0, fk.root, pgd, 1);
+	ck_assert_msg(guest_tasks__renewed(gt, 0), "an address space seen the first time");
+	guest_tasks__switch(gt, 0, pgd, pgd_b, 2);
+	guest_tasks__switch(gt, 0, pgd_b, pgd, 3);
+	ck_assert_msg(!guest_tasks__renewed(gt, 0), "the same process loaded again");
+	/* the first process exits; its page tables go to a new one */
+	fk_w64(&fk, tasks[0] + FK_TASK_MM, 0);
+	tasks[0] = fk_task(&fk, 52, 52, "second", fk_mm(&fk, pgd));
+	fk_link(&fk, tasks, 2);
+	sync_ram();
+	guest_tasks__switch(gt, 0, pgd, pgd_b, 4);
+	ck_assert(!guest_tasks__renewed(gt, 0));
+	guest_tasks__switch(gt, 0, pgd_b, pgd, 5);
+	ck_assert_msg(guest_tasks__renewed(gt, 0), "page tables used again by another process");
+	ck_assert(!guest_tasks__renewed(gt, 7));
+}
+END_TEST
+
 START_TEST(test_hostile_comm)
 {
 	uint64_t pgd = fk_pgd(&fk, true), t;
@@ -316,6 +342,7 @@ Suite *guest_tasks_suite(void)
 	tcase_add_test(tc, test_exec_exit);
 	tcase_add_test(tc, test_select_pid_and_children);
 	tcase_add_test(tc, test_all_processes);
+	tcase_add_test(tc, test_renewed_address_space);
 	tcase_add_test(tc, test_hostile_comm);
 	tcase_add_test(tc, test_bad_select);
 	tcase_add_test(tc, test_exe_name_reads);
