@@ -246,11 +246,28 @@ void ring_reader__window(const struct ring_reader *r, uint64_t *first, uint64_t 
 	*end = e;
 }
 
+/* Copies slots of seqs [seq, seq + n), n <= capacity, with one division for all of them. */
+static void copy_slots(const struct ring_reader *r, struct vbts_record *buf, uint64_t seq,
+		       uint64_t n)
+{
+	uint64_t slot = seq % r->capacity;
+
+	for (uint64_t i = 0; i < n; i++) {
+		const struct vbts_record *s = &r->slots[slot];
+
+		buf[i].from = __atomic_load_n(&s->from, __ATOMIC_RELAXED);
+		buf[i].to = __atomic_load_n(&s->to, __ATOMIC_RELAXED);
+		buf[i].flags = __atomic_load_n(&s->flags, __ATOMIC_RELAXED);
+		if (++slot == r->capacity)
+			slot = 0;
+	}
+}
+
 ssize_t ring_reader__read(struct ring_reader *r, struct vbts_record *buf, size_t max,
 			  uint64_t *first_seq)
 {
 	for (;;) {
-		uint64_t want, c2, safe_from, drop, i;
+		uint64_t want, c2, safe_from, drop;
 		bool done;
 
 		if (r->next >= r->end || max == 0)
@@ -258,13 +275,7 @@ ssize_t ring_reader__read(struct ring_reader *r, struct vbts_record *buf, size_t
 		want = r->end - r->next;
 		if (want > max)
 			want = max;
-		for (i = 0; i < want; i++) {
-			const struct vbts_record *s = &r->slots[(r->next + i) % r->capacity];
-
-			buf[i].from = __atomic_load_n(&s->from, __ATOMIC_RELAXED);
-			buf[i].to = __atomic_load_n(&s->to, __ATOMIC_RELAXED);
-			buf[i].flags = __atomic_load_n(&s->flags, __ATOMIC_RELAXED);
-		}
+		copy_slots(r, buf, r->next, want);
 		/*
 		 * A live writer may be storing record c2 into slot c2 % capacity right now, and a
 		 * writer killed there left it torn: that slot's older record is not trusted. Once
