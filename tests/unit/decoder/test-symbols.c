@@ -5,6 +5,7 @@
  */
 #include <elf.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <jansson.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "annotator.h"
 #include "decoder-test.h"
 #include "export.h"
 #include "procmap.h"
@@ -449,6 +451,63 @@ START_TEST(test_symbols_compressed_dwarf)
 }
 END_TEST
 
+/*
+ * The annotator's memoized answers are the symbolizer's: random addresses around the text of a
+ * real image (twice as many as the cache holds, so that answers are replaced), with and
+ * without source lines, the lines asked for after the symbol was cached and before.
+ */
+START_TEST(test_annotator_reference)
+{
+	struct symbolizer *sz = symbolizer__new();
+	struct symbols *image = symbols__load(DWARF_IMAGE);
+	uint64_t rng = 0x5eed, text, span = 2 * ANNOTATOR_ADDR_CACHE;
+	size_t named = 0, with_lines = 0;
+	struct annotator *a;
+	struct elf_image im;
+
+	ck_assert(sz && image);
+	symbolizer__set_image(sz, image);
+	a = annotator__new(NULL, sz);
+	ck_assert_ptr_nonnull(a);
+	image_read(&im, DWARF_IMAGE);
+	text = shdr_get(&im, ".text", SH_ADDR);
+	for (unsigned int i = 0; i < 400000; i++) {
+		/* Mostly near the text, where repeats hit the cache. */
+		uint64_t r = (rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17);
+		uint64_t addr = text - span / 4 + (i % 4 ? r % 0x2000 : r % span);
+		bool lines = r >> 63;
+		const struct annotator_addr *got = annotator__addr(a, NULL, addr, lines);
+		struct symbol_hit hit;
+		const char *file;
+		int line, ret;
+
+		ck_assert_ptr_nonnull(got);
+		ret = symbolizer__lookup(sz, NULL, addr, &hit);
+		if (got->addr != addr || (ret == 0) != (got->name != NULL) ||
+		    (!ret && (strcmp(got->name, hit.name) || got->offset != hit.offset ||
+			      strlen(hit.name) != got->name_text_len)))
+			ck_abort_msg("%#" PRIx64 ": %s+%#" PRIx64 ", not %s", addr,
+				     got->name ? got->name : "(none)", got->offset,
+				     ret ? "(none)" : hit.name);
+		named += !ret;
+		if (!lines)
+			continue;
+		ret = symbolizer__line(sz, NULL, addr, &file, &line);
+		if ((ret == 0) != (got->file != NULL) ||
+		    (!ret && (strcmp(got->file, file) || got->line != line)))
+			ck_abort_msg("%#" PRIx64 ": line %s:%d, not %s:%d", addr,
+				     got->file ? got->file : "(none)", got->line,
+				     ret ? "(none)" : file, ret ? 0 : line);
+		with_lines += !ret;
+	}
+	ck_assert_uint_gt(named, 1000);
+	ck_assert_uint_gt(with_lines, 1000);
+	annotator__free(a);
+	symbolizer__free(sz);
+	free(im.buf);
+}
+END_TEST
+
 Suite *symbols_suite(void)
 {
 	Suite *s = suite_create("symbols");
@@ -462,6 +521,7 @@ Suite *symbols_suite(void)
 	tcase_add_loop_test(tc, test_symbols_corrupted_dwarf, 0,
 			    (int)(sizeof(corruptions) / sizeof(corruptions[0])));
 	tcase_add_test(tc, test_symbols_compressed_dwarf);
+	tcase_add_test(tc, test_annotator_reference);
 	suite_add_tcase(s, tc);
 	return s;
 }
