@@ -305,7 +305,7 @@ static bool cpl_matches(const struct decoded_record *r, int cpl)
 }
 
 /* Does the record pass the --task filter (@want: a flag per process)? */
-static bool task_matches(const struct exporter *e, const struct decoded_record *r,
+static bool task_matches(struct exporter *e, const struct decoded_record *r,
 			 const bool *want)
 {
 	const struct procmap_task *t;
@@ -334,9 +334,10 @@ static int decode(int argc, char **argv)
 	struct record_fifo fifo = { 0 };
 	struct decoded_record r;
 	struct decode_opts o;
-	struct exporter e;
+	struct exporter_options eo = { 0 };
+	struct exporter *e = NULL;
 	struct trace_dir *t;
-	struct decoder *d;
+	struct decoder *d = NULL;
 	int ret, status = 0;
 	size_t i;
 
@@ -358,13 +359,19 @@ static int decode(int argc, char **argv)
 		free_opts(&o);
 		return 2;
 	}
-	e.out = stdout;
-	e.format = o.format;
-	e.procmap = trace_dir__procmap(t);
-	e.symbolizer = trace_dir__symbolizer(t);
-	e.lines = o.lines;
+	eo.out = stdout;
+	eo.format = o.format;
+	eo.procmap = trace_dir__procmap(t);
+	eo.symbolizer = trace_dir__symbolizer(t);
+	eo.lines = o.lines;
+	e = exporter__new(&eo);
+	if (!e) {
+		fprintf(stderr, "vbts decode: out of memory\n");
+		status = 1;
+		goto out_close;
+	}
 	if (o.nr_tasks || o.crashed) {
-		size_t n = procmap__nr_processes(e.procmap);
+		size_t n = procmap__nr_processes(eo.procmap);
 
 		want = calloc(n ? n : 1, sizeof(*want));
 		if (!want) {
@@ -374,7 +381,7 @@ static int decode(int argc, char **argv)
 		}
 	}
 	for (i = 0; i < o.nr_tasks; i++) {
-		if (!procmap__select(e.procmap, o.tasks[i], want)) {
+		if (!procmap__select(eo.procmap, o.tasks[i], want)) {
 			char q[256];
 
 			fprintf(stderr, "vbts decode: %s: no task '%s' in events.jsonl\n", o.dir,
@@ -384,7 +391,7 @@ static int decode(int argc, char **argv)
 		}
 	}
 	if (o.crashed) {
-		crashed = procmap__crashed(e.procmap);
+		crashed = procmap__crashed(eo.procmap);
 		if (!crashed) {
 			fprintf(stderr, "vbts decode: %s: no crashed task in events.jsonl\n",
 				o.dir);
@@ -406,7 +413,7 @@ static int decode(int argc, char **argv)
 	while ((ret = decoder__next(d, &r)) > 0) {
 		if (o.summary && trace_summary__add(&sum, &r))
 			goto out_nomem;
-		if (want && !task_matches(&e, &r, want))
+		if (want && !task_matches(e, &r, want))
 			continue;
 		if (!cpl_matches(&r, o.cpl))
 			continue;
@@ -415,7 +422,8 @@ static int decode(int argc, char **argv)
 				goto out_nomem;
 			continue;
 		}
-		if (exporter__record(&e, &r))
+		ret = exporter__record(e, &r);
+		if (ret)
 			goto out_write;
 	}
 	if (ret < 0) {
@@ -429,19 +437,26 @@ static int decode(int argc, char **argv)
 	if (o.last && fifo.branches == o.last)
 		while (i < fifo.len && fifo_at(&fifo, i)->type != DECODED_BRANCH)
 			i++;
-	for (; i < fifo.len; i++)
-		if (exporter__record(&e, fifo_at(&fifo, i)))
+	for (; i < fifo.len; i++) {
+		ret = exporter__record(e, fifo_at(&fifo, i));
+		if (ret)
 			goto out_write;
-	if (o.summary && exporter__summary(&e, &sum))
+	}
+	ret = o.summary ? exporter__summary(e, &sum) : exporter__flush(e);
+	if (ret)
 		goto out_write;
-	if (fflush(stdout))
+	if (fflush(stdout)) {
+		ret = -errno;
 		goto out_write;
+	}
 	/* The rest was decoded; what could not be read was reported when the trace opened. */
 	if (trace_dir__damaged(t))
 		status = 2;
 	goto out_free;
 
 out_write:
+	if (ret == -ENOMEM)
+		goto out_nomem;
 	fprintf(stderr, "vbts decode: write error: %s\n", strerror(errno));
 	status = 1;
 	goto out_free;
@@ -453,6 +468,7 @@ out_free:
 	trace_summary__release(&sum);
 	decoder__free(d);
 out_close:
+	exporter__free(e);
 	free(want);
 	free_opts(&o);
 	trace_dir__close(t);

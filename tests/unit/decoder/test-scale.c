@@ -67,7 +67,8 @@ static void decode_dir(const char *dir, bool reference, struct decoded_dir *res)
 {
 	struct trace_dir_options opts = { .no_symbols = true };
 	struct trace_summary sum = { 0 };
-	struct exporter e = { .format = EXPORT_TEXT };
+	struct exporter_options eo = { .format = EXPORT_TEXT };
+	struct exporter *e;
 	const struct procmap_task *crashed;
 	char err[TRACE_DIR_ERR_MAX], path[256];
 	struct decoded_record r;
@@ -86,17 +87,20 @@ static void decode_dir(const char *dir, bool reference, struct decoded_dir *res)
 	ck_assert_int_eq(procmap__load(pm, path), 0);
 	procmap__count_probes(pm, &res->probes);
 	procmap__use_reference(pm, reference);
-	e.procmap = pm;
-	e.out = open_memstream(&res->out, &len);
-	ck_assert_ptr_nonnull(e.out);
+	eo.procmap = pm;
+	eo.out = open_memstream(&res->out, &len);
+	ck_assert_ptr_nonnull(eo.out);
+	e = exporter__new(&eo);
+	ck_assert_ptr_nonnull(e);
 	d = trace_dir__decoder(t, -1);
 	ck_assert_ptr_nonnull(d);
 	while ((ret = decoder__next(d, &r)) > 0)
-		bad |= trace_summary__add(&sum, &r) | exporter__record(&e, &r);
+		bad |= trace_summary__add(&sum, &r) | exporter__record(e, &r);
 	ck_assert_int_eq(ret, 0);
 	ck_assert_int_eq(bad, 0);
-	ck_assert_int_eq(exporter__summary(&e, &sum), 0);
-	ck_assert_int_eq(fclose(e.out), 0);
+	ck_assert_int_eq(exporter__summary(e, &sum), 0);
+	exporter__free(e);
+	ck_assert_int_eq(fclose(eo.out), 0);
 	crashed = procmap__crashed(pm);
 	res->crashed_pid = crashed ? crashed->pid : -1;
 	res->summary_probes = sum.probes;

@@ -650,25 +650,34 @@ START_TEST(test_hostile_task_names)
 		.type = DECODED_BRANCH, .vcpu = 0, .seq = 7, .from = 0x10, .to = 0x20,
 		.from_valid = true, .to_valid = true, .cr3 = 0x5000, .cr3_valid = true,
 	};
-	struct exporter e = { .format = EXPORT_JSONL };
+	struct exporter_options eo = { .format = EXPORT_JSONL };
 	struct procmap *pm = procmap__new();
+	struct exporter *e;
 	char *buf = NULL, *line;
 	size_t len = 0;
 
 	ck_assert_ptr_nonnull(pm);
 	ck_assert_int_eq(procmap__add(pm, 1, "a\"b\\c\n\x1b[31m\x7f", 0x5000, 0), 0);
 	ck_assert_int_eq(procmap__add(pm, 2, "\xff\xc3(ok\xe2\x82", 0x6000, 0), 0);
-	e.procmap = pm;
-	e.out = open_memstream(&buf, &len);
-	ck_assert_ptr_nonnull(e.out);
-	ck_assert_int_eq(exporter__record(&e, &r), 0);
+	eo.procmap = pm;
+	eo.out = open_memstream(&buf, &len);
+	ck_assert_ptr_nonnull(eo.out);
+	e = exporter__new(&eo);
+	ck_assert_ptr_nonnull(e);
+	ck_assert_int_eq(exporter__record(e, &r), 0);
 	r.cr3 = 0x6000;
-	ck_assert_int_eq(exporter__record(&e, &r), 0);
-	e.format = EXPORT_TEXT;
-	ck_assert_int_eq(exporter__record(&e, &r), 0);
+	ck_assert_int_eq(exporter__record(e, &r), 0);
+	ck_assert_int_eq(exporter__flush(e), 0);
+	exporter__free(e);
+	eo.format = EXPORT_TEXT;
+	e = exporter__new(&eo);
+	ck_assert_ptr_nonnull(e);
+	ck_assert_int_eq(exporter__record(e, &r), 0);
 	r.cr3 = 0x5000;
-	ck_assert_int_eq(exporter__record(&e, &r), 0);
-	fclose(e.out);
+	ck_assert_int_eq(exporter__record(e, &r), 0);
+	ck_assert_int_eq(exporter__flush(e), 0);
+	exporter__free(e);
+	fclose(eo.out);
 	ck_assert_str_eq(buf,
 			 "{\"type\":\"branch\",\"vcpu\":0,\"seq\":7,\"from\":\"0x10\",\"to\":\"0x20\","
 			 "\"task\":\"a\\\"b\\\\c\\u000a\\u001b[31m\\u007f\"}\n"
@@ -704,8 +713,9 @@ START_TEST(test_long_task_name)
 		.type = DECODED_BRANCH, .vcpu = 0, .seq = 7, .from = 0x10, .to = 0x20,
 		.from_valid = true, .to_valid = true, .cr3 = 0x5000, .cr3_valid = true,
 	};
-	struct exporter e = { .format = EXPORT_TEXT };
+	struct exporter_options eo = { .format = EXPORT_TEXT };
 	struct procmap *pm = procmap__new();
+	struct exporter *e;
 	char name[300], *buf = NULL;
 	size_t len = 0;
 
@@ -713,11 +723,15 @@ START_TEST(test_long_task_name)
 	name[sizeof(name) - 1] = '\0';
 	ck_assert_ptr_nonnull(pm);
 	ck_assert_int_eq(procmap__add(pm, 1, name, 0x5000, 0), 0);
-	e.procmap = pm;
-	e.out = open_memstream(&buf, &len);
-	ck_assert_ptr_nonnull(e.out);
-	ck_assert_int_eq(exporter__record(&e, &r), 0);
-	fclose(e.out);
+	eo.procmap = pm;
+	eo.out = open_memstream(&buf, &len);
+	ck_assert_ptr_nonnull(eo.out);
+	e = exporter__new(&eo);
+	ck_assert_ptr_nonnull(e);
+	ck_assert_int_eq(exporter__record(e, &r), 0);
+	ck_assert_int_eq(exporter__flush(e), 0);
+	exporter__free(e);
+	fclose(eo.out);
 	ck_assert_msg(strstr(buf, "\\x1b\\x1b...[1] 0x10  =>  0x20\n"), "%s", buf);
 	ck_assert_uint_lt(len, 120);
 	ck_assert_ptr_null(strchr(buf, '\x1b'));
