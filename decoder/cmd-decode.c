@@ -80,7 +80,8 @@ struct decode_opts {
 
 /*
  * The records of --last N: a FIFO that holds the N newest branch records and the records
- * among and after them, so memory stays bounded by N (plus the escapes in between).
+ * among and after them, so memory stays bounded by N (plus the escapes in between). Its
+ * capacity is a power of two: positions wrap with a mask, every record goes through it.
  */
 struct record_fifo {
 	struct decoded_record *buf;
@@ -90,25 +91,26 @@ struct record_fifo {
 
 static struct decoded_record *fifo_at(struct record_fifo *q, size_t i)
 {
-	return &q->buf[(q->head + i) % q->cap];
+	return &q->buf[(q->head + i) & (q->cap - 1)];
 }
 
 static void fifo_pop(struct record_fifo *q)
 {
 	if (fifo_at(q, 0)->type == DECODED_BRANCH)
 		q->branches--;
-	q->head = (q->head + 1) % q->cap;
+	q->head = (q->head + 1) & (q->cap - 1);
 	q->len--;
 }
 
-static int fifo_push(struct record_fifo *q, const struct decoded_record *r, uint64_t last)
+/* Where the next record goes: it is decoded there, then taken by fifo_push() or not. */
+static struct decoded_record *fifo_tail(struct record_fifo *q)
 {
 	if (q->len == q->cap) {
 		size_t cap = q->cap ? q->cap * 2 : 256, i;
 		struct decoded_record *buf = malloc(cap * sizeof(*buf));
 
 		if (!buf)
-			return -ENOMEM;
+			return NULL;
 		for (i = 0; i < q->len; i++)
 			buf[i] = *fifo_at(q, i);
 		free(q->buf);
@@ -116,9 +118,14 @@ static int fifo_push(struct record_fifo *q, const struct decoded_record *r, uint
 		q->cap = cap;
 		q->head = 0;
 	}
-	*fifo_at(q, q->len++) = *r;
-	if (r->type != DECODED_BRANCH)
-		return 0;
+	return fifo_at(q, q->len);
+}
+
+/* Takes the record at fifo_tail(), then drops what precedes the @last newest branches. */
+static void fifo_push(struct record_fifo *q, uint64_t last)
+{
+	if (fifo_at(q, q->len++)->type != DECODED_BRANCH)
+		return;
 	if (++q->branches > last) {
 		/* Drop the oldest branch and whatever preceded the next one. */
 		do
@@ -127,7 +134,6 @@ static int fifo_push(struct record_fifo *q, const struct decoded_record *r, uint
 		while (q->len && fifo_at(q, 0)->type != DECODED_BRANCH)
 			fifo_pop(q);
 	}
-	return 0;
 }
 
 static void print_warning(void *ctx, const char *line)
@@ -332,7 +338,7 @@ static int decode(int argc, char **argv)
 	struct trace_summary sum = { 0 };
 	bool *want = NULL;
 	struct record_fifo fifo = { 0 };
-	struct decoded_record r;
+	struct decoded_record rec;
 	struct decode_opts o;
 	struct exporter_options eo = { 0 };
 	struct exporter *e = NULL;
@@ -410,19 +416,27 @@ static int decode(int argc, char **argv)
 		status = 2;
 		goto out_close;
 	}
-	while ((ret = decoder__next(d, &r)) > 0) {
-		if (o.summary && trace_summary__add(&sum, &r))
+	for (;;) {
+		/* With --last, each record is decoded where the FIFO keeps it: no copy. */
+		struct decoded_record *r = o.last ? fifo_tail(&fifo) : &rec;
+
+		if (!r)
 			goto out_nomem;
-		if (want && !task_matches(e, &r, want))
+		ret = decoder__next(d, r);
+		if (ret <= 0)
+			break;
+		if (o.summary && trace_summary__add(&sum, r))
+			goto out_nomem;
+		if (want && !task_matches(e, r, want))
 			continue;
-		if (!cpl_matches(&r, o.cpl))
+		if (!cpl_matches(r, o.cpl))
 			continue;
 		if (o.last_set) {
-			if (o.last && fifo_push(&fifo, &r, o.last))
-				goto out_nomem;
+			if (o.last)
+				fifo_push(&fifo, o.last);
 			continue;
 		}
-		ret = exporter__record(e, &r);
+		ret = exporter__record(e, r);
 		if (ret)
 			goto out_write;
 	}
