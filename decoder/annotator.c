@@ -5,9 +5,11 @@
  * The address cache is direct-mapped: a multiply-shift hash of (address, scope) picks the one
  * entry an answer may sit in, and a new answer replaces the old. A trace whose addresses all
  * collide (the guest chooses them) gets no hits and costs what the symbolizer costs without a
- * cache, never more. Escaped text is kept per distinct name pointer (names are owned by the
- * symbol tables, which live as long as the symbolizer), in an open-addressing table that grows
- * with the names met: at most the names of the tables.
+ * cache, never more. Entries are small (32 bytes) so that the answers of a working set of
+ * tens of thousands of addresses stay in the processor's caches: names are kept apart, once
+ * per distinct name pointer (names are owned by the symbol tables, which live as long as the
+ * symbolizer), with their escaped text, in an array indexed by an open-addressing table that
+ * grow with the names met: at most the names of the tables.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -29,15 +31,30 @@ struct task_memo {
 	const struct procmap_task *task;
 };
 
-/* An answer of the address cache; @state 0: empty. */
+/*
+ * One answer of the address cache, 32 bytes: two to a cache line. @name and @file say what is
+ * known: NAME_UNKNOWN / FILE_UNKNOWN not looked up yet, NAME_NONE / FILE_NONE looked up and
+ * absent, NAME_FAR a symbol whose offset does not fit @offset (looked up again each time),
+ * else the index of its text plus NAME_TEXT / FILE_TEXT. An entry of another address or scope
+ * is replaced.
+ */
 struct addr_entry {
+	uint64_t addr;
 	uintptr_t scope;
-	unsigned int state;     /* ADDR_* bits */
-	struct annotator_addr info;
+	uint32_t name, file;
+	uint32_t offset;
+	int32_t line;
 };
 
-#define ADDR_SYMBOL (1u << 0)   /* info.name is known (maybe NULL) */
-#define ADDR_LINE (1u << 1)     /* info.file and info.line are known (maybe NULL) */
+_Static_assert(sizeof(struct addr_entry) == 32, "two entries to a cache line");
+
+#define NAME_UNKNOWN 0u
+#define NAME_NONE 1u
+#define NAME_FAR 2u
+#define NAME_TEXT 3u
+#define FILE_UNKNOWN 0u
+#define FILE_NONE 1u
+#define FILE_TEXT 2u
 
 /* A name and its text escaped for a terminal (@text == @raw when nothing needs escaping). */
 struct text {
@@ -54,10 +71,11 @@ struct annotator {
 	struct annotator_task *labels;  /* per task index, .task NULL until made */
 	size_t nr_labels;
 	struct addr_entry *addrs;       /* ANNOTATOR_ADDR_CACHE entries */
-	struct annotator_addr none;     /* the answer without a symbolizer */
-	struct text *texts;             /* open addressing on raw, 2^texts_bits slots */
-	unsigned int texts_bits;
-	size_t nr_texts;
+	struct annotator_addr result;   /* the last answer */
+	struct text *texts;             /* the distinct names met, in order */
+	size_t nr_texts, alloc_texts;
+	uint32_t *text_index;           /* open addressing on raw: 1 + index, 0 empty */
+	unsigned int index_bits;
 };
 
 struct annotator *annotator__new(const struct procmap *pm, const struct symbolizer *sz)
@@ -147,10 +165,12 @@ const struct annotator_task *annotator__labels(struct annotator *a, const struct
 	struct annotator_task *l;
 
 	/* Only the tasks of the map have a slot: its index says which. */
-	if (!a->pm || t->index >= a->nr_labels || procmap__task(a->pm, t->index) != t)
+	if (!a->pm || t->index >= a->nr_labels)
 		return NULL;
 	l = &a->labels[t->index];
-	if (!l->task && make_labels(t, l))
+	if (l->task == t)
+		return l;
+	if (l->task || procmap__task(a->pm, t->index) != t || make_labels(t, l))
 		return NULL;
 	return l;
 }
@@ -169,50 +189,57 @@ static bool plain_text(const char *s, size_t *len)
 
 static size_t text_slot(const struct annotator *a, const char *raw)
 {
-	return (size_t)(((uint64_t)(uintptr_t)raw * 0x9e3779b97f4a7c15ULL) >> (64 - a->texts_bits));
+	return (size_t)(((uint64_t)(uintptr_t)raw * 0x9e3779b97f4a7c15ULL) >> (64 - a->index_bits));
 }
 
-/* The texts table, twice as large (at most half full afterwards). Returns 0 or -ENOMEM. */
-static int grow_texts(struct annotator *a)
+/* The index of texts, twice as large (at most half full afterwards). Returns 0 or -ENOMEM. */
+static int grow_index(struct annotator *a)
 {
-	unsigned int bits = a->texts_bits ? a->texts_bits + 1 : 8;
-	struct text *old = a->texts, *t = calloc((size_t)1 << bits, sizeof(*t));
-	size_t old_n = a->texts_bits ? (size_t)1 << a->texts_bits : 0;
+	unsigned int bits = a->index_bits ? a->index_bits + 1 : 8;
+	uint32_t *ix = calloc((size_t)1 << bits, sizeof(*ix));
+	size_t mask = ((size_t)1 << bits) - 1, j;
 
-	if (!t)
+	if (!ix)
 		return -ENOMEM;
-	a->texts = t;
-	a->texts_bits = bits;
-	for (size_t i = 0; i < old_n; i++) {
-		size_t j;
-
-		if (!old[i].raw)
-			continue;
-		for (j = text_slot(a, old[i].raw); t[j].raw; j = (j + 1) & (((size_t)1 << bits) - 1))
+	free(a->text_index);
+	a->text_index = ix;
+	a->index_bits = bits;
+	for (size_t i = 0; i < a->nr_texts; i++) {
+		for (j = text_slot(a, a->texts[i].raw); ix[j]; j = (j + 1) & mask)
 			;
-		t[j] = old[i];
+		ix[j] = (uint32_t)i + 1;
 	}
-	free(old);
 	return 0;
 }
 
 /*
- * The text of @raw escaped for a terminal, made once per distinct pointer. Returns NULL when
- * out of memory.
+ * The index in a->texts of @raw escaped for a terminal, made once per distinct pointer.
+ * Returns -ENOMEM when out of memory.
  */
-static const struct text *escaped(struct annotator *a, const char *raw)
+static int64_t escaped(struct annotator *a, const char *raw)
 {
 	size_t mask, i, len;
 	struct text *t;
 
-	if (2 * (a->nr_texts + 1) > ((size_t)1 << a->texts_bits) || !a->texts_bits)
-		if (grow_texts(a))
-			return NULL;
-	mask = ((size_t)1 << a->texts_bits) - 1;
-	for (i = text_slot(a, raw); a->texts[i].raw; i = (i + 1) & mask)
-		if (a->texts[i].raw == raw)
-			return &a->texts[i];
-	t = &a->texts[i];
+	if (2 * (a->nr_texts + 1) > ((size_t)1 << a->index_bits) || !a->index_bits) {
+		/* Indexes are 32 bits: the names of the tables are far fewer. */
+		if (a->nr_texts >= UINT32_MAX / 4 || grow_index(a))
+			return -ENOMEM;
+	}
+	mask = ((size_t)1 << a->index_bits) - 1;
+	for (i = text_slot(a, raw); a->text_index[i]; i = (i + 1) & mask)
+		if (a->texts[a->text_index[i] - 1].raw == raw)
+			return a->text_index[i] - 1;
+	if (a->nr_texts == a->alloc_texts) {
+		size_t alloc = a->alloc_texts ? 2 * a->alloc_texts : 256;
+
+		t = realloc(a->texts, alloc * sizeof(*t));
+		if (!t)
+			return -ENOMEM;
+		a->texts = t;
+		a->alloc_texts = alloc;
+	}
+	t = &a->texts[a->nr_texts];
 	if (plain_text(raw, &len)) {
 		t->text = (char *)raw;
 		t->len = len;
@@ -221,12 +248,12 @@ static const struct text *escaped(struct annotator *a, const char *raw)
 		len = strlen(raw);
 		t->text = malloc(4 * len + 1);
 		if (!t->text)
-			return NULL;
+			return -ENOMEM;
 		t->len = escape__buf(t->text, 4 * len + 1, raw, len, 0);
 	}
 	t->raw = raw;
-	a->nr_texts++;
-	return t;
+	a->text_index[i] = (uint32_t)++a->nr_texts;
+	return (int64_t)a->nr_texts - 1;
 }
 
 static size_t addr_slot(uint64_t addr, uintptr_t scope)
@@ -236,57 +263,94 @@ static size_t addr_slot(uint64_t addr, uintptr_t scope)
 	return (size_t)(h >> (64 - __builtin_ctz(ANNOTATOR_ADDR_CACHE)));
 }
 
+static void set_name(struct annotator_addr *r, const struct text *x, uint64_t offset)
+{
+	r->name = x->raw;
+	r->name_text = x->text;
+	r->name_text_len = x->len;
+	r->offset = offset;
+}
+
+/*
+ * Looks the symbol of @addr up into @e; a symbol too far for @e goes into @r. Returns 0 or
+ * -ENOMEM.
+ */
+static int lookup_name(struct annotator *a, const struct procmap_task *t, uint64_t addr,
+		       struct addr_entry *e, struct annotator_addr *r)
+{
+	struct symbol_hit hit;
+	int64_t x;
+
+	if (symbolizer__lookup(a->sz, t, addr, &hit)) {
+		e->name = NAME_NONE;
+		return 0;
+	}
+	x = escaped(a, hit.name);
+	if (x < 0)
+		return -ENOMEM;
+	if (hit.offset > UINT32_MAX) {
+		e->name = NAME_FAR;
+		set_name(r, &a->texts[x], hit.offset);
+		return 0;
+	}
+	e->name = (uint32_t)x + NAME_TEXT;
+	e->offset = (uint32_t)hit.offset;
+	return 0;
+}
+
+/* Looks the source line of @addr up into @e. Returns 0 or -ENOMEM. */
+static int lookup_line(struct annotator *a, const struct procmap_task *t, uint64_t addr,
+		       struct addr_entry *e)
+{
+	const char *file;
+	int64_t x;
+	int line;
+
+	if (symbolizer__line(a->sz, t, addr, &file, &line)) {
+		e->file = FILE_NONE;
+		return 0;
+	}
+	x = escaped(a, file);
+	if (x < 0)
+		return -ENOMEM;
+	e->file = (uint32_t)x + FILE_TEXT;
+	e->line = line;
+	return 0;
+}
+
 const struct annotator_addr *annotator__addr(struct annotator *a, const struct procmap_task *t,
 					     uint64_t addr, bool lines)
 {
-	uintptr_t scope;
+	struct annotator_addr *r = &a->result;
 	struct addr_entry *e;
 	const struct text *x;
-	struct symbol_hit hit;
-	const char *file;
-	int line;
+	uintptr_t scope;
 
-	if (!a->sz) {
-		a->none = (struct annotator_addr){ .addr = addr };
-		return &a->none;
-	}
+	*r = (struct annotator_addr){ .addr = addr };
+	if (!a->sz)
+		return r;
 	scope = symbolizer__scope(a->sz, t, addr);
 	e = &a->addrs[addr_slot(addr, scope)];
-	if (!e->state || e->info.addr != addr || e->scope != scope) {
-		e->state = 0;
-		memset(&e->info, 0, sizeof(e->info));
-		e->info.addr = addr;
-		e->scope = scope;
+	if (e->addr != addr || e->scope != scope)
+		*e = (struct addr_entry){ .addr = addr, .scope = scope };
+	if ((e->name == NAME_UNKNOWN || e->name == NAME_FAR) && lookup_name(a, t, addr, e, r))
+		goto err_nomem;
+	if (lines && e->file == FILE_UNKNOWN && lookup_line(a, t, addr, e))
+		goto err_nomem;
+	if (e->name >= NAME_TEXT)
+		set_name(r, &a->texts[e->name - NAME_TEXT], e->offset);
+	if (lines && e->file >= FILE_TEXT) {
+		x = &a->texts[e->file - FILE_TEXT];
+		r->file = x->raw;
+		r->file_text = x->text;
+		r->file_text_len = x->len;
+		r->line = e->line;
 	}
-	if (!(e->state & ADDR_SYMBOL)) {
-		if (!symbolizer__lookup(a->sz, t, addr, &hit)) {
-			x = escaped(a, hit.name);
-			if (!x) {
-				e->state = 0;
-				return NULL;
-			}
-			e->info.name = hit.name;
-			e->info.name_text = x->text;
-			e->info.name_text_len = x->len;
-			e->info.offset = hit.offset;
-		}
-		e->state |= ADDR_SYMBOL;
-	}
-	if (lines && !(e->state & ADDR_LINE)) {
-		if (!symbolizer__line(a->sz, t, addr, &file, &line)) {
-			x = escaped(a, file);
-			if (!x) {
-				e->state = 0;
-				return NULL;
-			}
-			e->info.file = file;
-			e->info.file_text = x->text;
-			e->info.file_text_len = x->len;
-			e->info.line = line;
-		}
-		e->state |= ADDR_LINE;
-	}
-	return &e->info;
+	return r;
+
+err_nomem:
+	*e = (struct addr_entry){ 0 };
+	return NULL;
 }
 
 bool annotator__has_symbols(const struct annotator *a)
@@ -303,12 +367,11 @@ void annotator__free(struct annotator *a)
 		free((char *)a->labels[i].json);
 	}
 	free(a->labels);
-	if (a->texts_bits) {
-		for (size_t i = 0; i < (size_t)1 << a->texts_bits; i++)
-			if (a->texts[i].raw && a->texts[i].text != a->texts[i].raw)
-				free(a->texts[i].text);
-	}
+	for (size_t i = 0; i < a->nr_texts; i++)
+		if (a->texts[i].text != a->texts[i].raw)
+			free(a->texts[i].text);
 	free(a->texts);
+	free(a->text_index);
 	free(a->addrs);
 	free(a);
 }

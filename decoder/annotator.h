@@ -23,7 +23,7 @@
 #include "symbolizer.h"
 
 /* Entries of the address cache: a power of two. */
-#define ANNOTATOR_ADDR_CACHE (1u << 16)
+#define ANNOTATOR_ADDR_CACHE (1u << 17)
 /* Escaped bytes of a task name in a text label, at most; the pid follows. */
 #define ANNOTATOR_NAME_TEXT_MAX 48
 

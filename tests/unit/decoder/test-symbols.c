@@ -474,7 +474,7 @@ START_TEST(test_annotator_reference)
 	for (unsigned int i = 0; i < 400000; i++) {
 		/* Mostly near the text, where repeats hit the cache. */
 		uint64_t r = (rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17);
-		uint64_t addr = text - span / 4 + (i % 4 ? r % 0x2000 : r % span);
+		uint64_t addr = i % 4 ? text - 0x100 + r % 0x2000 : text - span / 4 + r % span;
 		bool lines = r >> 63;
 		const struct annotator_addr *got = annotator__addr(a, NULL, addr, lines);
 		struct symbol_hit hit;
