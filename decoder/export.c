@@ -22,12 +22,20 @@
 #define TEXT_TASK_WIDTH 16
 #define TEXT_TYPE_WIDTH 12
 
+/* A name and its length. */
+struct name {
+	const char *s;
+	size_t len;
+};
+
 struct exporter {
 	struct exporter_options o;
 	struct annotator *annotator;
 	struct out_buf ob;
 	bool symbols;           /* text: addresses are symbolized */
 	int err;                /* -ENOMEM met while annotating */
+	struct name types[DECODED_TYPE_MAX];    /* decoded_type__name() */
+	struct name kinds[VBTS_BR_MAX];         /* branch_kind__name(), s NULL when none */
 };
 
 struct exporter *exporter__new(const struct exporter_options *o)
@@ -45,6 +53,14 @@ struct exporter *exporter__new(const struct exporter_options *o)
 	if (!e->annotator)
 		goto err_free;
 	e->symbols = o->format == EXPORT_TEXT && annotator__has_symbols(e->annotator);
+	for (unsigned int i = 0; i < DECODED_TYPE_MAX; i++) {
+		e->types[i].s = decoded_type__name((enum decoded_type)i);
+		e->types[i].len = strlen(e->types[i].s);
+	}
+	for (unsigned int i = 0; i < VBTS_BR_MAX; i++) {
+		e->kinds[i].s = branch_kind__name(i);
+		e->kinds[i].len = e->kinds[i].s ? strlen(e->kinds[i].s) : 0;
+	}
 	return e;
 
 err_free:
@@ -90,6 +106,20 @@ static char *put_str(char *p, const char *s)
 	return out_buf__fmt_str(p, s, strlen(s));
 }
 
+/* The name of a record's type (every decoded type has one). */
+static const struct name *type_name(const struct exporter *e, enum decoded_type type)
+{
+	static const struct name unknown = { "?", 1 };
+
+	return (unsigned int)type < DECODED_TYPE_MAX ? &e->types[type] : &unknown;
+}
+
+/* The name of a branch kind, or NULL when the kind has none. */
+static const struct name *kind_name(const struct exporter *e, unsigned int kind)
+{
+	return kind < VBTS_BR_MAX && e->kinds[kind].s ? &e->kinds[kind] : NULL;
+}
+
 /* ---- jsonl -------------------------------------------------------------------------------- */
 
 /* An address member; an unknown address (an orphan gap half) is left out. */
@@ -127,10 +157,10 @@ static void json_task(struct exporter *e, const struct decoded_record *r)
 static void jsonl_record(struct exporter *e, const struct decoded_record *r)
 {
 	char *p = out_buf__reserve(&e->ob, JSONL_RECORD_MAX);
-	const char *kind;
+	const struct name *type = type_name(e, r->type), *kind;
 
 	p = PUT(p, "{\"type\":\"");
-	p = put_str(p, decoded_type__name(r->type));
+	p = out_buf__fmt_str(p, type->s, type->len);
 	p = PUT(p, "\",\"vcpu\":");
 	p = out_buf__fmt_u64(p, r->vcpu);
 	p = PUT(p, ",\"seq\":");
@@ -143,10 +173,10 @@ static void jsonl_record(struct exporter *e, const struct decoded_record *r)
 			p = PUT(p, ",\"cpl\":");
 			p = out_buf__fmt_u64(p, r->cpl);
 		}
-		kind = branch_kind__name(r->kind);
+		kind = kind_name(e, r->kind);
 		if (kind) {
 			p = PUT(p, ",\"kind\":\"");
-			p = put_str(p, kind);
+			p = out_buf__fmt_str(p, kind->s, kind->len);
 			*p++ = '"';
 		}
 		if (r->vector_valid) {
@@ -252,48 +282,74 @@ static char *text_task(struct exporter *e, char *p, const struct procmap_task *t
 static void text_addr(struct exporter *e, const struct procmap_task *task, uint64_t addr,
 		      bool valid)
 {
+	/* "0x" addr " " name "+0x" offset " (" file ":" line ")" without the two texts. */
+	const size_t fixed = 2 + 16 + 1 + 3 + 16 + 2 + 1 + OUT_BUF_NUMBER_MAX + 1;
 	const struct annotator_addr *a;
-	char *p = out_buf__reserve(&e->ob, 2 + OUT_BUF_NUMBER_MAX);
+	bool line;
+	char *p;
 
 	if (!valid) {
-		*p++ = '?';
-		out_buf__commit(&e->ob, p);
+		out_buf__putc(&e->ob, '?');
 		return;
 	}
-	p = PUT(p, "0x");
-	out_buf__commit(&e->ob, out_buf__fmt_hex(p, addr));
-	if (!e->symbols)
+	if (!e->symbols) {
+		out_buf__hex(&e->ob, addr);
 		return;
+	}
 	a = annotator__addr(e->annotator, task, addr, e->o.lines);
 	if (!a) {
 		e->err = -ENOMEM;
 		return;
 	}
-	if (!a->name) {
-		out_buf__write(&e->ob, " [unknown]", 10);
-	} else {
-		out_buf__putc(&e->ob, ' ');
-		out_buf__write(&e->ob, a->name_text, a->name_text_len);
-		p = out_buf__reserve(&e->ob, 3 + OUT_BUF_NUMBER_MAX);
-		p = PUT(p, "+0x");
-		out_buf__commit(&e->ob, out_buf__fmt_hex(p, a->offset));
+	line = e->o.lines && a->file;
+	if (a->name_text_len + (line ? a->file_text_len : 0) > OUT_BUF_RESERVE_MAX - fixed) {
+		/* Names too long for one reservation: piece by piece. */
+		out_buf__hex(&e->ob, addr);
+		if (!a->name) {
+			out_buf__write(&e->ob, " [unknown]", 10);
+		} else {
+			out_buf__putc(&e->ob, ' ');
+			out_buf__write(&e->ob, a->name_text, a->name_text_len);
+			out_buf__write(&e->ob, "+", 1);
+			out_buf__hex(&e->ob, a->offset);
+		}
+		if (line) {
+			out_buf__write(&e->ob, " (", 2);
+			out_buf__write(&e->ob, a->file_text, a->file_text_len);
+			out_buf__putc(&e->ob, ':');
+			p = out_buf__reserve(&e->ob, OUT_BUF_NUMBER_MAX + 1);
+			p = out_buf__fmt_i64(p, a->line);
+			*p++ = ')';
+			out_buf__commit(&e->ob, p);
+		}
+		return;
 	}
-	if (e->o.lines && a->file) {
-		out_buf__write(&e->ob, " (", 2);
-		out_buf__write(&e->ob, a->file_text, a->file_text_len);
-		p = out_buf__reserve(&e->ob, 3 + OUT_BUF_NUMBER_MAX);
+	p = out_buf__reserve(&e->ob, OUT_BUF_RESERVE_MAX);
+	p = PUT(p, "0x");
+	p = out_buf__fmt_hex(p, addr);
+	if (!a->name) {
+		p = PUT(p, " [unknown]");
+	} else {
+		*p++ = ' ';
+		p = out_buf__fmt_str(p, a->name_text, a->name_text_len);
+		p = PUT(p, "+0x");
+		p = out_buf__fmt_hex(p, a->offset);
+	}
+	if (line) {
+		p = PUT(p, " (");
+		p = out_buf__fmt_str(p, a->file_text, a->file_text_len);
 		*p++ = ':';
 		p = out_buf__fmt_i64(p, a->line);
 		*p++ = ')';
-		out_buf__commit(&e->ob, p);
 	}
+	out_buf__commit(&e->ob, p);
 }
 
 static void text_record(struct exporter *e, const struct decoded_record *r)
 {
 	const struct procmap_task *t = annotator__task(e->annotator, r);
 	char *p = out_buf__reserve(&e->ob, TEXT_RECORD_MAX);
-	const char *kind, *name;
+	const struct name *kind, *type;
 
 	p = PUT(p, "  vcpu");
 	p = out_buf__fmt_u64(p, r->vcpu);
@@ -308,10 +364,10 @@ static void text_record(struct exporter *e, const struct decoded_record *r)
 		out_buf__write(&e->ob, "  =>  ", 6);
 		text_addr(e, t, r->to, true);
 		p = out_buf__reserve(&e->ob, TEXT_RECORD_MAX);
-		kind = branch_kind__name(r->kind);
+		kind = kind_name(e, r->kind);
 		if (kind) {
 			p = PUT(p, "  (");
-			p = put_str(p, kind);
+			p = out_buf__fmt_str(p, kind->s, kind->len);
 			if (r->vector_valid) {
 				*p++ = ' ';
 				p = out_buf__fmt_u64(p, r->vector);
@@ -326,9 +382,9 @@ static void text_record(struct exporter *e, const struct decoded_record *r)
 	p = PUT(p, " ---- ");
 	p = text_task(e, p, t, r);
 	*p++ = ' ';
-	name = decoded_type__name(r->type);
-	p = put_str(p, name);
-	p = pad(p, strlen(name), TEXT_TYPE_WIDTH);
+	type = type_name(e, r->type);
+	p = out_buf__fmt_str(p, type->s, type->len);
+	p = pad(p, type->len, TEXT_TYPE_WIDTH);
 	switch (r->type) {
 	case DECODED_TASK_ARRIVE:
 	case DECODED_TASK_DEPART:

@@ -58,10 +58,27 @@ void out_buf__write(struct out_buf *ob, const void *p, size_t n)
 		ob->err = -EIO;
 }
 
+/* The number of decimal digits of @v, 1 to 20. */
+static unsigned int decimal_digits(uint64_t v)
+{
+	static const uint64_t pow10[20] = {
+		1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL, 10000000ULL,
+		100000000ULL, 1000000000ULL, 10000000000ULL, 100000000000ULL, 1000000000000ULL,
+		10000000000000ULL, 100000000000000ULL, 1000000000000000ULL,
+		10000000000000000ULL, 100000000000000000ULL, 1000000000000000000ULL,
+		10000000000000000000ULL,
+	};
+	/* log10(2) ~ 1233 / 4096: t is the digits of v, or one more, less one (t <= 19). */
+	unsigned int bits = 64 - (unsigned int)__builtin_clzll(v | 1);
+	unsigned int t = (bits * 1233) >> 12;
+
+	return t + 1 - ((v | 1) < pow10[t]);
+}
+
 char *out_buf__fmt_u64(char *p, uint64_t v)
 {
-	char tmp[OUT_BUF_NUMBER_MAX], *q = tmp + sizeof(tmp);
-	size_t n;
+	unsigned int n = decimal_digits(v);
+	char *q = p + n;
 
 	while (v >= 100) {
 		unsigned int d = (unsigned int)(v % 100);
@@ -70,14 +87,10 @@ char *out_buf__fmt_u64(char *p, uint64_t v)
 		q -= 2;
 		memcpy(q, two_digits + 2 * d, 2);
 	}
-	if (v >= 10) {
-		q -= 2;
-		memcpy(q, two_digits + 2 * v, 2);
-	} else {
-		*--q = (char)('0' + v);
-	}
-	n = (size_t)(tmp + sizeof(tmp) - q);
-	memcpy(p, q, n);
+	if (v >= 10)
+		memcpy(q - 2, two_digits + 2 * v, 2);
+	else
+		q[-1] = (char)('0' + v);
 	return p + n;
 }
 

@@ -183,7 +183,26 @@ static inline char *out_buf__fmt_hex(char *p, uint64_t v)
  */
 static inline char *out_buf__fmt_str(char *p, const char *s, size_t n)
 {
-	memcpy(p, s, n);
+	uint64_t a, b;
+	uint32_t c, d;
+
+	/* Short strings, the common case, without a call: two overlapping loads and stores. */
+	if (n >= 8 && n <= 16) {
+		memcpy(&a, s, 8);
+		memcpy(&b, s + n - 8, 8);
+		memcpy(p, &a, 8);
+		memcpy(p + n - 8, &b, 8);
+	} else if (n >= 4 && n < 8) {
+		memcpy(&c, s, 4);
+		memcpy(&d, s + n - 4, 4);
+		memcpy(p, &c, 4);
+		memcpy(p + n - 4, &d, 4);
+	} else if (n < 4) {
+		for (size_t i = 0; i < n; i++)
+			p[i] = s[i];
+	} else {
+		memcpy(p, s, n);
+	}
 	return p + n;
 }
 

@@ -452,6 +452,51 @@ START_TEST(test_symbols_compressed_dwarf)
 END_TEST
 
 /*
+ * A symbol name longer than one reservation of the output buffer is written whole, in text
+ * (jsonl carries no symbols), and an address no symbol covers stays [unknown] beside it.
+ */
+START_TEST(test_long_symbol_name)
+{
+	struct symbolizer *sz = symbolizer__new();
+	struct symbols *image = symbols__load(SYMLONG);
+	struct exporter_options eo = { .format = EXPORT_TEXT };
+	struct decoded_record r = {
+		.type = DECODED_BRANCH, .vcpu = 1, .seq = 7, .from = 0x3, .to = 0x40,
+		.from_valid = true, .to_valid = true,
+	};
+	char name[8192 + 16], *want, *buf = NULL;
+	struct exporter *e;
+	size_t len = 0;
+
+	ck_assert(sz && image);
+	strcpy(name, "long_symbol");
+	for (int i = 0; i < 1024; i++)
+		strcat(name, "_abcdefg");
+	symbolizer__set_image(sz, image);
+	eo.symbolizer = sz;
+	eo.out = open_memstream(&buf, &len);
+	ck_assert_ptr_nonnull(eo.out);
+	e = exporter__new(&eo);
+	ck_assert_ptr_nonnull(e);
+	ck_assert_int_eq(exporter__record(e, &r), 0);
+	r.from = 0x40;
+	r.to = 0xf;
+	ck_assert_int_eq(exporter__record(e, &r), 0);
+	ck_assert_int_eq(exporter__flush(e), 0);
+	exporter__free(e);
+	fclose(eo.out);
+	ck_assert_int_ge(asprintf(&want,
+				  "  vcpu1 cpl? -                0x3 %s+0x3  =>  0x40 [unknown]\n"
+				  "  vcpu1 cpl? -                0x40 [unknown]  =>  0xf %s+0xf\n",
+				  name, name), 0);
+	ck_assert_msg(!strcmp(buf, want), "got %zu bytes, not %zu", strlen(buf), strlen(want));
+	free(want);
+	free(buf);
+	symbolizer__free(sz);
+}
+END_TEST
+
+/*
  * The annotator's memoized answers are the symbolizer's: random addresses around the text of a
  * real image (twice as many as the cache holds, so that answers are replaced), with and
  * without source lines, the lines asked for after the symbol was cached and before.
@@ -522,6 +567,7 @@ Suite *symbols_suite(void)
 			    (int)(sizeof(corruptions) / sizeof(corruptions[0])));
 	tcase_add_test(tc, test_symbols_compressed_dwarf);
 	tcase_add_test(tc, test_annotator_reference);
+	tcase_add_test(tc, test_long_symbol_name);
 	suite_add_tcase(s, tc);
 	return s;
 }
