@@ -318,6 +318,12 @@ static int lookup_line(struct annotator *a, const struct procmap_task *t, uint64
 	return 0;
 }
 
+void annotator__prefetch(const struct annotator *a, const struct procmap_task *t, uint64_t addr)
+{
+	if (a->sz)
+		__builtin_prefetch(&a->addrs[addr_slot(addr, symbolizer__scope(a->sz, t, addr))]);
+}
+
 const struct annotator_addr *annotator__addr(struct annotator *a, const struct procmap_task *t,
 					     uint64_t addr, bool lines)
 {

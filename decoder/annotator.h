@@ -115,6 +115,15 @@ const struct annotator_addr *annotator__addr(struct annotator *a, const struct p
 					     uint64_t addr, bool lines);
 
 /**
+ * annotator__prefetch() - start loading what annotator__addr() will read for an address, so
+ * that the answers of the addresses of one record are fetched from memory together.
+ * @a:    annotator
+ * @t:    the task the address belongs to, or NULL
+ * @addr: guest address
+ */
+void annotator__prefetch(const struct annotator *a, const struct procmap_task *t, uint64_t addr);
+
+/**
  * annotator__has_symbols() - whether addresses can have symbols: a symbolizer with a source
  * of symbols (symbolizer__has_tables()); text output marks unnamed addresses only then.
  * @a: annotator

@@ -354,6 +354,10 @@ static void text_record(struct exporter *e, const struct decoded_record *r)
 	p = PUT(p, "  vcpu");
 	p = out_buf__fmt_u64(p, r->vcpu);
 	if (r->type == DECODED_BRANCH) {
+		if (e->symbols) {
+			annotator__prefetch(e->annotator, t, r->from);
+			annotator__prefetch(e->annotator, t, r->to);
+		}
 		p = PUT(p, " cpl");
 		*p++ = r->cpl_valid ? (char)('0' + r->cpl) : '?';
 		*p++ = ' ';
