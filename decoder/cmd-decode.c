@@ -9,10 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "commands.h"
 #include "escape.h"
 #include "export.h"
+#include "progress.h"
 #include "trace-dir.h"
 
 static const char decode_usage[] =
@@ -51,6 +53,9 @@ static const char decode_usage[] =
 	"  --system-map FILE    the guest kernel's System.map instead of the one vm.json names\n"
 	"  --kaslr-slide N      the guest kernel's KASLR slide in bytes (decimal, or hex with\n"
 	"                       0x; may be negative) instead of vm.json's kaslr_slide\n"
+	"  --quiet              no progress line: without it, a decode that lasts more than\n"
+	"                       a second shows one on stderr when stderr is a terminal and\n"
+	"                       stdout is not\n"
 	"  -h, --help           this text\n"
 	"\n"
 	"Exit status: 0 success, 2 bad arguments or a missing or invalid trace directory\n"
@@ -76,6 +81,7 @@ struct decode_opts {
 	uint64_t last;
 	bool summary;
 	bool lines;
+	bool quiet;
 };
 
 /*
@@ -176,7 +182,7 @@ static void free_opts(struct decode_opts *o)
 static int parse_args(int argc, char **argv, struct decode_opts *o)
 {
 	enum { OPT_FORMAT = 256, OPT_VCPU, OPT_LAST, OPT_TASK, OPT_SUMMARY, OPT_IMAGE, OPT_LINES,
-	       OPT_CRASHED, OPT_CPL, OPT_SYMBOLS, OPT_SYSTEM_MAP, OPT_KASLR_SLIDE };
+	       OPT_CRASHED, OPT_CPL, OPT_SYMBOLS, OPT_SYSTEM_MAP, OPT_KASLR_SLIDE, OPT_QUIET };
 	static const struct option longopts[] = {
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "vcpu", required_argument, NULL, OPT_VCPU },
@@ -190,6 +196,7 @@ static int parse_args(int argc, char **argv, struct decode_opts *o)
 		{ "symbols", required_argument, NULL, OPT_SYMBOLS },
 		{ "system-map", required_argument, NULL, OPT_SYSTEM_MAP },
 		{ "kaslr-slide", required_argument, NULL, OPT_KASLR_SLIDE },
+		{ "quiet", no_argument, NULL, OPT_QUIET },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -262,6 +269,9 @@ static int parse_args(int argc, char **argv, struct decode_opts *o)
 		case OPT_LINES:
 			o->lines = true;
 			break;
+		case OPT_QUIET:
+			o->quiet = true;
+			break;
 		case OPT_CRASHED:
 			o->crashed = true;
 			break;
@@ -298,6 +308,22 @@ static int parse_args(int argc, char **argv, struct decode_opts *o)
 	}
 	o->dir = argv[optind];
 	return 0;
+}
+
+/* The records in the windows of the rings of @vcpu (-1: all), for the progress line. */
+static uint64_t trace_records(const struct trace_dir *t, int vcpu)
+{
+	uint64_t total = 0, first, end;
+
+	for (unsigned int i = 0; i < trace_dir__nr_vcpus(t); i++) {
+		struct ring_reader *r = trace_dir__ring(t, i);
+
+		if (vcpu >= 0 && ring_reader__header(r)->vcpu_id != (uint32_t)vcpu)
+			continue;
+		ring_reader__window(r, &first, &end);
+		total += end - first;
+	}
+	return total;
 }
 
 /* Does the record pass the --cpl filter? Branches of unknown CPL do not. */
@@ -338,7 +364,9 @@ static int decode(int argc, char **argv)
 	struct trace_summary sum = { 0 };
 	bool *want = NULL;
 	struct record_fifo fifo = { 0 };
+	struct progress pg = { .next = UINT64_MAX };
 	struct decoded_record rec;
+	uint64_t decoded = 0;
 	struct decode_opts o;
 	struct exporter_options eo = { 0 };
 	struct exporter *e = NULL;
@@ -416,6 +444,9 @@ static int decode(int argc, char **argv)
 		status = 2;
 		goto out_close;
 	}
+	/* Records go to stdout: a progress line there too would break them. */
+	progress__init(&pg, STDERR_FILENO, "vbts decode", "records", trace_records(t, o.vcpu),
+		       o.quiet || isatty(STDOUT_FILENO), PROGRESS_DELAY_MS);
 	for (;;) {
 		/* With --last, each record is decoded where the FIFO keeps it: no copy. */
 		struct decoded_record *r = o.last ? fifo_tail(&fifo) : &rec;
@@ -425,6 +456,7 @@ static int decode(int argc, char **argv)
 		ret = decoder__next(d, r);
 		if (ret <= 0)
 			break;
+		progress__update(&pg, ++decoded);
 		if (o.summary && trace_summary__add(&sum, r))
 			goto out_nomem;
 		if (want && !task_matches(e, r, want))
@@ -440,6 +472,7 @@ static int decode(int argc, char **argv)
 		if (ret)
 			goto out_write;
 	}
+	progress__end(&pg);
 	if (ret < 0) {
 		fprintf(stderr, "vbts decode: %s: a ring file changed under the reader: %s\n",
 			o.dir, strerror(-ret));
@@ -469,12 +502,14 @@ static int decode(int argc, char **argv)
 	goto out_free;
 
 out_write:
+	progress__end(&pg);
 	if (ret == -ENOMEM)
 		goto out_nomem;
 	fprintf(stderr, "vbts decode: write error: %s\n", strerror(errno));
 	status = 1;
 	goto out_free;
 out_nomem:
+	progress__end(&pg);
 	fprintf(stderr, "vbts decode: out of memory\n");
 	status = 1;
 out_free:
