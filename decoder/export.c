@@ -133,7 +133,8 @@ static char *json_addr(char *p, const char *key_quoted, size_t key_len, uint64_t
 	return p;
 }
 
-#define JSON_ADDR(p, key, v, valid) json_addr((p), ",\"" key "\":\"0x", sizeof(key) + 6, (v), (valid))
+#define JSON_ADDR(p, key, v, valid) \
+	json_addr((p), ",\"" key "\":\"0x", sizeof(key) + 6, (v), (valid))
 
 /* "task", and for a Linux task "pid" and "tgid"; nothing for an unknown task. */
 static void json_task(struct exporter *e, const struct decoded_record *r)
@@ -632,7 +633,9 @@ int exporter__summary(struct exporter *e, const struct trace_summary *s)
 				.time_valid = s->first_time[i] != UINT64_MAX,
 			};
 			const struct procmap_task *t = exporter__task(e, &r);
-			const struct annotator_task *l = t ? annotator__labels(e->annotator, t) : NULL;
+			const struct annotator_task *l;
+
+			l = t ? annotator__labels(e->annotator, t) : NULL;
 
 			if (t && !l)
 				return -ENOMEM;

@@ -66,11 +66,12 @@ void progress__show(struct progress *p, uint64_t count)
 		return;
 	if (p->total) {
 		/* The count may pass the total (items the records make): 99% until the end. */
-		uint64_t pct = count >= p->total ? 99 : count / (p->total / 100 ? p->total / 100 : 1);
+		uint64_t hundredth = p->total / 100 ? p->total / 100 : 1;
+		uint64_t pct = count / hundredth > 99 ? 99 : count / hundredth;
 
 		n = snprintf(line, sizeof(line),
-			     LINE_START "%s: %" PRIu64 "%% (%" PRIu64 " of %" PRIu64 " %s)" ERASE_TO_END,
-			     p->what, pct > 99 ? 99 : pct, count, p->total, p->unit);
+			     LINE_START "%s: %" PRIu64 "%% (%" PRIu64 " of %" PRIu64 " %s)"
+			     ERASE_TO_END, p->what, pct, count, p->total, p->unit);
 	} else {
 		n = snprintf(line, sizeof(line), LINE_START "%s: %" PRIu64 " %s" ERASE_TO_END,
 			     p->what, count, p->unit);

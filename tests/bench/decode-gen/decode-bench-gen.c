@@ -317,8 +317,8 @@ static int sum_rings(const char *dir)
 		if (fd < 0)
 			break;
 		if (read(fd, &h, sizeof(h)) != (ssize_t)sizeof(h) || h.committed > h.capacity) {
-			fprintf(stderr, "decode-bench-gen: %s: not a closed ring that never wrapped\n",
-				path);
+			fprintf(stderr,
+				"decode-bench-gen: %s: not a closed ring that never wrapped\n", path);
 			close(fd);
 			return 1;
 		}

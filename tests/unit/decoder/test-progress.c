@@ -69,12 +69,14 @@ START_TEST(test_progress_terminal)
 	progress__update(&p, PROGRESS_STEP - 1);
 	progress__end(&p);
 	progress__end(&p);
-	ck_assert_str_eq(drain(master, slave), "\rvbts decode: 0% (0 of 1000 records)\033[K\r\033[K");
+	ck_assert_str_eq(drain(master, slave),
+			 "\rvbts decode: 0% (0 of 1000 records)\033[K\r\033[K");
 	/* Past the total (items the records made): 99% until the end. */
 	progress__init(&p, slave, "vbts decode", "records", 1000, false, 0);
 	progress__update(&p, 5000);
 	progress__end(&p);
-	ck_assert_str_eq(drain(master, slave), "\rvbts decode: 99% (5000 of 1000 records)\033[K\r\033[K");
+	ck_assert_str_eq(drain(master, slave),
+			 "\rvbts decode: 99% (5000 of 1000 records)\033[K\r\033[K");
 	/* An unknown total: the count alone. */
 	progress__init(&p, slave, "vbts decode", "records", 0, false, 0);
 	progress__update(&p, 7);

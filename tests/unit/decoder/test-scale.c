@@ -539,8 +539,8 @@ START_TEST(test_decode_memory)
 	growth = decode_growth_kib(dir, cases[_i]);
 	remove_trace(dir);
 	ck_assert_msg(growth < MEMORY_GROWTH_MAX_KIB,
-		      "decode %s %s of %u records: resident set grew by %" PRIu64 " KiB", cases[_i][0],
-		      cases[_i][1] ? cases[_i][1] : "", MEMORY_RECORDS, growth);
+		      "decode %s %s of %u records: resident set grew by %" PRIu64 " KiB",
+		      cases[_i][0], cases[_i][1] ? cases[_i][1] : "", MEMORY_RECORDS, growth);
 }
 END_TEST
 
