@@ -71,6 +71,9 @@ struct annotator {
 	struct annotator_task *labels;  /* per task index, .task NULL until made */
 	size_t nr_labels;
 	struct addr_entry *addrs;       /* ANNOTATOR_ADDR_CACHE entries */
+	const struct procmap_task *scope_task;  /* the task of user_scope */
+	uintptr_t user_scope;           /* its scope for user addresses */
+	bool scope_valid;
 	struct annotator_addr result;   /* the last answer */
 	struct text *texts;             /* the distinct names met, in order */
 	size_t nr_texts, alloc_texts;
@@ -256,6 +259,19 @@ static int64_t escaped(struct annotator *a, const char *raw)
 	return (int64_t)a->nr_texts - 1;
 }
 
+/* symbolizer__scope(), with the scope of the last task's user addresses remembered. */
+static uintptr_t scope_of(struct annotator *a, const struct procmap_task *t, uint64_t addr)
+{
+	if (addr >= SYMBOLIZER_USER_END)
+		return symbolizer__scope(a->sz, t, addr);
+	if (!a->scope_valid || a->scope_task != t) {
+		a->user_scope = symbolizer__scope(a->sz, t, addr);
+		a->scope_task = t;
+		a->scope_valid = true;
+	}
+	return a->user_scope;
+}
+
 static size_t addr_slot(uint64_t addr, uintptr_t scope)
 {
 	uint64_t h = (addr ^ ((uint64_t)scope * 0xff51afd7ed558ccdULL)) * 0x9e3779b97f4a7c15ULL;
@@ -318,10 +334,10 @@ static int lookup_line(struct annotator *a, const struct procmap_task *t, uint64
 	return 0;
 }
 
-void annotator__prefetch(const struct annotator *a, const struct procmap_task *t, uint64_t addr)
+void annotator__prefetch(struct annotator *a, const struct procmap_task *t, uint64_t addr)
 {
 	if (a->sz)
-		__builtin_prefetch(&a->addrs[addr_slot(addr, symbolizer__scope(a->sz, t, addr))]);
+		__builtin_prefetch(&a->addrs[addr_slot(addr, scope_of(a, t, addr))]);
 }
 
 const struct annotator_addr *annotator__addr(struct annotator *a, const struct procmap_task *t,
@@ -335,7 +351,7 @@ const struct annotator_addr *annotator__addr(struct annotator *a, const struct p
 	*r = (struct annotator_addr){ .addr = addr };
 	if (!a->sz)
 		return r;
-	scope = symbolizer__scope(a->sz, t, addr);
+	scope = scope_of(a, t, addr);
 	e = &a->addrs[addr_slot(addr, scope)];
 	if (e->addr != addr || e->scope != scope)
 		*e = (struct addr_entry){ .addr = addr, .scope = scope };

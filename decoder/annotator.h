@@ -121,7 +121,7 @@ const struct annotator_addr *annotator__addr(struct annotator *a, const struct p
  * @t:    the task the address belongs to, or NULL
  * @addr: guest address
  */
-void annotator__prefetch(const struct annotator *a, const struct procmap_task *t, uint64_t addr);
+void annotator__prefetch(struct annotator *a, const struct procmap_task *t, uint64_t addr);
 
 /**
  * annotator__has_symbols() - whether addresses can have symbols: a symbolizer with a source

@@ -114,7 +114,8 @@ int symbolizer__lookup(const struct symbolizer *sz, const struct procmap_task *t
  *
  * For two tasks and one address, equal scopes mean equal answers of symbolizer__lookup() and
  * symbolizer__line(). The scope is 0 when the task does not matter (a kernel address, a task
- * without a file of its own); never 0 when it does. O(1).
+ * without a file of its own); never 0 when it does. It is the same for every address below
+ * SYMBOLIZER_USER_END (the task's file). O(1).
  *
  * Return: the scope.
  */
