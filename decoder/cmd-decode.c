@@ -9,10 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "commands.h"
 #include "escape.h"
 #include "export.h"
+#include "progress.h"
 #include "trace-dir.h"
 
 static const char decode_usage[] =
@@ -51,6 +53,9 @@ static const char decode_usage[] =
 	"  --system-map FILE    the guest kernel's System.map instead of the one vm.json names\n"
 	"  --kaslr-slide N      the guest kernel's KASLR slide in bytes (decimal, or hex with\n"
 	"                       0x; may be negative) instead of vm.json's kaslr_slide\n"
+	"  --quiet              no progress line: without it, a decode that lasts more than\n"
+	"                       a second shows one on stderr when stderr is a terminal and\n"
+	"                       stdout is not\n"
 	"  -h, --help           this text\n"
 	"\n"
 	"Exit status: 0 success, 2 bad arguments or a missing or invalid trace directory\n"
@@ -76,11 +81,13 @@ struct decode_opts {
 	uint64_t last;
 	bool summary;
 	bool lines;
+	bool quiet;
 };
 
 /*
  * The records of --last N: a FIFO that holds the N newest branch records and the records
- * among and after them, so memory stays bounded by N (plus the escapes in between).
+ * among and after them, so memory stays bounded by N (plus the escapes in between). Its
+ * capacity is a power of two: positions wrap with a mask, every record goes through it.
  */
 struct record_fifo {
 	struct decoded_record *buf;
@@ -90,25 +97,26 @@ struct record_fifo {
 
 static struct decoded_record *fifo_at(struct record_fifo *q, size_t i)
 {
-	return &q->buf[(q->head + i) % q->cap];
+	return &q->buf[(q->head + i) & (q->cap - 1)];
 }
 
 static void fifo_pop(struct record_fifo *q)
 {
 	if (fifo_at(q, 0)->type == DECODED_BRANCH)
 		q->branches--;
-	q->head = (q->head + 1) % q->cap;
+	q->head = (q->head + 1) & (q->cap - 1);
 	q->len--;
 }
 
-static int fifo_push(struct record_fifo *q, const struct decoded_record *r, uint64_t last)
+/* Where the next record goes: it is decoded there, then taken by fifo_push() or not. */
+static struct decoded_record *fifo_tail(struct record_fifo *q)
 {
 	if (q->len == q->cap) {
 		size_t cap = q->cap ? q->cap * 2 : 256, i;
 		struct decoded_record *buf = malloc(cap * sizeof(*buf));
 
 		if (!buf)
-			return -ENOMEM;
+			return NULL;
 		for (i = 0; i < q->len; i++)
 			buf[i] = *fifo_at(q, i);
 		free(q->buf);
@@ -116,9 +124,14 @@ static int fifo_push(struct record_fifo *q, const struct decoded_record *r, uint
 		q->cap = cap;
 		q->head = 0;
 	}
-	*fifo_at(q, q->len++) = *r;
-	if (r->type != DECODED_BRANCH)
-		return 0;
+	return fifo_at(q, q->len);
+}
+
+/* Takes the record at fifo_tail(), then drops what precedes the @last newest branches. */
+static void fifo_push(struct record_fifo *q, uint64_t last)
+{
+	if (fifo_at(q, q->len++)->type != DECODED_BRANCH)
+		return;
 	if (++q->branches > last) {
 		/* Drop the oldest branch and whatever preceded the next one. */
 		do
@@ -127,7 +140,6 @@ static int fifo_push(struct record_fifo *q, const struct decoded_record *r, uint
 		while (q->len && fifo_at(q, 0)->type != DECODED_BRANCH)
 			fifo_pop(q);
 	}
-	return 0;
 }
 
 static void print_warning(void *ctx, const char *line)
@@ -170,7 +182,7 @@ static void free_opts(struct decode_opts *o)
 static int parse_args(int argc, char **argv, struct decode_opts *o)
 {
 	enum { OPT_FORMAT = 256, OPT_VCPU, OPT_LAST, OPT_TASK, OPT_SUMMARY, OPT_IMAGE, OPT_LINES,
-	       OPT_CRASHED, OPT_CPL, OPT_SYMBOLS, OPT_SYSTEM_MAP, OPT_KASLR_SLIDE };
+	       OPT_CRASHED, OPT_CPL, OPT_SYMBOLS, OPT_SYSTEM_MAP, OPT_KASLR_SLIDE, OPT_QUIET };
 	static const struct option longopts[] = {
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "vcpu", required_argument, NULL, OPT_VCPU },
@@ -184,6 +196,7 @@ static int parse_args(int argc, char **argv, struct decode_opts *o)
 		{ "symbols", required_argument, NULL, OPT_SYMBOLS },
 		{ "system-map", required_argument, NULL, OPT_SYSTEM_MAP },
 		{ "kaslr-slide", required_argument, NULL, OPT_KASLR_SLIDE },
+		{ "quiet", no_argument, NULL, OPT_QUIET },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -256,6 +269,9 @@ static int parse_args(int argc, char **argv, struct decode_opts *o)
 		case OPT_LINES:
 			o->lines = true;
 			break;
+		case OPT_QUIET:
+			o->quiet = true;
+			break;
 		case OPT_CRASHED:
 			o->crashed = true;
 			break;
@@ -294,6 +310,22 @@ static int parse_args(int argc, char **argv, struct decode_opts *o)
 	return 0;
 }
 
+/* The records in the windows of the rings of @vcpu (-1: all), for the progress line. */
+static uint64_t trace_records(const struct trace_dir *t, int vcpu)
+{
+	uint64_t total = 0, first, end;
+
+	for (unsigned int i = 0; i < trace_dir__nr_vcpus(t); i++) {
+		struct ring_reader *r = trace_dir__ring(t, i);
+
+		if (vcpu >= 0 && ring_reader__header(r)->vcpu_id != (uint32_t)vcpu)
+			continue;
+		ring_reader__window(r, &first, &end);
+		total += end - first;
+	}
+	return total;
+}
+
 /* Does the record pass the --cpl filter? Branches of unknown CPL do not. */
 static bool cpl_matches(const struct decoded_record *r, int cpl)
 {
@@ -305,7 +337,7 @@ static bool cpl_matches(const struct decoded_record *r, int cpl)
 }
 
 /* Does the record pass the --task filter (@want: a flag per process)? */
-static bool task_matches(const struct exporter *e, const struct decoded_record *r,
+static bool task_matches(struct exporter *e, const struct decoded_record *r,
 			 const bool *want)
 {
 	const struct procmap_task *t;
@@ -332,11 +364,14 @@ static int decode(int argc, char **argv)
 	struct trace_summary sum = { 0 };
 	bool *want = NULL;
 	struct record_fifo fifo = { 0 };
-	struct decoded_record r;
+	struct progress pg = { .next = UINT64_MAX };
+	struct decoded_record rec;
+	uint64_t decoded = 0;
 	struct decode_opts o;
-	struct exporter e;
+	struct exporter_options eo = { 0 };
+	struct exporter *e = NULL;
 	struct trace_dir *t;
-	struct decoder *d;
+	struct decoder *d = NULL;
 	int ret, status = 0;
 	size_t i;
 
@@ -358,13 +393,19 @@ static int decode(int argc, char **argv)
 		free_opts(&o);
 		return 2;
 	}
-	e.out = stdout;
-	e.format = o.format;
-	e.procmap = trace_dir__procmap(t);
-	e.symbolizer = trace_dir__symbolizer(t);
-	e.lines = o.lines;
+	eo.out = stdout;
+	eo.format = o.format;
+	eo.procmap = trace_dir__procmap(t);
+	eo.symbolizer = trace_dir__symbolizer(t);
+	eo.lines = o.lines;
+	e = exporter__new(&eo);
+	if (!e) {
+		fprintf(stderr, "vbts decode: out of memory\n");
+		status = 1;
+		goto out_close;
+	}
 	if (o.nr_tasks || o.crashed) {
-		size_t n = procmap__nr_processes(e.procmap);
+		size_t n = procmap__nr_processes(eo.procmap);
 
 		want = calloc(n ? n : 1, sizeof(*want));
 		if (!want) {
@@ -374,7 +415,7 @@ static int decode(int argc, char **argv)
 		}
 	}
 	for (i = 0; i < o.nr_tasks; i++) {
-		if (!procmap__select(e.procmap, o.tasks[i], want)) {
+		if (!procmap__select(eo.procmap, o.tasks[i], want)) {
 			char q[256];
 
 			fprintf(stderr, "vbts decode: %s: no task '%s' in events.jsonl\n", o.dir,
@@ -384,7 +425,7 @@ static int decode(int argc, char **argv)
 		}
 	}
 	if (o.crashed) {
-		crashed = procmap__crashed(e.procmap);
+		crashed = procmap__crashed(eo.procmap);
 		if (!crashed) {
 			fprintf(stderr, "vbts decode: %s: no crashed task in events.jsonl\n",
 				o.dir);
@@ -403,21 +444,35 @@ static int decode(int argc, char **argv)
 		status = 2;
 		goto out_close;
 	}
-	while ((ret = decoder__next(d, &r)) > 0) {
-		if (o.summary && trace_summary__add(&sum, &r))
+	/* Records go to stdout: a progress line there too would break them. */
+	progress__init(&pg, STDERR_FILENO, "vbts decode", "records", trace_records(t, o.vcpu),
+		       o.quiet || isatty(STDOUT_FILENO), PROGRESS_DELAY_MS);
+	for (;;) {
+		/* With --last, each record is decoded where the FIFO keeps it: no copy. */
+		struct decoded_record *r = o.last ? fifo_tail(&fifo) : &rec;
+
+		if (!r)
 			goto out_nomem;
-		if (want && !task_matches(&e, &r, want))
+		ret = decoder__next(d, r);
+		if (ret <= 0)
+			break;
+		progress__update(&pg, ++decoded);
+		if (o.summary && trace_summary__add(&sum, r))
+			goto out_nomem;
+		if (want && !task_matches(e, r, want))
 			continue;
-		if (!cpl_matches(&r, o.cpl))
+		if (!cpl_matches(r, o.cpl))
 			continue;
 		if (o.last_set) {
-			if (o.last && fifo_push(&fifo, &r, o.last))
-				goto out_nomem;
+			if (o.last)
+				fifo_push(&fifo, o.last);
 			continue;
 		}
-		if (exporter__record(&e, &r))
+		ret = exporter__record(e, r);
+		if (ret)
 			goto out_write;
 	}
+	progress__end(&pg);
 	if (ret < 0) {
 		fprintf(stderr, "vbts decode: %s: a ring file changed under the reader: %s\n",
 			o.dir, strerror(-ret));
@@ -429,23 +484,32 @@ static int decode(int argc, char **argv)
 	if (o.last && fifo.branches == o.last)
 		while (i < fifo.len && fifo_at(&fifo, i)->type != DECODED_BRANCH)
 			i++;
-	for (; i < fifo.len; i++)
-		if (exporter__record(&e, fifo_at(&fifo, i)))
+	for (; i < fifo.len; i++) {
+		ret = exporter__record(e, fifo_at(&fifo, i));
+		if (ret)
 			goto out_write;
-	if (o.summary && exporter__summary(&e, &sum))
+	}
+	ret = o.summary ? exporter__summary(e, &sum) : exporter__flush(e);
+	if (ret)
 		goto out_write;
-	if (fflush(stdout))
+	if (fflush(stdout)) {
+		ret = -errno;
 		goto out_write;
+	}
 	/* The rest was decoded; what could not be read was reported when the trace opened. */
 	if (trace_dir__damaged(t))
 		status = 2;
 	goto out_free;
 
 out_write:
+	progress__end(&pg);
+	if (ret == -ENOMEM)
+		goto out_nomem;
 	fprintf(stderr, "vbts decode: write error: %s\n", strerror(errno));
 	status = 1;
 	goto out_free;
 out_nomem:
+	progress__end(&pg);
 	fprintf(stderr, "vbts decode: out of memory\n");
 	status = 1;
 out_free:
@@ -453,6 +517,7 @@ out_free:
 	trace_summary__release(&sum);
 	decoder__free(d);
 out_close:
+	exporter__free(e);
 	free(want);
 	free_opts(&o);
 	trace_dir__close(t);

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "decoder.h"
+#include "decoder-int.h"
 
 #define STREAM_BUF_RECORDS 1024
 #define STREAM_QUEUE 4 /* at most 2 items are queued by one raw record (+ a lost item) */
@@ -44,6 +44,7 @@ struct decoder {
 	size_t heap_len;
 	struct vcpu_stream *cur;        /* stream whose run is being emitted, or NULL */
 	bool started, finished;
+	bool reference;                 /* no fast path (decoder__use_reference()) */
 	int error;
 };
 
@@ -283,6 +284,37 @@ static void stream_consume(struct vcpu_stream *s, const struct vbts_record *rec,
 	}
 }
 
+/*
+ * The item of branch record @rec (seq @seq) of stream @s, every member set: what
+ * stream_consume() queues for it when no gap half is pending.
+ */
+static inline void branch_item(const struct vcpu_stream *s, const struct vbts_record *rec,
+			       uint64_t seq, struct decoded_record *d)
+{
+	uint64_t flags = rec->flags;
+
+	d->seq = seq;
+	d->from = rec->from;
+	d->to = rec->to;
+	d->cr3 = s->cr3;
+	d->time = s->time;
+	d->count = 0;
+	d->aux = 0;
+	d->payload = 0;
+	d->type = DECODED_BRANCH;
+	d->vcpu = s->src.vcpu;
+	d->cpl_valid = !!(flags & VBTS_REC_CPL_VALID);
+	d->cpl = d->cpl_valid ? (unsigned int)((flags & VBTS_REC_CPL_MASK) >> VBTS_REC_CPL_SHIFT) :
+				0;
+	d->kind = (unsigned int)(flags >> VBTS_REC_KIND_SHIFT) & 0xff;
+	d->vector_valid = !!(flags & VBTS_REC_VECTOR_VALID);
+	d->vector = d->vector_valid ? (unsigned int)(flags >> VBTS_REC_VECTOR_SHIFT) & 0xff : 0;
+	d->esc_kind = 0;
+	d->from_valid = d->to_valid = true;
+	d->cr3_valid = s->cr3_valid;
+	d->time_valid = s->time_valid;
+}
+
 /* End of the stream: pending halves and trailing drops become items. */
 static void stream_finish(struct vcpu_stream *s)
 {
@@ -497,6 +529,19 @@ int decoder__next(struct decoder *d, struct decoded_record *out)
 			s->qlen--;
 			return 1;
 		}
+		/*
+		 * Fast path: a buffered branch with no gap half pending becomes one item, written
+		 * where it goes, as stream_consume() would queue it.
+		 */
+		if (s->pos < s->nr && !s->gap_pending && !d->reference &&
+		    !vbts_record__is_escape(&s->buf[s->pos])) {
+			seq = s->buf_seq + s->pos;
+			branch_item(s, &s->buf[s->pos], seq, out);
+			s->run_start = false;
+			s->pos++;
+			s->expected = seq + 1;
+			return 1;
+		}
 		ret = stream_peek(s, &rec, &seq);
 		if (ret < 0)
 			return fail(d, ret);
@@ -520,6 +565,11 @@ int decoder__next(struct decoder *d, struct decoded_record *out)
 		s->pos++;
 		s->expected = seq + 1;
 	}
+}
+
+void decoder__use_reference(struct decoder *d, bool reference)
+{
+	d->reference = reference;
 }
 
 void decoder__free(struct decoder *d)

@@ -85,24 +85,25 @@ void record__parse(const struct vbts_record *rec, struct parsed_record *out);
  * @esc_kind:    unknown: the escape kind
  */
 struct decoded_record {
-	enum decoded_type type;
-	uint32_t vcpu;
+	/* Ordered by size, without holes: a record is copied whole, often. */
 	uint64_t seq;
 	uint64_t from, to;
-	bool from_valid, to_valid;
-	unsigned int cpl;
-	bool cpl_valid;
-	unsigned int kind;
-	unsigned int vector;
-	bool vector_valid;
 	uint64_t cr3;
-	bool cr3_valid;
 	uint64_t time;
-	bool time_valid;
 	uint64_t count;
 	uint64_t aux;
 	uint64_t payload;
+	enum decoded_type type;
+	uint32_t vcpu;
+	unsigned int cpl;
+	unsigned int kind;
+	unsigned int vector;
 	unsigned int esc_kind;
+	bool from_valid, to_valid;
+	bool cpl_valid;
+	bool vector_valid;
+	bool cr3_valid;
+	bool time_valid;
 };
 
 /**

@@ -4,7 +4,8 @@
  *
  * Task names, symbol names and source file names come from the guest: jsonl escapes what JSON
  * needs escaped and replaces invalid UTF-8, text escapes everything a terminal would act on
- * (escape.h).
+ * (escape.h). Both are made once per task and per name (annotator.h); a record is formatted
+ * by hand into the output buffer (out-buf.h), no printf.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -12,54 +13,82 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include "annotator.h"
 #include "escape.h"
 #include "export.h"
+#include "out-buf.h"
 
-/* Escaped bytes of a task name in a text label, at most; the pid follows. */
-#define TASK_NAME_TEXT_MAX 48
+/* Columns of the text output's task label and record type, padded with spaces. */
+#define TEXT_TASK_WIDTH 16
+#define TEXT_TYPE_WIDTH 12
 
-const struct procmap_task *exporter__task(const struct exporter *e,
-					  const struct decoded_record *r)
+/* A name and its length. */
+struct name {
+	const char *s;
+	size_t len;
+};
+
+struct exporter {
+	struct exporter_options o;
+	struct annotator *annotator;
+	struct out_buf ob;
+	bool symbols;           /* text: addresses are symbolized */
+	int err;                /* -ENOMEM met while annotating */
+	struct name types[DECODED_TYPE_MAX];    /* decoded_type__name() */
+	struct name kinds[VBTS_BR_MAX];         /* branch_kind__name(), s NULL when none */
+};
+
+struct exporter *exporter__new(const struct exporter_options *o)
 {
-	if (!e->procmap || !r->cr3_valid)
-		return NULL;
-	return procmap__lookup(e->procmap, r->cr3, r->time, r->time_valid);
-}
+	struct exporter *e = calloc(1, sizeof(*e));
 
-/* ---- jsonl -------------------------------------------------------------------------------- */
-
-/*
- * A JSON string that is valid UTF-8 whatever @s holds (each ill-formed byte becomes U+FFFD)
- * and safe to print: what escape__printable() rejects is written as \uXXXX.
- */
-static void json_string(FILE *f, const char *s)
-{
-	size_t len = strlen(s), k;
-	uint32_t cp;
-
-	fputc('"', f);
-	while (len) {
-		k = escape__utf8_char(s, len, &cp);
-		if (!k)
-			fputs("\\ufffd", f);
-		else if (cp == '"' || cp == '\\')
-			fprintf(f, "\\%c", (char)cp);
-		else if (!escape__printable(cp))
-			fprintf(f, "\\u%04x", (unsigned int)cp); /* all of them below U+10000 */
-		else
-			fwrite(s, 1, k, f);
-		k = k ? k : 1;
-		s += k;
-		len -= k;
+	if (!e)
+		goto err_nomem;
+	e->o = *o;
+	if (out_buf__init(&e->ob, o->out))
+		goto err_free;
+	/* jsonl never carries symbols: no symbolizer, no cache for it. */
+	e->annotator = annotator__new(o->procmap,
+				      o->format == EXPORT_TEXT ? o->symbolizer : NULL);
+	if (!e->annotator)
+		goto err_free;
+	e->symbols = o->format == EXPORT_TEXT && annotator__has_symbols(e->annotator);
+	for (unsigned int i = 0; i < DECODED_TYPE_MAX; i++) {
+		e->types[i].s = decoded_type__name((enum decoded_type)i);
+		e->types[i].len = strlen(e->types[i].s);
 	}
-	fputc('"', f);
+	for (unsigned int i = 0; i < VBTS_BR_MAX; i++) {
+		e->kinds[i].s = branch_kind__name(i);
+		e->kinds[i].len = e->kinds[i].s ? strlen(e->kinds[i].s) : 0;
+	}
+	return e;
+
+err_free:
+	exporter__free(e);
+err_nomem:
+	errno = ENOMEM;
+	return NULL;
 }
 
-/* An address member; an unknown address (an orphan gap half) is left out. */
-static void json_addr(FILE *f, const char *key, uint64_t v, bool valid)
+void exporter__free(struct exporter *e)
 {
-	if (valid)
-		fprintf(f, ",\"%s\":\"0x%" PRIx64 "\"", key, v);
+	if (!e)
+		return;
+	annotator__free(e->annotator);
+	out_buf__release(&e->ob);
+	free(e);
+}
+
+int exporter__flush(struct exporter *e)
+{
+	int ret = out_buf__flush(&e->ob);
+
+	return ret ? ret : e->err;
+}
+
+const struct procmap_task *exporter__task(struct exporter *e, const struct decoded_record *r)
+{
+	return annotator__task(e->annotator, r);
 }
 
 static const char *start_filter_name(uint64_t aux)
@@ -69,185 +98,364 @@ static const char *start_filter_name(uint64_t aux)
 	return user && kernel ? "all" : user ? "user" : kernel ? "kernel" : "none";
 }
 
-/* "task", and for a Linux task "pid" and "tgid"; nothing for an unknown task. */
-static void json_task(FILE *f, const struct procmap_task *task)
+/* A string constant at @p. */
+#define PUT(p, lit) out_buf__fmt_str((p), (lit), sizeof(lit) - 1)
+
+static char *put_str(char *p, const char *s)
 {
-	if (!task)
-		return;
-	fputs(",\"task\":", f);
-	json_string(f, task->name);
-	if (task->tgid_valid)
-		fprintf(f, ",\"pid\":%" PRId64 ",\"tgid\":%" PRId64, task->pid, task->tgid);
+	return out_buf__fmt_str(p, s, strlen(s));
 }
 
-static void jsonl_record(const struct exporter *e, const struct decoded_record *r)
+/* The name of a record's type (every decoded type has one). */
+static const struct name *type_name(const struct exporter *e, enum decoded_type type)
 {
-	const char *kind;
-	FILE *f = e->out;
+	static const struct name unknown = { "?", 1 };
 
-	fprintf(f, "{\"type\":\"%s\",\"vcpu\":%" PRIu32 ",\"seq\":%" PRIu64,
-		decoded_type__name(r->type), r->vcpu, r->seq);
+	return (unsigned int)type < DECODED_TYPE_MAX ? &e->types[type] : &unknown;
+}
+
+/* The name of a branch kind, or NULL when the kind has none. */
+static const struct name *kind_name(const struct exporter *e, unsigned int kind)
+{
+	return kind < VBTS_BR_MAX && e->kinds[kind].s ? &e->kinds[kind] : NULL;
+}
+
+/* ---- jsonl -------------------------------------------------------------------------------- */
+
+/* An address member; an unknown address (an orphan gap half) is left out. */
+static char *json_addr(char *p, const char *key_quoted, size_t key_len, uint64_t v, bool valid)
+{
+	if (!valid)
+		return p;
+	p = out_buf__fmt_str(p, key_quoted, key_len);
+	p = out_buf__fmt_hex(p, v);
+	*p++ = '"';
+	return p;
+}
+
+#define JSON_ADDR(p, key, v, valid) \
+	json_addr((p), ",\"" key "\":\"0x", sizeof(key) + 6, (v), (valid))
+
+/* "task", and for a Linux task "pid" and "tgid"; nothing for an unknown task. */
+static void json_task(struct exporter *e, const struct decoded_record *r)
+{
+	const struct procmap_task *t = annotator__task(e->annotator, r);
+	const struct annotator_task *l;
+
+	if (!t)
+		return;
+	l = annotator__labels(e->annotator, t);
+	if (!l) {
+		e->err = -ENOMEM;
+		return;
+	}
+	out_buf__write(&e->ob, l->json, l->json_len);
+}
+
+/* Room for a jsonl record without its task members: names and numbers are bounded. */
+#define JSONL_RECORD_MAX 512
+
+static void jsonl_record(struct exporter *e, const struct decoded_record *r)
+{
+	char *p = out_buf__reserve(&e->ob, JSONL_RECORD_MAX);
+	const struct name *type = type_name(e, r->type), *kind;
+
+	p = PUT(p, "{\"type\":\"");
+	p = out_buf__fmt_str(p, type->s, type->len);
+	p = PUT(p, "\",\"vcpu\":");
+	p = out_buf__fmt_u64(p, r->vcpu);
+	p = PUT(p, ",\"seq\":");
+	p = out_buf__fmt_u64(p, r->seq);
 	switch (r->type) {
 	case DECODED_BRANCH:
-		json_addr(f, "from", r->from, true);
-		json_addr(f, "to", r->to, true);
-		if (r->cpl_valid)
-			fprintf(f, ",\"cpl\":%u", r->cpl);
-		kind = branch_kind__name(r->kind);
-		if (kind)
-			fprintf(f, ",\"kind\":\"%s\"", kind);
-		if (r->vector_valid)
-			fprintf(f, ",\"vector\":%u", r->vector);
-		json_task(f, exporter__task(e, r));
+		p = JSON_ADDR(p, "from", r->from, true);
+		p = JSON_ADDR(p, "to", r->to, true);
+		if (r->cpl_valid) {
+			p = PUT(p, ",\"cpl\":");
+			p = out_buf__fmt_u64(p, r->cpl);
+		}
+		kind = kind_name(e, r->kind);
+		if (kind) {
+			p = PUT(p, ",\"kind\":\"");
+			p = out_buf__fmt_str(p, kind->s, kind->len);
+			*p++ = '"';
+		}
+		if (r->vector_valid) {
+			p = PUT(p, ",\"vector\":");
+			p = out_buf__fmt_u64(p, r->vector);
+		}
+		out_buf__commit(&e->ob, p);
+		json_task(e, r);
+		p = out_buf__reserve(&e->ob, 2);
 		break;
 	case DECODED_TASK_ARRIVE:
 	case DECODED_TASK_DEPART:
-		json_addr(f, "cr3", r->cr3, true);
-		fprintf(f, ",\"time\":%" PRIu64, r->time);
-		json_task(f, exporter__task(e, r));
+		p = JSON_ADDR(p, "cr3", r->cr3, true);
+		p = PUT(p, ",\"time\":");
+		p = out_buf__fmt_u64(p, r->time);
+		out_buf__commit(&e->ob, p);
+		json_task(e, r);
+		p = out_buf__reserve(&e->ob, 2);
 		break;
 	case DECODED_GAP:
-		json_addr(f, "from", r->from, r->from_valid);
-		json_addr(f, "to", r->to, r->to_valid);
-		fprintf(f, ",\"reason\":\"%s\"", gap_reason__name(r->aux));
+		p = JSON_ADDR(p, "from", r->from, r->from_valid);
+		p = JSON_ADDR(p, "to", r->to, r->to_valid);
+		p = PUT(p, ",\"reason\":\"");
+		p = put_str(p, gap_reason__name(r->aux));
+		*p++ = '"';
 		break;
 	case DECODED_LOST:
-		fprintf(f, ",\"count\":%" PRIu64, r->count);
+		p = PUT(p, ",\"count\":");
+		p = out_buf__fmt_u64(p, r->count);
 		break;
 	case DECODED_START:
-		fprintf(f, ",\"time\":%" PRIu64 ",\"trace\":\"%s\"", r->time,
-			start_filter_name(r->aux));
+		p = PUT(p, ",\"time\":");
+		p = out_buf__fmt_u64(p, r->time);
+		p = PUT(p, ",\"trace\":\"");
+		p = put_str(p, start_filter_name(r->aux));
+		*p++ = '"';
 		break;
 	case DECODED_FREEZE:
-		fprintf(f, ",\"time\":%" PRIu64 ",\"reason\":\"%s\"", r->time,
-			freeze_reason__name(r->aux));
+		p = PUT(p, ",\"time\":");
+		p = out_buf__fmt_u64(p, r->time);
+		p = PUT(p, ",\"reason\":\"");
+		p = put_str(p, freeze_reason__name(r->aux));
+		*p++ = '"';
 		break;
 	case DECODED_TIME:
 	case DECODED_STOP:
-		fprintf(f, ",\"time\":%" PRIu64, r->time);
+		p = PUT(p, ",\"time\":");
+		p = out_buf__fmt_u64(p, r->time);
 		break;
 	default:
-		fprintf(f, ",\"kind\":%u,\"payload\":\"0x%" PRIx64 "\",\"aux\":\"0x%" PRIx64 "\"",
-			r->esc_kind, r->payload, r->aux);
+		p = PUT(p, ",\"kind\":");
+		p = out_buf__fmt_u64(p, r->esc_kind);
+		p = PUT(p, ",\"payload\":\"0x");
+		p = out_buf__fmt_hex(p, r->payload);
+		p = PUT(p, "\",\"aux\":\"0x");
+		p = out_buf__fmt_hex(p, r->aux);
+		*p++ = '"';
 		break;
 	}
-	fputs("}\n", f);
+	p = PUT(p, "}\n");
+	out_buf__commit(&e->ob, p);
 }
 
 /* ---- text --------------------------------------------------------------------------------- */
 
-/* Room for a task label: the escaped name, "[pid]" and the NUL. */
-#define TASK_LABEL_MAX (TASK_NAME_TEXT_MAX + 24)
+/* Room for the fixed parts of a text record: names, labels and numbers are bounded. */
+#define TEXT_RECORD_MAX 512
 
-/* "name[pid]", "cr3:0x..." or "-" for the task @t of @r; the guest's name escaped, bounded. */
-static void task_label(const struct procmap_task *t, const struct decoded_record *r, char *buf,
-		       size_t len)
+static char *pad(char *p, size_t len, size_t width)
 {
-	char name[TASK_NAME_TEXT_MAX + 1];
+	for (; len < width; len++)
+		*p++ = ' ';
+	return p;
+}
+
+/*
+ * "name[pid]", "cr3:0x..." or "-" for the task @t of @r, padded to TEXT_TASK_WIDTH columns
+ * (the escaped label is bounded: annotator.h).
+ */
+static char *text_task(struct exporter *e, char *p, const struct procmap_task *t,
+		       const struct decoded_record *r)
+{
+	const struct annotator_task *l;
+	char *start = p;
 
 	if (t) {
-		snprintf(buf, len, "%s[%" PRId64 "]", escape__str(name, sizeof(name), t->name),
-			 t->pid);
+		l = annotator__labels(e->annotator, t);
+		if (!l) {
+			e->err = -ENOMEM;
+			return p;
+		}
+		p = out_buf__fmt_str(p, l->text, l->text_len);
 	} else if (r->cr3_valid) {
-		snprintf(buf, len, "cr3:0x%" PRIx64, r->cr3);
+		p = PUT(p, "cr3:0x");
+		p = out_buf__fmt_hex(p, r->cr3);
 	} else {
-		snprintf(buf, len, "-");
+		*p++ = '-';
 	}
+	return pad(p, (size_t)(p - start), TEXT_TASK_WIDTH);
 }
 
-static void text_addr(const struct exporter *e, FILE *f, const struct procmap_task *task,
-		      uint64_t addr, bool valid)
+/* An address, with its symbol and line when the exporter symbolizes; "?" when unknown. */
+static void text_addr(struct exporter *e, const struct procmap_task *task, uint64_t addr,
+		      bool valid)
 {
-	struct symbol_hit hit;
-	const char *file;
-	int line;
+	/* "0x" addr " " name "+0x" offset " (" file ":" line ")" without the two texts. */
+	const size_t fixed = 2 + 16 + 1 + 3 + 16 + 2 + 1 + OUT_BUF_NUMBER_MAX + 1;
+	const struct annotator_addr *a;
+	bool line;
+	char *p;
 
 	if (!valid) {
-		fputs("?", f);
+		out_buf__putc(&e->ob, '?');
 		return;
 	}
-	fprintf(f, "0x%" PRIx64, addr);
-	if (!e->symbolizer || !symbolizer__has_tables(e->symbolizer))
+	if (!e->symbols) {
+		out_buf__hex(&e->ob, addr);
 		return;
-	if (symbolizer__lookup(e->symbolizer, task, addr, &hit)) {
-		fputs(" [unknown]", f);
+	}
+	a = annotator__addr(e->annotator, task, addr, e->o.lines);
+	if (!a) {
+		e->err = -ENOMEM;
+		return;
+	}
+	line = e->o.lines && a->file;
+	if (a->name_text_len + (line ? a->file_text_len : 0) > OUT_BUF_RESERVE_MAX - fixed) {
+		/* Names too long for one reservation: piece by piece. */
+		out_buf__hex(&e->ob, addr);
+		if (!a->name) {
+			out_buf__write(&e->ob, " [unknown]", 10);
+		} else {
+			out_buf__putc(&e->ob, ' ');
+			out_buf__write(&e->ob, a->name_text, a->name_text_len);
+			out_buf__write(&e->ob, "+", 1);
+			out_buf__hex(&e->ob, a->offset);
+		}
+		if (line) {
+			out_buf__write(&e->ob, " (", 2);
+			out_buf__write(&e->ob, a->file_text, a->file_text_len);
+			out_buf__putc(&e->ob, ':');
+			p = out_buf__reserve(&e->ob, OUT_BUF_NUMBER_MAX + 1);
+			p = out_buf__fmt_i64(p, a->line);
+			*p++ = ')';
+			out_buf__commit(&e->ob, p);
+		}
+		return;
+	}
+	p = out_buf__reserve(&e->ob, OUT_BUF_RESERVE_MAX);
+	p = PUT(p, "0x");
+	p = out_buf__fmt_hex(p, addr);
+	if (!a->name) {
+		p = PUT(p, " [unknown]");
 	} else {
-		fputc(' ', f);
-		escape__fputs(f, hit.name);
-		fprintf(f, "+0x%" PRIx64, hit.offset);
+		*p++ = ' ';
+		p = out_buf__fmt_str(p, a->name_text, a->name_text_len);
+		p = PUT(p, "+0x");
+		p = out_buf__fmt_hex(p, a->offset);
 	}
-	if (e->lines && !symbolizer__line(e->symbolizer, task, addr, &file, &line)) {
-		fputs(" (", f);
-		escape__fputs(f, file);
-		fprintf(f, ":%d)", line);
+	if (line) {
+		p = PUT(p, " (");
+		p = out_buf__fmt_str(p, a->file_text, a->file_text_len);
+		*p++ = ':';
+		p = out_buf__fmt_i64(p, a->line);
+		*p++ = ')';
 	}
+	out_buf__commit(&e->ob, p);
 }
 
-static void text_record(const struct exporter *e, const struct decoded_record *r)
+static void text_record(struct exporter *e, const struct decoded_record *r)
 {
-	const struct procmap_task *t = exporter__task(e, r);
-	char task[TASK_LABEL_MAX];
-	const char *kind;
-	FILE *f = e->out;
+	const struct procmap_task *t = annotator__task(e->annotator, r);
+	char *p = out_buf__reserve(&e->ob, TEXT_RECORD_MAX);
+	const struct name *kind, *type;
 
-	task_label(t, r, task, sizeof(task));
+	p = PUT(p, "  vcpu");
+	p = out_buf__fmt_u64(p, r->vcpu);
 	if (r->type == DECODED_BRANCH) {
-		fprintf(f, "  vcpu%" PRIu32 " cpl%c %-16s ", r->vcpu,
-			r->cpl_valid ? (char)('0' + r->cpl) : '?', task);
-		text_addr(e, f, t, r->from, true);
-		fputs("  =>  ", f);
-		text_addr(e, f, t, r->to, true);
-		kind = branch_kind__name(r->kind);
-		if (kind && r->vector_valid)
-			fprintf(f, "  (%s %u)", kind, r->vector);
-		else if (kind)
-			fprintf(f, "  (%s)", kind);
-		fputc('\n', f);
+		if (e->symbols) {
+			annotator__prefetch(e->annotator, t, r->from);
+			annotator__prefetch(e->annotator, t, r->to);
+		}
+		p = PUT(p, " cpl");
+		*p++ = r->cpl_valid ? (char)('0' + r->cpl) : '?';
+		*p++ = ' ';
+		p = text_task(e, p, t, r);
+		*p++ = ' ';
+		out_buf__commit(&e->ob, p);
+		text_addr(e, t, r->from, true);
+		out_buf__write(&e->ob, "  =>  ", 6);
+		text_addr(e, t, r->to, true);
+		p = out_buf__reserve(&e->ob, TEXT_RECORD_MAX);
+		kind = kind_name(e, r->kind);
+		if (kind) {
+			p = PUT(p, "  (");
+			p = out_buf__fmt_str(p, kind->s, kind->len);
+			if (r->vector_valid) {
+				*p++ = ' ';
+				p = out_buf__fmt_u64(p, r->vector);
+			}
+			*p++ = ')';
+		}
+		*p++ = '\n';
+		out_buf__commit(&e->ob, p);
 		return;
 	}
 
-	fprintf(f, "  vcpu%" PRIu32 " ---- %-16s %-12s", r->vcpu, task,
-		decoded_type__name(r->type));
+	p = PUT(p, " ---- ");
+	p = text_task(e, p, t, r);
+	*p++ = ' ';
+	type = type_name(e, r->type);
+	p = out_buf__fmt_str(p, type->s, type->len);
+	p = pad(p, type->len, TEXT_TYPE_WIDTH);
 	switch (r->type) {
 	case DECODED_TASK_ARRIVE:
 	case DECODED_TASK_DEPART:
-		fprintf(f, " cr3 0x%" PRIx64 " at %" PRIu64 " ns", r->cr3, r->time);
+		p = PUT(p, " cr3 0x");
+		p = out_buf__fmt_hex(p, r->cr3);
+		p = PUT(p, " at ");
+		p = out_buf__fmt_u64(p, r->time);
+		p = PUT(p, " ns");
 		break;
 	case DECODED_GAP:
-		fputc(' ', f);
-		text_addr(e, f, t, r->from, r->from_valid);
-		fputs("  ..  ", f);
-		text_addr(e, f, t, r->to, r->to_valid);
-		fprintf(f, "  (%s)", gap_reason__name(r->aux));
+		*p++ = ' ';
+		out_buf__commit(&e->ob, p);
+		text_addr(e, t, r->from, r->from_valid);
+		out_buf__write(&e->ob, "  ..  ", 6);
+		text_addr(e, t, r->to, r->to_valid);
+		p = out_buf__reserve(&e->ob, TEXT_RECORD_MAX);
+		p = PUT(p, "  (");
+		p = put_str(p, gap_reason__name(r->aux));
+		*p++ = ')';
 		break;
 	case DECODED_LOST:
-		fprintf(f, " %" PRIu64 " records", r->count);
+		*p++ = ' ';
+		p = out_buf__fmt_u64(p, r->count);
+		p = PUT(p, " records");
 		break;
 	case DECODED_START:
-		fprintf(f, " at %" PRIu64 " ns, tracing %s", r->time, start_filter_name(r->aux));
+		p = PUT(p, " at ");
+		p = out_buf__fmt_u64(p, r->time);
+		p = PUT(p, " ns, tracing ");
+		p = put_str(p, start_filter_name(r->aux));
 		break;
 	case DECODED_FREEZE:
-		fprintf(f, " at %" PRIu64 " ns (%s)", r->time, freeze_reason__name(r->aux));
+		p = PUT(p, " at ");
+		p = out_buf__fmt_u64(p, r->time);
+		p = PUT(p, " ns (");
+		p = put_str(p, freeze_reason__name(r->aux));
+		*p++ = ')';
 		break;
 	case DECODED_TIME:
 	case DECODED_STOP:
-		fprintf(f, " at %" PRIu64 " ns", r->time);
+		p = PUT(p, " at ");
+		p = out_buf__fmt_u64(p, r->time);
+		p = PUT(p, " ns");
 		break;
 	default:
-		fprintf(f, " escape kind %u payload 0x%" PRIx64 " aux 0x%" PRIx64, r->esc_kind,
-			r->payload, r->aux);
+		p = PUT(p, " escape kind ");
+		p = out_buf__fmt_u64(p, r->esc_kind);
+		p = PUT(p, " payload 0x");
+		p = out_buf__fmt_hex(p, r->payload);
+		p = PUT(p, " aux 0x");
+		p = out_buf__fmt_hex(p, r->aux);
 		break;
 	}
-	fputc('\n', f);
+	*p++ = '\n';
+	out_buf__commit(&e->ob, p);
 }
 
-int exporter__record(const struct exporter *e, const struct decoded_record *r)
+int exporter__record(struct exporter *e, const struct decoded_record *r)
 {
-	if (e->format == EXPORT_JSONL)
+	if (e->o.format == EXPORT_JSONL)
 		jsonl_record(e, r);
 	else
 		text_record(e, r);
-	return ferror(e->out) ? -EIO : 0;
+	if (e->err)
+		return e->err;
+	return out_buf__error(&e->ob);
 }
 
 /* ---- summary ------------------------------------------------------------------------------ */
@@ -388,12 +596,17 @@ int trace_summary__add(struct trace_summary *s, const struct decoded_record *r)
 	return 0;
 }
 
-int exporter__summary(const struct exporter *e, const struct trace_summary *s)
+int exporter__summary(struct exporter *e, const struct trace_summary *s)
 {
-	FILE *f = e->out;
+	FILE *f = e->o.out;
 	bool lost_saturated = s->lost == UINT64_MAX; /* the count is a lower bound */
+	int ret;
 
-	if (e->format == EXPORT_JSONL) {
+	/* After the records: what is buffered goes first. */
+	ret = exporter__flush(e);
+	if (ret)
+		return ret;
+	if (e->o.format == EXPORT_JSONL) {
 		fprintf(f,
 			"{\"type\":\"summary\",\"records\":%" PRIu64 ",\"branches\":%" PRIu64
 			",\"gaps\":%" PRIu64 ",\"lost\":%" PRIu64 "%s,\"task_switches\":%" PRIu64
@@ -419,12 +632,17 @@ int exporter__summary(const struct exporter *e, const struct trace_summary *s)
 				.time = s->first_time[i],
 				.time_valid = s->first_time[i] != UINT64_MAX,
 			};
-			char task[TASK_LABEL_MAX];
-
 			const struct procmap_task *t = exporter__task(e, &r);
+			const struct annotator_task *l;
 
-			task_label(t, &r, task, sizeof(task));
-			fprintf(f, " %s", task);
+			l = t ? annotator__labels(e->annotator, t) : NULL;
+
+			if (t && !l)
+				return -ENOMEM;
+			if (l)
+				fprintf(f, " %s", l->text);
+			else
+				fprintf(f, " cr3:0x%" PRIx64, r.cr3);
 			if (t && t->exited)
 				fprintf(f, " (exit %" PRId64 ")", t->exit_code);
 		}

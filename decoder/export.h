@@ -36,7 +36,7 @@ enum export_format {
 };
 
 /**
- * struct exporter - where and how records are written.
+ * struct exporter_options - where and how records are written.
  * @out:     stream
  * @format:  EXPORT_*
  * @procmap: task names, or NULL
@@ -44,13 +44,19 @@ enum export_format {
  *           symbols)
  * @lines:   text: add " (file:line)" after symbols when DWARF has them
  */
-struct exporter {
+struct exporter_options {
 	FILE *out;
 	enum export_format format;
 	const struct procmap *procmap;
 	const struct symbolizer *symbolizer;
 	bool lines;
 };
+
+/*
+ * An exporter: formats records into a large buffer (out-buf.h) written to the stream in big
+ * blocks, with the tasks, labels and symbols of annotator.h.
+ */
+struct exporter;
 
 struct cr3_index;
 
@@ -78,13 +84,21 @@ struct trace_summary {
 };
 
 /**
- * exporter__record() - write one decoded record.
+ * exporter__new() - an exporter.
+ * @o: options (copied)
+ *
+ * Return: the exporter, or NULL with errno = ENOMEM.
+ */
+struct exporter *exporter__new(const struct exporter_options *o);
+
+/**
+ * exporter__record() - write one decoded record (buffered: see exporter__flush()).
  * @e: exporter
  * @r: record
  *
- * Return: 0, or -EIO when the stream reports a write error.
+ * Return: 0, or the first error so far: -EIO when the stream reported a write error, -ENOMEM.
  */
-int exporter__record(const struct exporter *e, const struct decoded_record *r);
+int exporter__record(struct exporter *e, const struct decoded_record *r);
 
 /**
  * exporter__task() - the task a record belongs to, per the process map.
@@ -93,8 +107,21 @@ int exporter__record(const struct exporter *e, const struct decoded_record *r);
  *
  * Return: the task, or NULL when unknown.
  */
-const struct procmap_task *exporter__task(const struct exporter *e,
-					  const struct decoded_record *r);
+const struct procmap_task *exporter__task(struct exporter *e, const struct decoded_record *r);
+
+/**
+ * exporter__flush() - write what is buffered to the stream (which is not fflush()ed).
+ * @e: exporter
+ *
+ * Return: 0, or the first error so far: -EIO, -ENOMEM.
+ */
+int exporter__flush(struct exporter *e);
+
+/**
+ * exporter__free() - release the exporter; what is still buffered is dropped.
+ * @e: exporter, may be NULL
+ */
+void exporter__free(struct exporter *e);
 
 /**
  * trace_summary__add() - count one record.
@@ -106,16 +133,17 @@ const struct procmap_task *exporter__task(const struct exporter *e,
 int trace_summary__add(struct trace_summary *s, const struct decoded_record *r);
 
 /**
- * exporter__summary() - write a summary (text lines, or one jsonl object of type "summary").
+ * exporter__summary() - write a summary (text lines, or one jsonl object of type "summary"),
+ * after the records buffered, and flush.
  * @e: exporter
  * @s: summary
  *
  * A lost count of UINT64_MAX is a lower bound: text prints ">= 18446744073709551615 lost",
  * jsonl adds "lost_saturated":true after "lost".
  *
- * Return: 0, or -EIO on a write error.
+ * Return: 0, or -EIO on a write error, -ENOMEM.
  */
-int exporter__summary(const struct exporter *e, const struct trace_summary *s);
+int exporter__summary(struct exporter *e, const struct trace_summary *s);
 
 /**
  * trace_summary__release() - free what the summary allocated.

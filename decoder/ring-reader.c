@@ -12,6 +12,12 @@
  * killed), the oldest slot is never trusted - the writer may have been storing the next
  * record into it - so such a ring yields capacity - 1 records and the oldest is reported as
  * lost. A closed or frozen ring yields all capacity records.
+ *
+ * Memory: the whole file is mapped, but the pages of the records already read are dropped from
+ * the mapping (MADV_DONTNEED) every RELEASE_RECORDS records, so the resident set stays about
+ * that window whatever the size of the file. The mapping is shared: a page dropped and read
+ * again (a live ring that wrapped) comes back from the page cache with the file's current
+ * bytes, as a page never dropped would show them.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -31,6 +37,9 @@
  * The file is mapped and its descriptor closed at once: a reader holds no descriptor, so a
  * trace may have more rings than the process may open files.
  */
+/* Records read between two releases of their pages: about 1 MiB. */
+#define RELEASE_RECORDS ((1u << 20) / sizeof(struct vbts_record))
+
 struct ring_reader {
 	char *path;
 	const void *map;
@@ -41,6 +50,8 @@ struct ring_reader {
 	uint64_t capacity;
 	uint64_t next;                          /* next seq to return */
 	uint64_t end;                           /* committed at ring_reader__begin() */
+	uint64_t released;                      /* records before it were released */
+	size_t page_size;
 };
 
 #define HDR_OFF(field) ((unsigned int)__builtin_offsetof(struct vbts_ring_header, field))
@@ -199,6 +210,7 @@ struct ring_reader *ring_reader__open(const char *path, char *err, size_t errlen
 		goto err_unmap;
 	}
 	r->capacity = r->hdr.capacity;
+	r->page_size = (size_t)sysconf(_SC_PAGESIZE);
 	r->slots = (const struct vbts_record *)((const char *)r->map + r->hdr.header_size);
 	if (ring_reader__begin(r)) {
 		ret = EINVAL;
@@ -235,6 +247,7 @@ int ring_reader__begin(struct ring_reader *r)
 		return -EIO;
 	r->end = c;
 	r->next = c > r->capacity ? c - r->capacity : 0;
+	r->released = r->next;
 	return 0;
 }
 
@@ -246,11 +259,64 @@ void ring_reader__window(const struct ring_reader *r, uint64_t *first, uint64_t 
 	*end = e;
 }
 
+/* Drops the pages of slots [from, from + n) (in slot order, wrapping) from the mapping. */
+static void release_slots(struct ring_reader *r, uint64_t from, uint64_t n)
+{
+	uintptr_t mask = ~((uintptr_t)r->page_size - 1);
+
+	while (n) {
+		uint64_t k = n < r->capacity - from ? n : r->capacity - from;
+		/*
+		 * From the page of the first slot (its slots before @from were read before, or
+		 * lie outside the window) to the last whole page: the page of the slot after the
+		 * last one is read next. A page dropped too early only costs a fault.
+		 */
+		uintptr_t start = (uintptr_t)&r->slots[from] & mask;
+		uintptr_t end = (uintptr_t)&r->slots[from + k] & mask;
+
+		if (end > start)
+			madvise((void *)start, end - start, MADV_DONTNEED);
+		n -= k;
+		from = 0;
+	}
+}
+
+/* Releases the pages of the records read since the last release, once they are enough. */
+static void release_read(struct ring_reader *r)
+{
+	uint64_t n = r->next - r->released;
+
+	if (n < RELEASE_RECORDS)
+		return;
+	/* A window that wrapped (or records skipped) may span the whole ring: no more. */
+	if (n > r->capacity)
+		n = r->capacity;
+	release_slots(r, r->released % r->capacity, n);
+	r->released = r->next;
+}
+
+/* Copies slots of seqs [seq, seq + n), n <= capacity, with one division for all of them. */
+static void copy_slots(const struct ring_reader *r, struct vbts_record *buf, uint64_t seq,
+		       uint64_t n)
+{
+	uint64_t slot = seq % r->capacity;
+
+	for (uint64_t i = 0; i < n; i++) {
+		const struct vbts_record *s = &r->slots[slot];
+
+		buf[i].from = __atomic_load_n(&s->from, __ATOMIC_RELAXED);
+		buf[i].to = __atomic_load_n(&s->to, __ATOMIC_RELAXED);
+		buf[i].flags = __atomic_load_n(&s->flags, __ATOMIC_RELAXED);
+		if (++slot == r->capacity)
+			slot = 0;
+	}
+}
+
 ssize_t ring_reader__read(struct ring_reader *r, struct vbts_record *buf, size_t max,
 			  uint64_t *first_seq)
 {
 	for (;;) {
-		uint64_t want, c2, safe_from, drop, i;
+		uint64_t want, c2, safe_from, drop;
 		bool done;
 
 		if (r->next >= r->end || max == 0)
@@ -258,13 +324,7 @@ ssize_t ring_reader__read(struct ring_reader *r, struct vbts_record *buf, size_t
 		want = r->end - r->next;
 		if (want > max)
 			want = max;
-		for (i = 0; i < want; i++) {
-			const struct vbts_record *s = &r->slots[(r->next + i) % r->capacity];
-
-			buf[i].from = __atomic_load_n(&s->from, __ATOMIC_RELAXED);
-			buf[i].to = __atomic_load_n(&s->to, __ATOMIC_RELAXED);
-			buf[i].flags = __atomic_load_n(&s->flags, __ATOMIC_RELAXED);
-		}
+		copy_slots(r, buf, r->next, want);
 		/*
 		 * A live writer may be storing record c2 into slot c2 % capacity right now, and a
 		 * writer killed there left it torn: that slot's older record is not trusted. Once
@@ -293,6 +353,7 @@ ssize_t ring_reader__read(struct ring_reader *r, struct vbts_record *buf, size_t
 			memmove(buf, buf + drop, (want - drop) * sizeof(*buf));
 		*first_seq = r->next + drop;
 		r->next += want;
+		release_read(r);
 		return (ssize_t)(want - drop);
 	}
 }

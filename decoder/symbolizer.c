@@ -360,6 +360,15 @@ static size_t tables_for(const struct symbolizer *sz, const struct procmap_task 
 	return n;
 }
 
+uintptr_t symbolizer__scope(const struct symbolizer *sz, const struct procmap_task *t,
+			     uint64_t addr)
+{
+	/* tables_for(): only a user address looks at the task, through its binding. */
+	if (addr < SYMBOLIZER_USER_END)
+		return (uintptr_t)binding_of(sz, t);
+	return 0;
+}
+
 int symbolizer__lookup(const struct symbolizer *sz, const struct procmap_task *t,
 		       uint64_t addr, struct symbol_hit *hit)
 {

@@ -106,6 +106,23 @@ int symbolizer__lookup(const struct symbolizer *sz, const struct procmap_task *t
 		       uint64_t addr, struct symbol_hit *hit);
 
 /**
+ * symbolizer__scope() - what the symbol and line of an address depend on besides the address,
+ * for memoizing them.
+ * @sz:   symbolizer
+ * @t:    the task the address belongs to, or NULL when unknown
+ * @addr: guest address
+ *
+ * For two tasks and one address, equal scopes mean equal answers of symbolizer__lookup() and
+ * symbolizer__line(). The scope is 0 when the task does not matter (a kernel address, a task
+ * without a file of its own); never 0 when it does. It is the same for every address below
+ * SYMBOLIZER_USER_END (the task's file). O(1).
+ *
+ * Return: the scope.
+ */
+uintptr_t symbolizer__scope(const struct symbolizer *sz, const struct procmap_task *t,
+			    uint64_t addr);
+
+/**
  * symbolizer__line() - the source line of an address.
  * @sz:   symbolizer
  * @t:    the task, or NULL

@@ -5,8 +5,8 @@
  *
  * Function and untyped symbols (STT_FUNC, STT_NOTYPE: assembly labels) of SHT_SYMTAB, or of
  * SHT_DYNSYM when there is no symtab, are kept. Section, file and data symbols are not: a
- * branch lands in code. No per-address memoization: a binary search over a few thousand
- * entries is cheaper than the text formatting around it.
+ * branch lands in code. No per-address memoization here: the exporters memoize per address
+ * (annotator.h).
  *
  * Source lines come from DWARF through libdw when the file has it; the ELF handle and its
  * file stay open for that as long as the table lives.
@@ -811,8 +811,15 @@ int symbols__lookup(const struct symbols *s, uint64_t addr, struct symbol_hit *h
 	for (int steps = 0; hi > 0 && steps < 4; steps++) {
 		uint64_t start = s->syms[hi - 1].start;
 
-		/* The first symbol of @start: after every one below it. */
-		first = start ? first_after(s, 0, hi - 1, start - 1, &probes) : 0;
+		/*
+		 * The first symbol of @start: after every one below it. Mostly the symbol itself
+		 * (one symbol per address): a search only when it has aliases.
+		 */
+		probes++;
+		if (hi == 1 || s->syms[hi - 2].start != start)
+			first = hi - 1;
+		else
+			first = start ? first_after(s, 0, hi - 1, start - 1, &probes) : 0;
 		lo = first;
 		for (size_t h = hi; lo < h;) {
 			size_t mid = lo + (h - lo) / 2;

@@ -69,12 +69,14 @@ static void decode(struct ring_reader *r, enum export_format format)
 		.ops = &source_ops,
 		.ctx = r,
 	};
-	struct exporter e = { .out = devnull, .format = format };
+	struct exporter_options eo = { .out = devnull, .format = format };
+	struct exporter *e = exporter__new(&eo);
 	struct trace_summary sum = { 0 };
 	struct decoded_record rec;
 	struct decoder *d;
 	int ret;
 
+	FUZZ_ASSERT(e);
 	FUZZ_ASSERT(ring_reader__begin(r) == 0);
 	d = decoder__new(&src, 1);
 	FUZZ_ASSERT(d);
@@ -82,10 +84,11 @@ static void decode(struct ring_reader *r, enum export_format format)
 		FUZZ_ASSERT(rec.type < DECODED_TYPE_MAX);
 		FUZZ_ASSERT(rec.vcpu == src.vcpu);
 		FUZZ_ASSERT(trace_summary__add(&sum, &rec) == 0);
-		FUZZ_ASSERT(exporter__record(&e, &rec) == 0);
+		FUZZ_ASSERT(exporter__record(e, &rec) == 0);
 	}
 	FUZZ_ASSERT(ret == 0);
-	FUZZ_ASSERT(exporter__summary(&e, &sum) == 0);
+	FUZZ_ASSERT(exporter__summary(e, &sum) == 0);
+	exporter__free(e);
 	trace_summary__release(&sum);
 	decoder__free(d);
 }

@@ -225,10 +225,11 @@ static void check_jsonl(char *buf, size_t len)
 /* `vbts decode DIR [--vcpu N] [--format F] --summary`, output checked. */
 static void decode(struct trace_dir *t, int vcpu, enum export_format format)
 {
-	struct exporter e = {
+	struct exporter_options eo = {
 		.format = format,
 		.procmap = trace_dir__procmap(t),
 	};
+	struct exporter *e;
 	struct trace_summary sum = { 0 };
 	struct decoded_record rec;
 	struct decoder *d;
@@ -238,18 +239,21 @@ static void decode(struct trace_dir *t, int vcpu, enum export_format format)
 
 	d = trace_dir__decoder(t, vcpu);
 	FUZZ_ASSERT(d);
-	e.out = open_memstream(&buf, &len);
-	FUZZ_ASSERT(e.out);
+	eo.out = open_memstream(&buf, &len);
+	FUZZ_ASSERT(eo.out);
+	e = exporter__new(&eo);
+	FUZZ_ASSERT(e);
 	while ((ret = decoder__next(d, &rec)) > 0) {
 		FUZZ_ASSERT(rec.type < DECODED_TYPE_MAX);
 		FUZZ_ASSERT(vcpu < 0 || rec.vcpu == (uint32_t)vcpu);
 		FUZZ_ASSERT(trace_summary__add(&sum, &rec) == 0);
-		exporter__task(&e, &rec);
-		FUZZ_ASSERT(exporter__record(&e, &rec) == 0);
+		exporter__task(e, &rec);
+		FUZZ_ASSERT(exporter__record(e, &rec) == 0);
 	}
 	FUZZ_ASSERT(ret == 0);
-	FUZZ_ASSERT(exporter__summary(&e, &sum) == 0);
-	FUZZ_ASSERT(fclose(e.out) == 0);
+	FUZZ_ASSERT(exporter__summary(e, &sum) == 0);
+	exporter__free(e);
+	FUZZ_ASSERT(fclose(eo.out) == 0);
 	if (format == EXPORT_TEXT)
 		check_text(buf, len);
 	else

@@ -19,6 +19,8 @@ Suite *symbols_suite(void);
 Suite *golden_suite(void);
 Suite *inputs_suite(void);
 Suite *scale_suite(void);
+Suite *out_buf_suite(void);
+Suite *progress_suite(void);
 Suite *system_map_suite(void);
 Suite *linux_procmap_suite(void);
 Suite *linux_decode_suite(void);

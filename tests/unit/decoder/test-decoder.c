@@ -4,10 +4,12 @@
  * gap pairing and orphans, losses, start/stop/freeze, unknown escapes, multi-vCPU merge.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "check-main.h"
+#include "decoder-int.h"
 #include "decoder-test.h"
 
 /* ---- memory source ------------------------------------------------------------------------ */
@@ -478,6 +480,92 @@ START_TEST(test_random_streams)
 }
 END_TEST
 
+/* Every member the decoder sets, compared one by one (not the padding). */
+static bool same_item(const struct decoded_record *a, const struct decoded_record *b)
+{
+	return a->seq == b->seq && a->from == b->from && a->to == b->to && a->cr3 == b->cr3 &&
+	       a->time == b->time && a->count == b->count && a->aux == b->aux &&
+	       a->payload == b->payload && a->type == b->type && a->vcpu == b->vcpu &&
+	       a->cpl == b->cpl && a->kind == b->kind && a->vector == b->vector &&
+	       a->esc_kind == b->esc_kind && a->from_valid == b->from_valid &&
+	       a->to_valid == b->to_valid && a->cpl_valid == b->cpl_valid &&
+	       a->vector_valid == b->vector_valid && a->cr3_valid == b->cr3_valid &&
+	       a->time_valid == b->time_valid;
+}
+
+/* The items of @src decoded by the fast path or the reference path (decoder-int.h). */
+static size_t decode_path(struct mem_source *m, const struct decoder_source *src, size_t n,
+			  bool reference, struct decoded_record *out, size_t max)
+{
+	struct decoder *d;
+	struct decoded_record r;
+	size_t count = 0;
+	int ret;
+
+	for (size_t v = 0; v < n; v++)
+		m[v].pos = 0;
+	d = decoder__new(src, n);
+	ck_assert_ptr_nonnull(d);
+	decoder__use_reference(d, reference);
+	while ((ret = decoder__next(d, &r)) > 0) {
+		ck_assert_uint_lt(count, max);
+		out[count++] = r;
+	}
+	ck_assert_int_eq(ret, 0);
+	decoder__free(d);
+	return count;
+}
+
+/*
+ * The fast path for branch records gives exactly the items of the general path: random
+ * streams of branches with random flags among tasks, times, gap halves and losses.
+ */
+START_TEST(test_fast_path_reference)
+{
+	static struct vbts_record recs[RND_VCPUS][RND_RECORDS];
+	static struct decoded_record fast[RND_VCPUS * RND_RECORDS * 2 + 16];
+	static struct decoded_record ref[RND_VCPUS * RND_RECORDS * 2 + 16];
+	const size_t max = sizeof(fast) / sizeof(fast[0]);
+	struct mem_source m[RND_VCPUS];
+	struct decoder_source src[RND_VCPUS];
+	unsigned int seed = 99 + (unsigned int)_i;
+	size_t nf, nr, branches = 0;
+
+	for (unsigned int v = 0; v < RND_VCPUS; v++) {
+		m[v] = (struct mem_source){
+			.recs = recs[v], .nr = RND_RECORDS, .chunk = 1 + rand_r(&seed) % 50,
+			.skip_at = (size_t)(rand_r(&seed) % RND_RECORDS),
+			.skip_n = (size_t)(rand_r(&seed) % 100), .dropped = rand_r(&seed) % 3,
+		};
+		if (m[v].skip_at + m[v].skip_n > RND_RECORDS)
+			m[v].skip_n = RND_RECORDS - m[v].skip_at;
+		for (size_t i = 0; i < RND_RECORDS; i++) {
+			struct vbts_record *r = &recs[v][i];
+
+			if (rand_r(&seed) % 4) {
+				r->from = (uint64_t)rand_r(&seed) << 20 | (uint64_t)rand_r(&seed);
+				r->to = (uint64_t)rand_r(&seed);
+				r->flags = (uint64_t)rand_r(&seed) << 32 | (uint64_t)rand_r(&seed);
+				continue;
+			}
+			*r = esc((unsigned int)rand_r(&seed) % 11, (uint64_t)rand_r(&seed) % 1000,
+				 (uint64_t)rand_r(&seed) % 1000);
+		}
+		src[v] = one_source(&m[v], v);
+	}
+	nf = decode_path(m, src, RND_VCPUS, false, fast, max);
+	nr = decode_path(m, src, RND_VCPUS, true, ref, max);
+	ck_assert_uint_eq(nf, nr);
+	for (size_t i = 0; i < nf; i++) {
+		if (!same_item(&fast[i], &ref[i]))
+			ck_abort_msg("item %zu (type %d, seq %" PRIu64 ") differs", i, ref[i].type,
+				     ref[i].seq);
+		branches += ref[i].type == DECODED_BRANCH;
+	}
+	ck_assert_uint_gt(branches, RND_RECORDS);
+}
+END_TEST
+
 START_TEST(test_bad_args)
 {
 	struct decoder_source src = { .vcpu = 0 };
@@ -522,6 +610,7 @@ Suite *decoder_suite(void)
 	tcase_add_test(tc, test_merge);
 	tcase_add_test(tc, test_merge_many);
 	tcase_add_loop_test(tc, test_random_streams, 0, 20);
+	tcase_add_loop_test(tc, test_fast_path_reference, 0, 20);
 	tcase_add_test(tc, test_bad_args);
 	tcase_add_test(tc, test_source_error);
 	suite_add_tcase(s, tc);
@@ -531,4 +620,5 @@ Suite *decoder_suite(void)
 VBTS_CHECK_MAIN(parse_suite, decoder_suite, procmap_suite, linux_procmap_suite, symbols_suite,
 		system_map_suite,
 		golden_suite,
-		inputs_suite, scale_suite, linux_decode_suite)
+		inputs_suite, scale_suite, linux_decode_suite, out_buf_suite,
+		progress_suite)

@@ -5,13 +5,27 @@
  * The work is counted (procmap-int.h, struct trace_summary's probes) and bounded by
  * C n log n, far below what a quadratic search does; the results are checked against what
  * the trace was built to contain, against the process map's plain reference paths, and
- * against `vbts decode` itself.
+ * against `vbts decode` itself. And the memory `vbts decode` takes on a trace far larger than
+ * it may keep resident.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#else
+#define RUNNING_ON_VALGRIND 0
+#endif
+
+#include "commands.h"
 
 #include "decoder-test.h"
 #include "export.h"
@@ -53,7 +67,8 @@ static void decode_dir(const char *dir, bool reference, struct decoded_dir *res)
 {
 	struct trace_dir_options opts = { .no_symbols = true };
 	struct trace_summary sum = { 0 };
-	struct exporter e = { .format = EXPORT_TEXT };
+	struct exporter_options eo = { .format = EXPORT_TEXT };
+	struct exporter *e;
 	const struct procmap_task *crashed;
 	char err[TRACE_DIR_ERR_MAX], path[256];
 	struct decoded_record r;
@@ -72,17 +87,20 @@ static void decode_dir(const char *dir, bool reference, struct decoded_dir *res)
 	ck_assert_int_eq(procmap__load(pm, path), 0);
 	procmap__count_probes(pm, &res->probes);
 	procmap__use_reference(pm, reference);
-	e.procmap = pm;
-	e.out = open_memstream(&res->out, &len);
-	ck_assert_ptr_nonnull(e.out);
+	eo.procmap = pm;
+	eo.out = open_memstream(&res->out, &len);
+	ck_assert_ptr_nonnull(eo.out);
+	e = exporter__new(&eo);
+	ck_assert_ptr_nonnull(e);
 	d = trace_dir__decoder(t, -1);
 	ck_assert_ptr_nonnull(d);
 	while ((ret = decoder__next(d, &r)) > 0)
-		bad |= trace_summary__add(&sum, &r) | exporter__record(&e, &r);
+		bad |= trace_summary__add(&sum, &r) | exporter__record(e, &r);
 	ck_assert_int_eq(ret, 0);
 	ck_assert_int_eq(bad, 0);
-	ck_assert_int_eq(exporter__summary(&e, &sum), 0);
-	ck_assert_int_eq(fclose(e.out), 0);
+	ck_assert_int_eq(exporter__summary(e, &sum), 0);
+	exporter__free(e);
+	ck_assert_int_eq(fclose(eo.out), 0);
 	crashed = procmap__crashed(pm);
 	res->crashed_pid = crashed ? crashed->pid : -1;
 	res->summary_probes = sum.probes;
@@ -422,6 +440,110 @@ START_TEST(test_summary_distinct)
 }
 END_TEST
 
+/* ---- memory ----------------------------------------------------------------------------- */
+
+/*
+ * The trace whose decode's memory is measured: 6 Mi records, 144 MiB of ring file. A reader
+ * that keeps what it read resident grows by the whole file; one that keeps a window of it
+ * grows by the window and the buffers, a few MiB. The bound is 10 times that and a fifth of
+ * the file.
+ */
+#define MEMORY_RECORDS (6u << 20)
+#define MEMORY_GROWTH_MAX_KIB (32u << 10)
+/* Hang guard of one decode of that trace, in seconds. */
+#define MEMORY_GUARD_S 60
+
+/* A "Key:   N kB" line of /proc/self/status, in KiB; 0 when it is missing. */
+static uint64_t status_kib(const char *key)
+{
+	char line[256];
+	uint64_t v = 0;
+	size_t n = strlen(key);
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, n) && line[n] == ':')
+			v = strtoull(line + n + 1, NULL, 10);
+	fclose(f);
+	return v;
+}
+
+/*
+ * Runs `vbts decode ARGS... DIR` in a child with stdout to /dev/null and returns by how much
+ * its resident set grew at the peak, in KiB (the peak is reset first: a forked child starts
+ * with its parent's).
+ */
+static uint64_t decode_growth_kib(const char *dir, const char *const *args)
+{
+	uint64_t growth = 0;
+	int fds[2], status;
+	pid_t pid;
+
+	ck_assert_int_eq(pipe(fds), 0);
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		char *argv[8];
+		int argc = 0, fd = open("/dev/null", O_WRONLY), clear;
+		uint64_t before;
+
+		argv[argc++] = "decode";
+		while (*args)
+			argv[argc++] = (char *)*args++;
+		argv[argc++] = (char *)dir;
+		argv[argc] = NULL;
+		signal(SIGALRM, SIG_DFL);
+		alarm(MEMORY_GUARD_S);
+		clear = open("/proc/self/clear_refs", O_WRONLY);
+		/* "5": the peak resident set (VmHWM) starts again from the current one. */
+		if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0 || clear < 0 ||
+		    write(clear, "5", 1) != 1)
+			_exit(99);
+		close(clear);
+		before = status_kib("VmRSS");
+		status = cmd_decode.fn(argc, argv);
+		fflush(stdout);
+		growth = status_kib("VmHWM") - before;
+		if (write(fds[1], &growth, sizeof(growth)) != sizeof(growth))
+			_exit(99);
+		_exit(status);
+	}
+	close(fds[1]);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "decode status %#x", status);
+	ck_assert_int_eq(read(fds[0], &growth, sizeof(growth)), sizeof(growth));
+	close(fds[0]);
+	return growth;
+}
+
+/* The resident set of a decode stays bounded whatever the size of the trace. */
+START_TEST(test_decode_memory)
+{
+	static const char *const cases[][4] = {
+		{ "--last", "10", NULL },
+		{ "--format", "jsonl", NULL },
+		{ "--summary", NULL },
+	};
+	char dir[] = "/tmp/vbts-memory-XXXXXX";
+	uint64_t growth;
+
+	/* valgrind keeps its own copy of what it tracks, and runs this far too slowly. */
+	if (RUNNING_ON_VALGRIND)
+		return;
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(trace_gen__write(dir, TRACE_GEN_NORMAL, MEMORY_RECORDS), 0);
+	growth = decode_growth_kib(dir, cases[_i]);
+	remove_trace(dir);
+	ck_assert_msg(growth < MEMORY_GROWTH_MAX_KIB,
+		      "decode %s %s of %u records: resident set grew by %" PRIu64 " KiB",
+		      cases[_i][0], cases[_i][1] ? cases[_i][1] : "", MEMORY_RECORDS, growth);
+}
+END_TEST
+
 Suite *scale_suite(void)
 {
 	Suite *s = suite_create("scale");
@@ -436,6 +558,11 @@ Suite *scale_suite(void)
 	tcase_add_loop_test(tc, test_procmap_reference, 0, 4);
 	tcase_add_test(tc, test_procmap_ties);
 	tcase_add_test(tc, test_summary_distinct);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("memory");
+	/* A hang guard only: the bound is on memory. */
+	tcase_set_timeout(tc, 2 * MEMORY_GUARD_S);
+	tcase_add_loop_test(tc, test_decode_memory, 0, 3);
 	suite_add_tcase(s, tc);
 	return s;
 }

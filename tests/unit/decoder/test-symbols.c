@@ -5,6 +5,7 @@
  */
 #include <elf.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <jansson.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "annotator.h"
 #include "decoder-test.h"
 #include "export.h"
 #include "procmap.h"
@@ -449,6 +451,108 @@ START_TEST(test_symbols_compressed_dwarf)
 }
 END_TEST
 
+/*
+ * A symbol name longer than one reservation of the output buffer is written whole, in text
+ * (jsonl carries no symbols), and an address no symbol covers stays [unknown] beside it.
+ */
+START_TEST(test_long_symbol_name)
+{
+	struct symbolizer *sz = symbolizer__new();
+	struct symbols *image = symbols__load(SYMLONG);
+	struct exporter_options eo = { .format = EXPORT_TEXT };
+	struct decoded_record r = {
+		.type = DECODED_BRANCH, .vcpu = 1, .seq = 7, .from = 0x3, .to = 0x40,
+		.from_valid = true, .to_valid = true,
+	};
+	char name[8192 + 16], *want, *buf = NULL;
+	struct exporter *e;
+	size_t len = 0;
+
+	ck_assert(sz && image);
+	strcpy(name, "long_symbol");
+	for (int i = 0; i < 1024; i++)
+		strcat(name, "_abcdefg");
+	symbolizer__set_image(sz, image);
+	eo.symbolizer = sz;
+	eo.out = open_memstream(&buf, &len);
+	ck_assert_ptr_nonnull(eo.out);
+	e = exporter__new(&eo);
+	ck_assert_ptr_nonnull(e);
+	ck_assert_int_eq(exporter__record(e, &r), 0);
+	r.from = 0x40;
+	r.to = 0xf;
+	ck_assert_int_eq(exporter__record(e, &r), 0);
+	ck_assert_int_eq(exporter__flush(e), 0);
+	exporter__free(e);
+	fclose(eo.out);
+	ck_assert_int_ge(asprintf(&want,
+				  "  vcpu1 cpl? -                0x3 %s+0x3  =>  0x40 [unknown]\n"
+				  "  vcpu1 cpl? -                0x40 [unknown]  =>  0xf %s+0xf\n",
+				  name, name), 0);
+	ck_assert_msg(!strcmp(buf, want), "got %zu bytes, not %zu", strlen(buf), strlen(want));
+	free(want);
+	free(buf);
+	symbolizer__free(sz);
+}
+END_TEST
+
+/*
+ * The annotator's memoized answers are the symbolizer's: random addresses around the text of a
+ * real image (twice as many as the cache holds, so that answers are replaced), with and
+ * without source lines, the lines asked for after the symbol was cached and before.
+ */
+START_TEST(test_annotator_reference)
+{
+	struct symbolizer *sz = symbolizer__new();
+	struct symbols *image = symbols__load(DWARF_IMAGE);
+	uint64_t rng = 0x5eed, text, span = 2 * ANNOTATOR_ADDR_CACHE;
+	size_t named = 0, with_lines = 0;
+	struct annotator *a;
+	struct elf_image im;
+
+	ck_assert(sz && image);
+	symbolizer__set_image(sz, image);
+	a = annotator__new(NULL, sz);
+	ck_assert_ptr_nonnull(a);
+	image_read(&im, DWARF_IMAGE);
+	text = shdr_get(&im, ".text", SH_ADDR);
+	for (unsigned int i = 0; i < 400000; i++) {
+		/* Mostly near the text, where repeats hit the cache. */
+		uint64_t r = (rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17);
+		uint64_t addr = i % 4 ? text - 0x100 + r % 0x2000 : text - span / 4 + r % span;
+		bool lines = r >> 63;
+		const struct annotator_addr *got = annotator__addr(a, NULL, addr, lines);
+		struct symbol_hit hit;
+		const char *file;
+		int line, ret;
+
+		ck_assert_ptr_nonnull(got);
+		ret = symbolizer__lookup(sz, NULL, addr, &hit);
+		if (got->addr != addr || (ret == 0) != (got->name != NULL) ||
+		    (!ret && (strcmp(got->name, hit.name) || got->offset != hit.offset ||
+			      strlen(hit.name) != got->name_text_len)))
+			ck_abort_msg("%#" PRIx64 ": %s+%#" PRIx64 ", not %s", addr,
+				     got->name ? got->name : "(none)", got->offset,
+				     ret ? "(none)" : hit.name);
+		named += !ret;
+		if (!lines)
+			continue;
+		ret = symbolizer__line(sz, NULL, addr, &file, &line);
+		if ((ret == 0) != (got->file != NULL) ||
+		    (!ret && (strcmp(got->file, file) || got->line != line)))
+			ck_abort_msg("%#" PRIx64 ": line %s:%d, not %s:%d", addr,
+				     got->file ? got->file : "(none)", got->line,
+				     ret ? "(none)" : file, ret ? 0 : line);
+		with_lines += !ret;
+	}
+	ck_assert_uint_gt(named, 1000);
+	ck_assert_uint_gt(with_lines, 1000);
+	annotator__free(a);
+	symbolizer__free(sz);
+	free(im.buf);
+}
+END_TEST
+
 Suite *symbols_suite(void)
 {
 	Suite *s = suite_create("symbols");
@@ -462,6 +566,8 @@ Suite *symbols_suite(void)
 	tcase_add_loop_test(tc, test_symbols_corrupted_dwarf, 0,
 			    (int)(sizeof(corruptions) / sizeof(corruptions[0])));
 	tcase_add_test(tc, test_symbols_compressed_dwarf);
+	tcase_add_test(tc, test_annotator_reference);
+	tcase_add_test(tc, test_long_symbol_name);
 	suite_add_tcase(s, tc);
 	return s;
 }
@@ -590,25 +696,34 @@ START_TEST(test_hostile_task_names)
 		.type = DECODED_BRANCH, .vcpu = 0, .seq = 7, .from = 0x10, .to = 0x20,
 		.from_valid = true, .to_valid = true, .cr3 = 0x5000, .cr3_valid = true,
 	};
-	struct exporter e = { .format = EXPORT_JSONL };
+	struct exporter_options eo = { .format = EXPORT_JSONL };
 	struct procmap *pm = procmap__new();
+	struct exporter *e;
 	char *buf = NULL, *line;
 	size_t len = 0;
 
 	ck_assert_ptr_nonnull(pm);
 	ck_assert_int_eq(procmap__add(pm, 1, "a\"b\\c\n\x1b[31m\x7f", 0x5000, 0), 0);
 	ck_assert_int_eq(procmap__add(pm, 2, "\xff\xc3(ok\xe2\x82", 0x6000, 0), 0);
-	e.procmap = pm;
-	e.out = open_memstream(&buf, &len);
-	ck_assert_ptr_nonnull(e.out);
-	ck_assert_int_eq(exporter__record(&e, &r), 0);
+	eo.procmap = pm;
+	eo.out = open_memstream(&buf, &len);
+	ck_assert_ptr_nonnull(eo.out);
+	e = exporter__new(&eo);
+	ck_assert_ptr_nonnull(e);
+	ck_assert_int_eq(exporter__record(e, &r), 0);
 	r.cr3 = 0x6000;
-	ck_assert_int_eq(exporter__record(&e, &r), 0);
-	e.format = EXPORT_TEXT;
-	ck_assert_int_eq(exporter__record(&e, &r), 0);
+	ck_assert_int_eq(exporter__record(e, &r), 0);
+	ck_assert_int_eq(exporter__flush(e), 0);
+	exporter__free(e);
+	eo.format = EXPORT_TEXT;
+	e = exporter__new(&eo);
+	ck_assert_ptr_nonnull(e);
+	ck_assert_int_eq(exporter__record(e, &r), 0);
 	r.cr3 = 0x5000;
-	ck_assert_int_eq(exporter__record(&e, &r), 0);
-	fclose(e.out);
+	ck_assert_int_eq(exporter__record(e, &r), 0);
+	ck_assert_int_eq(exporter__flush(e), 0);
+	exporter__free(e);
+	fclose(eo.out);
 	ck_assert_str_eq(buf,
 			 "{\"type\":\"branch\",\"vcpu\":0,\"seq\":7,\"from\":\"0x10\",\"to\":\"0x20\","
 			 "\"task\":\"a\\\"b\\\\c\\u000a\\u001b[31m\\u007f\"}\n"
@@ -644,8 +759,9 @@ START_TEST(test_long_task_name)
 		.type = DECODED_BRANCH, .vcpu = 0, .seq = 7, .from = 0x10, .to = 0x20,
 		.from_valid = true, .to_valid = true, .cr3 = 0x5000, .cr3_valid = true,
 	};
-	struct exporter e = { .format = EXPORT_TEXT };
+	struct exporter_options eo = { .format = EXPORT_TEXT };
 	struct procmap *pm = procmap__new();
+	struct exporter *e;
 	char name[300], *buf = NULL;
 	size_t len = 0;
 
@@ -653,11 +769,15 @@ START_TEST(test_long_task_name)
 	name[sizeof(name) - 1] = '\0';
 	ck_assert_ptr_nonnull(pm);
 	ck_assert_int_eq(procmap__add(pm, 1, name, 0x5000, 0), 0);
-	e.procmap = pm;
-	e.out = open_memstream(&buf, &len);
-	ck_assert_ptr_nonnull(e.out);
-	ck_assert_int_eq(exporter__record(&e, &r), 0);
-	fclose(e.out);
+	eo.procmap = pm;
+	eo.out = open_memstream(&buf, &len);
+	ck_assert_ptr_nonnull(eo.out);
+	e = exporter__new(&eo);
+	ck_assert_ptr_nonnull(e);
+	ck_assert_int_eq(exporter__record(e, &r), 0);
+	ck_assert_int_eq(exporter__flush(e), 0);
+	exporter__free(e);
+	fclose(eo.out);
 	ck_assert_msg(strstr(buf, "\\x1b\\x1b...[1] 0x10  =>  0x20\n"), "%s", buf);
 	ck_assert_uint_lt(len, 120);
 	ck_assert_ptr_null(strchr(buf, '\x1b'));

@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * annotator.h - what an exporter shows of a decoded record besides its own fields: the task it
+ * belongs to (process map), the task's labels, and the symbol and source line of an address
+ * (symbolizer), with the guest's text already escaped for a terminal and for JSON.
+ *
+ * Each answer is worked out once and memoized: the task per vCPU for the (CR3, time) of its
+ * records, the labels per task, the symbol and line per (address, scope) in a direct-mapped
+ * cache of ANNOTATOR_ADDR_CACHE entries, the escaped text per distinct name. Memory stays
+ * bounded by the cache, the tasks of the process map and the names of the symbol tables,
+ * whatever the trace holds. The process map and the symbolizer must not change while the
+ * annotator is used with them.
+ */
+#ifndef VBTS_DECODER_ANNOTATOR_H
+#define VBTS_DECODER_ANNOTATOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "decoder.h"
+#include "procmap.h"
+#include "symbolizer.h"
+
+/* Entries of the address cache: a power of two. */
+#define ANNOTATOR_ADDR_CACHE (1u << 17)
+/* Escaped bytes of a task name in a text label, at most; the pid follows. */
+#define ANNOTATOR_NAME_TEXT_MAX 48
+
+struct annotator;
+
+/**
+ * struct annotator_task - the labels of one task.
+ * @task:     the task
+ * @text:     "name[pid]", the name escaped (escape.h) and cut to ANNOTATOR_NAME_TEXT_MAX bytes
+ * @text_len: its length
+ * @json:     its jsonl members: ,"task":"name" and for a Linux task ,"pid":P,"tgid":T
+ * @json_len: their length
+ */
+struct annotator_task {
+	const struct procmap_task *task;
+	const char *text;
+	size_t text_len;
+	const char *json;
+	size_t json_len;
+};
+
+/**
+ * struct annotator_addr - what the symbol tables say of one address of a task.
+ * @addr:         the address
+ * @name:         the symbol covering it, or NULL when no table names it
+ * @name_text:    the name escaped for a terminal (escape.h)
+ * @name_text_len: its length
+ * @offset:       @addr minus the symbol's address
+ * @file:         the base name of its source file, or NULL when no table has a line for it;
+ *                meaningful only when the lines were asked for
+ * @file_text:    the file name escaped for a terminal
+ * @file_text_len: its length
+ * @line:         the line number
+ */
+struct annotator_addr {
+	uint64_t addr;
+	const char *name;
+	const char *name_text;
+	size_t name_text_len;
+	uint64_t offset;
+	const char *file;
+	const char *file_text;
+	size_t file_text_len;
+	int line;
+};
+
+/**
+ * annotator__new() - an annotator for a process map and a symbolizer.
+ * @pm: the tasks, or NULL (no record has a task)
+ * @sz: the symbols, or NULL (no address has a symbol)
+ *
+ * Return: the annotator, or NULL with errno = ENOMEM.
+ */
+struct annotator *annotator__new(const struct procmap *pm, const struct symbolizer *sz);
+
+/**
+ * annotator__task() - the task a record belongs to: procmap__lookup() of its CR3 and time.
+ * @a: annotator
+ * @r: record
+ *
+ * O(1) for a record of the same vCPU, CR3 and time as the one before it on that vCPU.
+ *
+ * Return: the task, or NULL when unknown (no process map, no CR3, no task had it).
+ */
+const struct procmap_task *annotator__task(struct annotator *a, const struct decoded_record *r);
+
+/**
+ * annotator__labels() - the labels of a task.
+ * @a: annotator
+ * @t: a task of the annotator's process map
+ *
+ * Return: the labels (valid as long as the annotator), or NULL when out of memory.
+ */
+const struct annotator_task *annotator__labels(struct annotator *a, const struct procmap_task *t);
+
+/**
+ * annotator__addr() - the symbol, and when asked the source line, of an address.
+ * @a:     annotator
+ * @t:     the task the address belongs to, or NULL
+ * @addr:  guest address
+ * @lines: look up the source line too
+ *
+ * symbolizer__lookup() and symbolizer__line() memoized; O(1) when the address was looked up
+ * recently for a task of the same scope (symbolizer__scope()).
+ *
+ * Return: the answer, valid until the next annotator__addr() call; NULL when out of memory.
+ */
+const struct annotator_addr *annotator__addr(struct annotator *a, const struct procmap_task *t,
+					     uint64_t addr, bool lines);
+
+/**
+ * annotator__prefetch() - start loading what annotator__addr() will read for an address, so
+ * that the answers of the addresses of one record are fetched from memory together.
+ * @a:    annotator
+ * @t:    the task the address belongs to, or NULL
+ * @addr: guest address
+ */
+void annotator__prefetch(struct annotator *a, const struct procmap_task *t, uint64_t addr);
+
+/**
+ * annotator__has_symbols() - whether addresses can have symbols: a symbolizer with a source
+ * of symbols (symbolizer__has_tables()); text output marks unnamed addresses only then.
+ * @a: annotator
+ *
+ * Return: true when it has.
+ */
+bool annotator__has_symbols(const struct annotator *a);
+
+/**
+ * annotator__free() - release the annotator.
+ * @a: annotator, may be NULL
+ */
+void annotator__free(struct annotator *a);
+
+#endif /* VBTS_DECODER_ANNOTATOR_H */
