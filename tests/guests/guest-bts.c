@@ -53,6 +53,9 @@
 /* Exit value when every check but CPUID's passed (a KVM that ignores the VMM's CPUID). */
 #define GUEST_EXIT_CPUID 0x02
 
+/* The mode checks, which the hostile image does not run. */
+#define MODES_ONLY __attribute__((unused))
+
 #define L(name) ".globl " name "\n" name ":\n"
 
 /*
@@ -259,7 +262,7 @@ static void check_recs(const char *check, const struct rec *got, const struct re
 	}
 }
 
-static void check_none(const char *check, uint64_t debugctl)
+static MODES_ONLY void check_none(const char *check, uint64_t debugctl)
 {
 	ds_setup(CAP, 0, CAP + 1);
 	bts_seq(debugctl);
@@ -288,7 +291,7 @@ static void check_all(const char *check, uint64_t debugctl)
 }
 
 /* Circular mode: 4 records wrap at the maximum; slot i holds the newest record i (mod 4). */
-static void check_wrap(const char *check, uint64_t max_extra)
+static MODES_ONLY void check_wrap(const char *check, uint64_t max_extra)
 {
 	struct rec e[NSEQ], want[4];
 
@@ -383,7 +386,7 @@ static unsigned int check_btint(const char *check, const struct rec *all, unsign
 	return labelled;
 }
 
-static void check_btint_full(void)
+static MODES_ONLY void check_btint_full(void)
 {
 	const char *check = "btint full";
 
@@ -400,7 +403,7 @@ static void check_btint_full(void)
 	ok(check);
 }
 
-static void check_btint_drain(void)
+static MODES_ONLY void check_btint_drain(void)
 {
 	const char *check = "btint drain";
 	static struct rec all[DRAIN + CAP];
@@ -453,7 +456,7 @@ static void check_enumeration(void)
 	ok(check);
 }
 
-static void check_msrs(void)
+static MODES_ONLY void check_msrs(void)
 {
 	const char *check = "msrs";
 
@@ -493,12 +496,177 @@ void guest_trap(struct trap_frame *f)
 	guest_exit((uint8_t)(GUEST_EXIT_EXCEPTION + (f->vector & 0x1f)));
 }
 
+#ifdef GUEST_BTS_HOSTILE
+/*
+ * A 2 MiB window at HOSTILE_VA mapped with 4 KiB pages: page n at HOSTILE_VA + n * 4 KiB is
+ * RAM (the same physical address) except HP_RO (read-only), HP_NP (not present), HP_MMIO
+ * (the local APIC's page) and HP_NORAM (beyond the guest's RAM). Pages HP_RAM0 and HP_RAM2
+ * are the canaries around them.
+ */
+#define HOSTILE_VA 0x1000000ULL
+#define HP_RAM0 0
+#define HP_RO 1
+#define HP_RAM2 2
+#define HP_NP 3
+#define HP_MMIO 5
+#define HP_NORAM 6
+#define HP(n) (HOSTILE_VA + (uint64_t)(n) * 4096)
+#define CANARY 0x5a
+
+static uint64_t hostile_pt[512] __attribute__((aligned(4096)));
+
+static void hostile_map(void)
+{
+	uint64_t *pml4 = (uint64_t *)(read_cr3() & ~0xfffULL);
+	uint64_t *pdpt = (uint64_t *)(pml4[0] & 0x000ffffffffff000ULL);
+	uint64_t *pd = (uint64_t *)(pdpt[0] & 0x000ffffffffff000ULL);
+
+	for (unsigned int i = 0; i < 512; i++)
+		hostile_pt[i] = (HOSTILE_VA + i * 4096ULL) | 0x3;
+	hostile_pt[HP_RO] &= ~0x2ULL;
+	hostile_pt[HP_NP] = 0;
+	hostile_pt[HP_MMIO] = 0xfee00000ULL | 0x3;
+	hostile_pt[HP_NORAM] = 0x7ff00000ULL | 0x3; /* 2 GiB: beyond --memory's default */
+	pd[HOSTILE_VA >> 21] = (uint64_t)hostile_pt | 0x3;
+	write_cr3(read_cr3());
+}
+
+static void canaries_set(void)
+{
+	memset((void *)HP(HP_RAM0), CANARY, 4096);
+	memset((void *)HP(HP_RAM2), CANARY, 4096);
+	memset(buf, CANARY, sizeof(buf));
+}
+
+static void canaries_check(const char *check)
+{
+	const uint8_t *a = (const uint8_t *)HP(HP_RAM0), *b = (const uint8_t *)HP(HP_RAM2);
+	const uint8_t *c = (const uint8_t *)buf;
+
+	for (unsigned int i = 0; i < 4096; i++) {
+		if (a[i] != CANARY)
+			fail(check, "written below the read-only page", i, a[i]);
+		if (b[i] != CANARY)
+			fail(check, "written around the unmapped page", i, b[i]);
+	}
+	for (unsigned int i = 0; i < sizeof(buf); i++)
+		if (c[i] != CANARY)
+			fail(check, "buffer written", i, c[i]);
+}
+
+/*
+ * One hostile configuration: the DS area at @area with these fields; BTS on for the labelled
+ * sequence; nothing may be stored anywhere (the guest keeps running to check it).
+ */
+static void hostile(const char *check, uint64_t area, uint64_t debugctl, uint64_t base,
+		    uint64_t index, uint64_t max, uint64_t thr)
+{
+	struct ds_area *d = (struct ds_area *)area;
+	int mapped = area >= (uint64_t)&ds && area < (uint64_t)&ds + sizeof(ds);
+
+	canaries_set();
+	if (mapped) {
+		d->bts_base = base;
+		d->bts_index = index;
+		d->bts_max = max;
+		d->bts_threshold = thr;
+	}
+	wrmsr(MSR_DS_AREA, area);
+	pmis = 0;
+	bts_seq(debugctl);
+	canaries_check(check);
+	if (mapped && (d->bts_index != index || d->bts_base != base || d->bts_max != max))
+		fail(check, "DS area changed", d->bts_index, index);
+	ok(check);
+}
+
+static void check_hostile(void)
+{
+	const uint64_t on = TR | BTS, bi = TR | BTS | BTINT, b = (uint64_t)buf;
+	const uint64_t m = b + CAP * REC, area = (uint64_t)&ds;
+	struct rec e[NSEQ];
+
+	hostile_map();
+	wrmsr(MSR_X2APIC_LVTPC, LVT_NMI);
+	pmi_drain = 0;
+	/* the DS area: outside RAM, MMIO, not mapped, straddling the unmapped page */
+	hostile("ds area outside ram", HP(HP_NORAM), on, 0, 0, 0, 0);
+	hostile("ds area in mmio", HP(HP_MMIO), on, 0, 0, 0, 0);
+	hostile("ds area not mapped", HP(HP_NP), on, 0, 0, 0, 0);
+	hostile("ds area straddling", HP(HP_NP) - 16, on, 0, 0, 0, 0);
+	if (!try_wrmsr(MSR_DS_AREA, 0x0000800000000000ULL))
+		fail("ds area non-canonical", "accepted", 0, 0);
+	ok("ds area non-canonical");
+	/* the buffer: outside RAM, MMIO, not canonical, straddling unmapped or read-only */
+	hostile("buffer outside ram", area, on, HP(HP_NORAM), HP(HP_NORAM), HP(HP_NORAM) + 4096,
+		~0ULL);
+	hostile("buffer in mmio", area, on, HP(HP_MMIO), HP(HP_MMIO), HP(HP_MMIO) + 4096, ~0ULL);
+	hostile("buffer non-canonical", area, on, 0x0000800000000000ULL, 0x0000800000000000ULL,
+		0x0000800000001000ULL, ~0ULL);
+	hostile("buffer straddling unmapped", area, on, HP(HP_NP) - 16, HP(HP_NP) - 16,
+		HP(HP_NP) + 4096, ~0ULL);
+	hostile("buffer straddling read-only", area, on, HP(HP_RO) - 16, HP(HP_RO) - 16,
+		HP(HP_RO) + 4096, ~0ULL);
+	hostile("buffer read-only", area, on, HP(HP_RO), HP(HP_RO), HP(HP_RO) + 4096, ~0ULL);
+	/* the fields: unaligned index, index below the base, maximum < base + 24, near 2^64 */
+	hostile("index unaligned", area, on, b, b + 1, m, ~0ULL);
+	hostile("index below base", area, on, b, b - REC, m, ~0ULL);
+	hostile("maximum < base + 24", area, on, b, b, b + REC - 1, ~0ULL);
+	hostile("sizes near 2^64", area, on, 0xffffffffffffff00ULL, 0xffffffffffffff00ULL,
+		~0ULL, ~0ULL);
+	hostile("maximum wraps", area, on, ~0ULL - 2 * REC, ~0ULL - 2 * REC, 8, 0);
+	hostile("index > maximum, btint", area, bi, b, m + REC, m, b);
+	hostile("threshold beyond the maximum, full", area, bi, b, m, m, m + REC);
+	ok("hostile fields");
+
+	/* index > maximum without BTINT: back to the base, as the wrap does */
+	expected(e);
+	ds_setup(CAP, 0, CAP + 1);
+	ds.bts_index = m + 5 * REC;
+	bts_seq(on);
+	if (stored() != NSEQ)
+		fail("index > maximum", "records", stored(), NSEQ);
+	check_recs("index > maximum", buf, e, NSEQ);
+	ok("index > maximum");
+
+	/* threshold below the base: every store reaches it; PMIs, no hang */
+	pmis = 0;
+	ds_setup(CAP, 0, 0);
+	ds.bts_threshold = 0;
+	wrmsr(MSR_X2APIC_LVTPC, LVT_NMI);
+	bts_seq(bi);
+	if (!pmis || stored() < NSEQ)
+		fail("threshold below the base", "pmis, records", pmis, stored());
+	ok("threshold below the base");
+
+	/* the DS area inside its own buffer: records overwrite the fields, bounded */
+	canaries_set();
+	ds.bts_base = b;
+	ds.bts_index = b;
+	ds.bts_max = b + 4 * REC;
+	ds.bts_threshold = ~0ULL;
+	memcpy(buf, &ds, sizeof(ds));
+	wrmsr(MSR_DS_AREA, b);
+	bts_seq(on);
+	for (unsigned int i = 4 * REC; i < sizeof(buf); i++)
+		if (((uint8_t *)buf)[i] != CANARY)
+			fail("ds area in its buffer", "written past the maximum", i, 0);
+	ok("ds area in its buffer");
+	wrmsr(MSR_X2APIC_LVTPC, LVT_NMI | LVT_MASKED);
+}
+#endif
+
 void guest_main(uint32_t magic, uint32_t mbi)
 {
 	GUEST_ASSERT(magic == 0x2badb002);
 	cpu_init();
 	lapic_init();
 	check_enumeration();
+#ifdef GUEST_BTS_HOSTILE
+	check_hostile();
+	/* and BTS still works afterwards */
+	check_all("tr bts after", TR | BTS);
+#else
 	check_msrs();
 	check_none("tr off", BTS);
 	check_none("bts off", TR);
@@ -511,6 +679,7 @@ void guest_main(uint32_t magic, uint32_t mbi)
 	check_wrap("wrap max+1", 1);
 	check_btint_full();
 	check_btint_drain();
+#endif
 	uart_puts("guest-bts: done\n");
 	guest_exit(cpuid_failed ? GUEST_EXIT_CPUID : GUEST_EXIT_DONE);
 }
