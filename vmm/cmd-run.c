@@ -22,6 +22,7 @@
 #include "agent.h"
 #include "commands.h"
 #include "debug-exit.h"
+#include "guest-bts.h"
 #include "guest-tasks.h"
 #include "harness.h"
 #include "kvm.h"
@@ -67,6 +68,7 @@ struct run_opts {
 	const char *system_map;
 	const char *tasks[GUEST_TASKS_MAX_SELECT];
 	unsigned int nr_tasks;
+	bool guest_bts;
 };
 
 struct run_ctx {
@@ -84,7 +86,8 @@ static const char usage[] =
 	"usage: vbts run [--trace DIR] [--backend auto|kvm|step] [--cpl all|user|kernel]\n"
 	"                [--ring RECORDS] [--vcpus N] [--memory MIB] [--console FILE] [--stats]\n"
 	"                [--timeout SECONDS] [--harness] [--initrd FILE] [--append CMDLINE]\n"
-	"                [--task NAME|PID]... [--system-map FILE] IMAGE | --kernel IMAGE\n"
+	"                [--task NAME|PID]... [--system-map FILE] [--guest-bts]\n"
+	"                IMAGE | --kernel IMAGE\n"
 	"\n"
 	"Boot IMAGE in a KVM virtual machine and run it until it writes to the debug-exit port\n"
 	"0xf4, powers off or resets. IMAGE is a multiboot v1 ELF32 image (booted as QEMU's -kernel\n"
@@ -108,6 +111,13 @@ static const char usage[] =
 	"                     runs unstepped. Repeatable (at most 64)\n"
 	"  --system-map FILE  Linux: the kernel's System.map, for finding the kernel in guest\n"
 	"                     memory and for symbolizing kernel addresses (named in vm.json)\n"
+	"  --guest-bts        the guest may use BTS itself: CPUID DS, DTES64 and DS-CPL,\n"
+	"                     MISC_ENABLE without BTS_UNAVAILABLE, IA32_DEBUGCTL (TR, BTS, BTINT,\n"
+	"                     BTS_OFF_OS, BTS_OFF_USR) and IA32_DS_AREA; the VMM steps the guest\n"
+	"                     while it has TR and BTS set and stores each branch into its DS\n"
+	"                     buffer, a threshold PMI through the LAPIC's LVTPC (step backend;\n"
+	"                     records it cannot store are dropped and counted: --stats, and a\n"
+	"                     guest-bts-drop record in DIR). Independent of --trace and --cpl\n"
 	"  --ring RECORDS     records per ring file (default 65536; wrap mode keeps the newest)\n"
 	"  --vcpus N          vCPUs (default 1; the boot protocol starts vCPU 0; a Linux guest\n"
 	"                     starts the others itself through INIT/SIPI)\n"
@@ -281,6 +291,21 @@ static void memory_fini(struct run_ctx *c)
 /* The PC platform of an operating system; before the vCPUs (see pc.h). */
 static int platform_init(struct run_ctx *c)
 {
+	int ret;
+
+	if (c->opts.guest_bts) {
+		ret = guest_bts__setup_vm(&c->vm.kvm);
+		if (ret == -ENOTSUP)
+			c->fail_status = 2;
+		if (ret < 0)
+			return ret;
+		c->vm.guest_bts = true;
+		/* A bare guest gets an in-kernel LAPIC for its LVTPC (the threshold PMI). */
+		if (!c->img.pc) {
+			ret = kvm__ioctl(c->vm.kvm.vm_fd, KVM_CREATE_IRQCHIP, 0);
+			return ret < 0 ? ret : 0;
+		}
+	}
 	if (!c->img.pc)
 		return 0;
 	c->vm.pc = pc__create(&c->vm);
@@ -408,6 +433,14 @@ static int choose_backend(struct run_ctx *c)
 #ifdef VBTS_HAVE_KVM_BACKEND
 	kvm = kvm_bts__usable(c->vm.kvm.sys_fd);
 #endif
+	if (c->opts.guest_bts && c->opts.backend == RUN_BACKEND_KVM) {
+		pr_err("--guest-bts: the kvm backend's guest BTS is not wired to vbts run yet: use "
+		       "--backend step");
+		c->fail_status = 2;
+		return -ENOTSUP;
+	}
+	if (c->opts.guest_bts)
+		kvm = false; /* the step backend emulates it */
 	if (c->opts.backend == RUN_BACKEND_KVM && !kvm) {
 		pr_err("--backend kvm: this KVM does not report KVM_CAP_X86_BTS with branch "
 		       "stepping and CR3 tracing (load the modules of kvm-patches/)");
@@ -506,11 +539,18 @@ static int collector_init(struct run_ctx *c)
 	char err[256], *image, *map = NULL;
 	int ret;
 
-	if (!c->opts.trace_dir)
+	if (!c->opts.trace_dir && !c->opts.guest_bts)
 		return 0;
 	ret = choose_backend(c);
 	if (ret < 0)
 		return ret;
+	if (!c->opts.trace_dir) {
+		/* --guest-bts alone: the tracer runs for the guest's buffer, without rings */
+		ret = probe__run(&c->vm.caps);
+		if (ret < 0)
+			pr_err("cannot probe this host's KVM: %s", strerror(-ret));
+		return ret;
+	}
 	cfg.backend = c->vm.tracer->name;
 	ret = tasks_init(c);
 	if (ret < 0)
@@ -657,6 +697,10 @@ static void print_stats(struct run_ctx *c, uint64_t wall_ns)
 			sum.exits[r] += vs.exits[r];
 		sum.steps += vs.steps;
 		sum.gaps += vs.gaps;
+		sum.gbts.stored += vs.gbts.stored;
+		sum.gbts.dropped += vs.gbts.dropped;
+		sum.gbts.pmis += vs.gbts.pmis;
+		sum.gbts.gp += vs.gbts.gp;
 		if (c->trace)
 			records += ring_writer__committed(trace__ring(c->trace, i));
 	}
@@ -681,6 +725,10 @@ static void print_stats(struct run_ctx *c, uint64_t wall_ns)
 			" writes, mmio %" PRIu64 " reads %" PRIu64 " writes\n",
 		c->vm.pio.unhandled_reads, c->vm.pio.unhandled_writes,
 		c->vm.mmio.unhandled_reads, c->vm.mmio.unhandled_writes);
+	if (c->vm.guest_bts)
+		fprintf(stderr, "vbts: stats: guest bts: records stored %" PRIu64 ", dropped %"
+				PRIu64 ", threshold reached %" PRIu64 ", msr writes refused %" PRIu64
+				"\n", sum.gbts.stored, sum.gbts.dropped, sum.gbts.pmis, sum.gbts.gp);
 	uart__stats(c->vm.uart, &written, &dropped);
 	agent__stats(c->vm.agent, &as);
 	fprintf(stderr, "vbts: stats: console %" PRIu64 " bytes (%" PRIu64 " dropped); agent %"
@@ -812,6 +860,7 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 		{ "append", required_argument, NULL, 'a' },
 		{ "task", required_argument, NULL, 'p' },
 		{ "system-map", required_argument, NULL, 'S' },
+		{ "guest-bts", no_argument, NULL, 'g' },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t v;
@@ -900,6 +949,9 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 			break;
 		case 'S':
 			o->system_map = optarg;
+			break;
+		case 'g':
+			o->guest_bts = true;
 			break;
 		default:
 			command__option_error("run", opt, optopt, argv[optind - 1]);

@@ -36,6 +36,10 @@ static void shape_leaf(struct kvm_cpuid_entry2 *e, unsigned int index, unsigned 
 		e->ecx |= X86_CPUID_1_ECX_HYPERVISOR;
 		if (flags & CPUID_TSC_DEADLINE)
 			e->ecx |= X86_CPUID_1_ECX_TSC_DEADLINE;
+		if (flags & CPUID_GUEST_BTS) {
+			e->edx |= X86_CPUID_1_EDX_DS;
+			e->ecx |= X86_CPUID_1_ECX_DTES64 | X86_CPUID_1_ECX_DS_CPL;
+		}
 		break;
 	case 4:
 		/* Cores per package - 1; the last-level cache is shared by all of them. */
@@ -113,4 +117,24 @@ struct kvm_cpuid2 *cpuid__for_vcpu(const struct kvm_cpuid2 *supported, unsigned 
 	}
 	c->nent = n;
 	return c;
+}
+
+bool cpuid__intel_compatible(const struct kvm_cpuid2 *c)
+{
+	static const char *const vendors[] = { "GenuineIntel", "CentaurHauls", "  Shanghai  " };
+
+	for (unsigned int i = 0; i < c->nent; i++) {
+		const struct kvm_cpuid_entry2 *e = &c->entries[i];
+		char v[12];
+
+		if (e->function != 0)
+			continue;
+		memcpy(v, &e->ebx, 4);
+		memcpy(v + 4, &e->edx, 4);
+		memcpy(v + 8, &e->ecx, 4);
+		for (unsigned int k = 0; k < sizeof(vendors) / sizeof(vendors[0]); k++)
+			if (!memcmp(v, vendors[k], sizeof(v)))
+				return true;
+	}
+	return false;
 }

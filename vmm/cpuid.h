@@ -7,6 +7,7 @@
 #ifndef VBTS_VMM_CPUID_H
 #define VBTS_VMM_CPUID_H
 
+#include <stdbool.h>
 #include <linux/kvm.h>
 
 /**
@@ -15,7 +16,9 @@
  * @index:     the vCPU's index, which is its (x2)APIC id
  * @nr_vcpus:  vCPUs of the VM (a value below @index + 1 counts as @index + 1)
  * @flags:     CPUID_TSC_DEADLINE: advertise the TSC-deadline timer (KVM emulates it in its
- *             in-kernel LAPIC; KVM_CAP_TSC_DEADLINE_TIMER says so, not the supported CPUID)
+ *             in-kernel LAPIC; KVM_CAP_TSC_DEADLINE_TIMER says so, not the supported CPUID);
+ *             CPUID_GUEST_BTS: advertise DS, DTES64 and DS-CPL (guest-visible BTS, which the
+ *             VMM or the kvm backend emulates)
  *
  * Leaves 1 (APIC id, logical count, HTT, hypervisor), 4 (cores per package), 0xb and 0x1f
  * (regenerated: SMT and core levels), 0x80000008 (core count) and 0x8000001e (extended APIC
@@ -27,5 +30,15 @@ struct kvm_cpuid2 *cpuid__for_vcpu(const struct kvm_cpuid2 *supported, unsigned 
 				   unsigned int nr_vcpus, unsigned int flags);
 
 #define CPUID_TSC_DEADLINE (1U << 0)
+#define CPUID_GUEST_BTS (1U << 1)
+
+/**
+ * cpuid__intel_compatible() - whether leaf 0 names an Intel-compatible vendor (Intel, Centaur,
+ * Zhaoxin): KVM masks LVTPC on a PMI only for those guests.
+ * @c: a CPUID table
+ *
+ * Return: true for those vendors.
+ */
+bool cpuid__intel_compatible(const struct kvm_cpuid2 *c);
 
 #endif /* VBTS_VMM_CPUID_H */

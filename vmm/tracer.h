@@ -16,6 +16,7 @@
 #include <time.h>
 #include <linux/kvm.h>
 
+struct guest_bts;
 struct guest_memory;
 struct guest_tasks;
 struct ring_writer;
@@ -53,13 +54,17 @@ struct tracer_caps {
  * @fd:     the vCPU fd
  * @run:    its mmap'd struct kvm_run
  * @mem:    guest memory
- * @ring:   its ring writer (owned by the VMM, valid until after vcpu_fini)
+ * @ring:   its ring writer (owned by the VMM, valid until after vcpu_fini); NULL when the host
+ *          does not trace (the backend runs for @gbts alone)
  * @cpl:    enum vbts_cpl_filter
  * @caps:   host capabilities
  * @start_ns: CLOCK_MONOTONIC at trace start (escape timestamps are relative to it)
  * @ring_records: records per ring file (--ring), a size hint for a backend's own buffers
  * @tasks:  a Linux guest's processes (vmm/guest-tasks.h): the backend reports CR3 loads to it
  *          and, with --task, records only the processes it selects; NULL for other guests
+ * @gbts:   the guest's own BTS (vmm/guest-bts.h) when the VMM emulates it (--guest-bts with
+ *          the step backend): the backend stores each branch the guest takes into the guest's
+ *          buffer; NULL otherwise
  * @priv:   backend state
  * @stat_steps:   single-steps taken (KVM_EXIT_DEBUG exits consumed), for `vbts run --stats`
  * @stat_records: records the backend appended to @ring
@@ -77,6 +82,7 @@ struct tracer_vcpu {
 	uint64_t start_ns;
 	uint64_t ring_records;
 	struct guest_tasks *tasks;
+	struct guest_bts *gbts;
 	void *priv;
 	uint64_t stat_steps;
 	uint64_t stat_records;

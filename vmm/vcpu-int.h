@@ -8,6 +8,7 @@
 
 #include <pthread.h>
 
+#include "guest-bts.h"
 #include "tracer.h"
 #include "vcpu.h"
 
@@ -31,6 +32,7 @@
  * @exits:    exit counters, written by the vCPU thread only
  * @frozen:   the vCPU died (triple fault, KVM error): its ring is frozen after the tracer's
  *            last records
+ * @gbts:     its guest-visible BTS (used when vm->guest_bts)
  */
 struct vcpu {
 	struct vm *vm;
@@ -50,6 +52,7 @@ struct vcpu {
 	bool tracing;
 	uint64_t exits[VCPU_NR_EXIT_COUNTERS];
 	bool frozen;
+	struct guest_bts gbts;
 };
 
 /*
@@ -66,7 +69,8 @@ struct vcpu {
  * vcpu__exit_fail_entry():    VM entry failed: FREEZE record, stop
  * vcpu__exit_intr():          a kick: continue (the loop reads the request)
  * vcpu__exit_debug():         a debug exit no tracer consumed: stop
- * vcpu__exit_msr():           an MSR access sent to userspace: refused with #GP, continue
+ * vcpu__exit_msr():           an MSR access sent to userspace: IA32_DEBUGCTL and IA32_DS_AREA
+ *                             of guest-visible BTS (guest-bts.h), any other refused with #GP
  * vcpu__exit_system_event():  shutdown, reset or crash event: stop
  * vcpu__exit_unknown():       any other exit: stop
  */

@@ -91,6 +91,29 @@ void vcpu__init_detached(struct vcpu *v, struct vm *vm, unsigned int index, stru
 	v->tv.start_ns = vm->start_ns;
 	v->tv.ring_records = vm->ring_records;
 	v->tv.tasks = vm->tasks;
+	v->tv.gbts = vm->guest_bts ? &v->gbts : NULL;
+}
+
+/*
+ * Some KVMs give the guest a CPUID of their own, whatever the VMM sets: then the guest sees no
+ * DS bit and will not use BTS. Said once, on vCPU 0.
+ */
+static void check_guest_bts_cpuid(int fd, unsigned int nent)
+{
+	struct kvm_cpuid2 *c = calloc(1, sizeof(*c) + nent * sizeof(c->entries[0]));
+
+	if (!c)
+		return;
+	c->nent = nent;
+	if (kvm__ioctl_quiet(fd, KVM_GET_CPUID2, c) >= 0) {
+		for (unsigned int i = 0; i < c->nent; i++) {
+			if (c->entries[i].function == 1 &&
+			    !(c->entries[i].edx & X86_CPUID_1_EDX_DS))
+				pr_warn("--guest-bts: this KVM does not give the guest the VMM's "
+					"CPUID (leaf 1 reads back without DS)");
+		}
+	}
+	free(c);
 }
 
 /* Give each vCPU the host's CPUID with its own APIC id and the VM's topology. */
@@ -102,10 +125,15 @@ static int set_cpuid(struct vcpu *v)
 
 	if (v->vm->pc && kvm__check_extension(&v->vm->kvm, KVM_CAP_TSC_DEADLINE_TIMER))
 		flags |= CPUID_TSC_DEADLINE;
+	if (v->vm->guest_bts)
+		flags |= CPUID_GUEST_BTS;
 	cpuid = cpuid__for_vcpu(v->vm->kvm.cpuid, v->index, v->vm->nr_vcpus, flags);
 	if (!cpuid)
 		return -ENOMEM;
 	ret = kvm__ioctl(v->fd, KVM_SET_CPUID2, cpuid);
+	v->gbts.mask_lvtpc = cpuid__intel_compatible(cpuid);
+	if (ret >= 0 && v->vm->guest_bts && v->index == 0)
+		check_guest_bts_cpuid(v->fd, cpuid->nent);
 	free(cpuid);
 	return ret < 0 ? ret : 0;
 }
@@ -139,6 +167,11 @@ struct vcpu *vcpu__create(struct vm *vm, unsigned int index)
 		goto err_unmap;
 	if (vm->pc) {
 		ret = pc__init_vcpu(fd);
+		if (ret < 0)
+			goto err_unmap;
+	}
+	if (vm->guest_bts) {
+		ret = guest_bts__setup_vcpu(fd);
 		if (ret < 0)
 			goto err_unmap;
 	}
@@ -377,10 +410,29 @@ int vcpu__exit_debug(struct vcpu *v, struct kvm_run *run)
 			 run->debug.arch.exception, (unsigned long long)run->debug.arch.pc);
 }
 
+/* CR4.LA57 of the vCPU, for the canonical check of a DS_AREA write (false in tests). */
+static bool vcpu_la57(struct vcpu *v)
+{
+	struct kvm_sregs sregs;
+
+	if (v->fd < 0 || kvm__ioctl_quiet(v->fd, KVM_GET_SREGS, &sregs) < 0)
+		return false;
+	return sregs.cr4 & X86_CR4_LA57;
+}
+
 int vcpu__exit_msr(struct vcpu *v, struct kvm_run *run)
 {
-	/* No MSR is emulated in userspace yet: refuse like hardware would (#GP). */
-	run->msr.error = 1;
+	uint64_t value = 0;
+	int ret = -ENOENT;
+
+	/* Only guest-visible BTS's two MSRs are filtered to userspace; refuse any other (#GP). */
+	if (v->vm->guest_bts && run->exit_reason == KVM_EXIT_X86_RDMSR) {
+		ret = guest_bts__rdmsr(&v->gbts, run->msr.index, &value);
+		run->msr.data = value;
+	} else if (v->vm->guest_bts)
+		ret = guest_bts__wrmsr(&v->gbts, run->msr.index, run->msr.data,
+				       run->msr.index == X86_MSR_IA32_DS_AREA && vcpu_la57(v));
+	run->msr.error = ret < 0;
 	return VCPU_CONTINUE;
 }
 
@@ -590,6 +642,7 @@ int vcpu__start(struct vcpu *v, bool live)
 	v->tv.start_ns = v->vm->start_ns;
 	v->tv.ring_records = v->vm->ring_records;
 	v->tv.tasks = v->vm->tasks;
+	v->tv.gbts = v->vm->guest_bts ? &v->gbts : NULL;
 	ret = pthread_create(&v->thread, NULL, vcpu_thread, v);
 	if (!ret)
 		v->started = true;
@@ -629,4 +682,5 @@ void vcpu__stats(const struct vcpu *v, struct vcpu_stats *stats)
 	stats->steps = v->tv.stat_steps;
 	stats->records = v->tv.stat_records;
 	stats->gaps = v->tv.stat_gaps;
+	stats->gbts = v->gbts.stats;
 }

@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <linux/kvm.h>
 
+#include "guest-bts.h"
+
 struct ring_writer;
 struct vcpu;
 struct vm;
@@ -171,12 +173,14 @@ int vcpu__dispatch(struct vcpu *v, struct kvm_run *run);
  * struct vcpu_stats - counters of one vCPU, read after its thread ended.
  * @exits:        by exit reason (the last slot counts all larger reasons)
  * @steps, @records, @gaps: from the tracer backend
+ * @gbts:         guest-visible BTS (all zero without it)
  */
 struct vcpu_stats {
 	uint64_t exits[VCPU_NR_EXIT_COUNTERS];
 	uint64_t steps;
 	uint64_t records;
 	uint64_t gaps;
+	struct guest_bts_stats gbts;
 };
 
 /**

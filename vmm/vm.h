@@ -46,6 +46,8 @@ struct vcpu;
  * @ring_records:   records per ring file, handed to the tracer
  * @tasks:          a Linux guest's processes (vmm/guest-tasks.h), handed to the tracer; NULL
  *                  for other guests
+ * @guest_bts:      guest-visible BTS emulated by the VMM (vmm/guest-bts.h): CPUID DS bits,
+ *                  MISC_ENABLE, DEBUGCTL and DS_AREA exits, records into the guest's buffer
  * @lock, @cond:    see the file comment
  * @stop_requested: the run is over; vCPUs stop at their next exit
  * @exit_status:    the process exit status of the run (first stop request wins)
@@ -69,6 +71,7 @@ struct vm {
 	uint64_t start_ns;
 	uint64_t ring_records;
 	struct guest_tasks *tasks;
+	bool guest_bts;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	bool stop_requested;

@@ -83,6 +83,7 @@
 
 /* Exception vectors and the #PF error code */
 #define X86_TRAP_DB 1
+#define X86_TRAP_NMI 2
 #define X86_TRAP_UD 6
 #define X86_TRAP_PF 14
 #define X86_PF_PROT (1U << 0) /* the page was present (protection violation) */
@@ -115,6 +116,24 @@
 #define X86_MISC_ENABLE_FAST_STRING (1ULL << 0)
 #define X86_MISC_ENABLE_BTS_UNAVAIL (1ULL << 11)
 #define X86_MISC_ENABLE_PEBS_UNAVAIL (1ULL << 12)
+
+/* IA32_DEBUGCTL (SDM Vol. 3B 17.4.1) */
+#define X86_DEBUGCTL_LBR (1ULL << 0)
+#define X86_DEBUGCTL_BTF (1ULL << 1)
+#define X86_DEBUGCTL_TR (1ULL << 6)
+#define X86_DEBUGCTL_BTS (1ULL << 7)
+#define X86_DEBUGCTL_BTINT (1ULL << 8)
+#define X86_DEBUGCTL_BTS_OFF_OS (1ULL << 9)  /* no BTS records at CPL 0 */
+#define X86_DEBUGCTL_BTS_OFF_USR (1ULL << 10) /* no BTS records at CPL > 0 */
+
+/* The 64-bit DS save area (DTES64): byte offsets of the BTS fields, and a BTS record. */
+#define X86_DS_BTS_BASE 0x00
+#define X86_DS_BTS_INDEX 0x08
+#define X86_DS_BTS_ABS_MAX 0x10
+#define X86_DS_BTS_THRESHOLD 0x18
+#define X86_DS_BTS_FIELDS 4   /* the four 8-byte BTS fields at the start of the area */
+#define X86_BTS_RECORD_SIZE 24 /* from, to, flags */
+#define X86_BTS_FLAG_PREDICTED (1ULL << 4)
 
 /* IA32_MTRR_DEF_TYPE: default memory type in bits 0-7 */
 #define X86_MTRR_DEF_TYPE_E (1ULL << 11)  /* MTRRs enabled */
@@ -183,10 +202,16 @@ static inline uint64_t x86_desc(unsigned int access, unsigned int flags, uint32_
 
 /* Local APIC and I/O APIC */
 #define X86_APIC_DEFAULT_BASE 0xfee00000ULL
+#define X86_APIC_BASE_ENABLE (1ULL << 11) /* IA32_APIC_BASE: the LAPIC is enabled */
+#define X86_APIC_BASE_EXTD (1ULL << 10)   /* IA32_APIC_BASE: x2APIC mode */
 #define X86_IOAPIC_DEFAULT_BASE 0xfec00000ULL
 #define X86_APIC_REG_LVT0 0x350
 #define X86_APIC_REG_LVT1 0x360
+#define X86_APIC_REG_IRR 0x200   /* interrupt request register, 8 x 32 bits, 16 bytes apart */
+#define X86_APIC_REG_LVTPC 0x340 /* performance-monitoring counters (PMI) */
 #define X86_APIC_LVT_MASKED (1U << 16)
+#define X86_APIC_LVT_VECTOR_MASK 0xffU
+#define X86_APIC_DM_FIXED (0U << 8)
 #define X86_APIC_DM_MASK (7U << 8)
 #define X86_APIC_DM_NMI (4U << 8)
 #define X86_APIC_DM_EXTINT (7U << 8)
@@ -195,6 +220,9 @@ static inline uint64_t x86_desc(unsigned int access, unsigned int flags, uint32_
 #define X86_CPUID_1_ECX_X2APIC (1U << 21)
 #define X86_CPUID_1_ECX_TSC_DEADLINE (1U << 24)
 #define X86_CPUID_1_ECX_HYPERVISOR (1U << 31)
+#define X86_CPUID_1_ECX_DTES64 (1U << 2) /* 64-bit DS area */
+#define X86_CPUID_1_ECX_DS_CPL (1U << 4) /* CPL-qualified BTS (BTS_OFF_OS/USR) */
+#define X86_CPUID_1_EDX_DS (1U << 21)    /* debug store: BTS, PEBS */
 #define X86_CPUID_1_EDX_HTT (1U << 28)
 #define X86_CPUID_80000001_ECX_CMP_LEGACY (1U << 1)
 #define X86_CPUID_80000001_ECX_TOPOEXT (1U << 22)

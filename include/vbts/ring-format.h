@@ -101,6 +101,10 @@ enum vbts_escape_kind {
 	VBTS_ESC_START = 7,       /* to = time, aux = VBTS_START_* bits */
 	VBTS_ESC_STOP = 8,        /* to = time, aux = 0 */
 	VBTS_ESC_FREEZE = 9,      /* to = time, aux = enum vbts_freeze_reason */
+	VBTS_ESC_GUEST_BTS_DROP = 10, /* the guest's own BTS dropped a record (guest-visible BTS):
+				       * to = the branch's from, aux = why (1 DS area unreadable,
+				       * 2 its fields inconsistent, 3 full with BTINT, 4 buffer
+				       * not writable, 5 index not writable); one per run of drops */
 	VBTS_ESC_MAX
 };
 

@@ -30,7 +30,7 @@ static bool read_u64(const struct gva_space *s, uint64_t gpa, uint64_t *v)
 }
 
 /* 32-bit paging: 2 levels of 4-byte entries, 4 MiB pages with CR4.PSE (PSE-36 high bits). */
-static int walk_32(const struct gva_space *s, uint64_t la, uint64_t *gpa)
+static int walk_32(const struct gva_space *s, uint64_t la, uint64_t *gpa, bool *rw)
 {
 	uint32_t pde, pte;
 
@@ -39,6 +39,7 @@ static int walk_32(const struct gva_space *s, uint64_t la, uint64_t *gpa)
 		return -EFAULT;
 	if (!(pde & X86_PTE_P))
 		return -EFAULT;
+	*rw = pde & X86_PTE_RW;
 	if ((pde & X86_PTE_PS) && (s->cr4 & X86_CR4_PSE)) {
 		/* bits 20:13 of the PDE are physical address bits 39:32 */
 		uint64_t base = (pde & 0xffc00000ULL) | ((uint64_t)((pde >> 13) & 0xff) << 32);
@@ -50,6 +51,7 @@ static int walk_32(const struct gva_space *s, uint64_t la, uint64_t *gpa)
 		return -EFAULT;
 	if (!(pte & X86_PTE_P))
 		return -EFAULT;
+	*rw = *rw && (pte & X86_PTE_RW);
 	*gpa = (pte & 0xfffff000ULL) | (la & 0xfff);
 	return 0;
 }
@@ -60,7 +62,7 @@ static int walk_32(const struct gva_space *s, uint64_t la, uint64_t *gpa)
  * levels mapping 1 GiB and 2 MiB.
  */
 static int walk_table(const struct gva_space *s, uint64_t table, unsigned int levels, uint64_t la,
-		      uint64_t *gpa)
+		      uint64_t *gpa, bool *rw)
 {
 	for (unsigned int lvl = levels; lvl >= 1; lvl--) {
 		unsigned int shift = 12 + 9 * (lvl - 1);
@@ -70,6 +72,7 @@ static int walk_table(const struct gva_space *s, uint64_t table, unsigned int le
 			return -EFAULT;
 		if (!(e & X86_PTE_P))
 			return -EFAULT;
+		*rw = *rw && (e & X86_PTE_RW);
 		if (lvl == 1) {
 			*gpa = (e & X86_PTE_ADDR_MASK) | (la & 0xfff);
 			return 0;
@@ -87,7 +90,7 @@ static int walk_table(const struct gva_space *s, uint64_t table, unsigned int le
 	return -EFAULT;
 }
 
-static int walk_pae(const struct gva_space *s, uint64_t la, uint64_t *gpa)
+static int walk_pae(const struct gva_space *s, uint64_t la, uint64_t *gpa, bool *rw)
 {
 	uint64_t pdpte;
 
@@ -96,30 +99,41 @@ static int walk_pae(const struct gva_space *s, uint64_t la, uint64_t *gpa)
 		return -EFAULT;
 	if (!(pdpte & X86_PTE_P))
 		return -EFAULT;
-	return walk_table(s, pdpte & X86_PTE_ADDR_MASK, 2, la, gpa);
+	*rw = true; /* PAE PDPTEs have no R/W bit */
+	return walk_table(s, pdpte & X86_PTE_ADDR_MASK, 2, la, gpa, rw);
 }
 
-static int walk_long(const struct gva_space *s, uint64_t la, uint64_t *gpa)
+static int walk_long(const struct gva_space *s, uint64_t la, uint64_t *gpa, bool *rw)
 {
 	unsigned int bits = (s->cr4 & X86_CR4_LA57) ? 57 : 48;
 	int64_t sx = (int64_t)(la << (64 - bits)) >> (64 - bits);
 
 	if ((uint64_t)sx != la)
 		return -EFAULT; /* not canonical */
-	return walk_table(s, s->cr3 & X86_PTE_ADDR_MASK, bits == 57 ? 5 : 4, la, gpa);
+	*rw = true;
+	return walk_table(s, s->cr3 & X86_PTE_ADDR_MASK, bits == 57 ? 5 : 4, la, gpa, rw);
+}
+
+/* @rw: every level of the walk allows writes (R/W set). */
+static int translate(const struct gva_space *s, uint64_t la, uint64_t *gpa, bool *rw)
+{
+	if (!(s->cr0 & X86_CR0_PG)) {
+		*gpa = (s->efer & X86_EFER_LMA) ? la : (la & 0xffffffffULL);
+		*rw = true;
+		return 0;
+	}
+	if (s->efer & X86_EFER_LMA)
+		return walk_long(s, la, gpa, rw);
+	if (s->cr4 & X86_CR4_PAE)
+		return walk_pae(s, la, gpa, rw);
+	return walk_32(s, la, gpa, rw);
 }
 
 int gva__translate(const struct gva_space *s, uint64_t la, uint64_t *gpa)
 {
-	if (!(s->cr0 & X86_CR0_PG)) {
-		*gpa = (s->efer & X86_EFER_LMA) ? la : (la & 0xffffffffULL);
-		return 0;
-	}
-	if (s->efer & X86_EFER_LMA)
-		return walk_long(s, la, gpa);
-	if (s->cr4 & X86_CR4_PAE)
-		return walk_pae(s, la, gpa);
-	return walk_32(s, la, gpa);
+	bool rw;
+
+	return translate(s, la, gpa, &rw);
 }
 
 size_t gva__read_prefix(const struct gva_space *s, uint64_t la, void *buf, size_t len)
@@ -151,4 +165,44 @@ size_t gva__read_prefix(const struct gva_space *s, uint64_t la, void *buf, size_
 int gva__read(const struct gva_space *s, uint64_t la, void *buf, size_t len)
 {
 	return gva__read_prefix(s, la, buf, len) == len ? 0 : -EFAULT;
+}
+
+/* At most this many pages per gva__write() (8 bytes cross at most one boundary). */
+#define GVA_WRITE_PAGES 4
+
+int gva__write(const struct gva_space *s, uint64_t la, const void *buf, size_t len)
+{
+	bool wrap32 = !(s->efer & X86_EFER_LMA), rw;
+	uint8_t *dst[GVA_WRITE_PAGES];
+	size_t size[GVA_WRITE_PAGES];
+	unsigned int n = 0;
+	size_t done = 0;
+
+	/* Every page is checked before the first byte is written: nothing or all of it. */
+	while (done < len) {
+		uint64_t a = la + done, gpa;
+		size_t chunk;
+
+		if (wrap32)
+			a &= 0xffffffffULL;
+		chunk = X86_PAGE_SIZE - (a & (X86_PAGE_SIZE - 1));
+		if (chunk > len - done)
+			chunk = len - done;
+		if (n == GVA_WRITE_PAGES || translate(s, a, &gpa, &rw))
+			return -EFAULT;
+		/* a supervisor write: read-only pages are writable only with CR0.WP clear */
+		if (!rw && (s->cr0 & X86_CR0_WP))
+			return -EFAULT;
+		dst[n] = s->ptr(s->ctx, gpa, chunk);
+		if (!dst[n])
+			return -EFAULT;
+		size[n++] = chunk;
+		done += chunk;
+	}
+	done = 0;
+	for (unsigned int i = 0; i < n; i++) {
+		memcpy(dst[i], (const uint8_t *)buf + done, size[i]);
+		done += size[i];
+	}
+	return 0;
 }

@@ -5,8 +5,9 @@
  *
  * Nothing read from guest page tables is trusted: every entry is fetched through the accessor,
  * which refuses ranges outside guest RAM, and a walk has a fixed number of levels.
- * Accessed/dirty bits are never written; permissions (U/S, R/W, NX) are not checked: the
- * tracer reads what the CPU fetched or is about to deliver to.
+ * Accessed/dirty bits are never written; reads check no permission (U/S, R/W, NX): the
+ * tracer reads what the CPU fetched or is about to deliver to. Writes (gva__write(), for the
+ * guest's own BTS buffer) check R/W.
  */
 #ifndef VBTS_VMM_STEP_GVA_H
 #define VBTS_VMM_STEP_GVA_H
@@ -65,5 +66,21 @@ size_t gva__read_prefix(const struct gva_space *s, uint64_t la, void *buf, size_
  * Return: 0, or -EFAULT when any byte is not mapped to guest RAM.
  */
 int gva__read(const struct gva_space *s, uint64_t la, void *buf, size_t len);
+
+/**
+ * gva__write() - store @len bytes into guest linear memory as a supervisor-mode write.
+ * @s:   address space
+ * @la:  linear address (wraps at 4 GiB outside long mode)
+ * @buf: the bytes
+ * @len: their number, at most 3 pages' worth (a store crosses at most a few pages)
+ *
+ * Every page must be mapped to guest RAM (never MMIO, never outside it) and writable: R/W set
+ * at every level of the walk, unless CR0.WP is clear (then a supervisor write ignores R/W). All
+ * pages are checked before the first byte is written: on failure nothing is written. Accessed
+ * and dirty bits are not set.
+ *
+ * Return: 0, or -EFAULT when any byte cannot be written.
+ */
+int gva__write(const struct gva_space *s, uint64_t la, const void *buf, size_t len);
 
 #endif /* VBTS_VMM_STEP_GVA_H */

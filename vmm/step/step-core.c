@@ -72,6 +72,8 @@ static void emit_branch(struct step_out *out, enum vbts_cpl_filter filter, uint8
 			 ((uint64_t)d->info.kind << VBTS_REC_KIND_SHIFT),
 	};
 
+	if (out->nbr < STEP_OUT_MAX)
+		out->br[out->nbr++] = (struct step_branch){ .from = d->la, .to = to, .cpl = cpl };
 	if (!cpl_wanted(filter, cpl))
 		return;
 	if (d->info.flags & INSN_F_VECTOR)

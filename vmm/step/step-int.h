@@ -102,15 +102,32 @@ struct step_insn {
 #define STEP_OUT_MAX 8
 
 /**
+ * struct step_branch - a branch the guest took, whatever the host's CPL filter: what
+ * guest-visible BTS stores (guest-bts.h).
+ * @from: linear address of the branch instruction
+ * @to:   its target
+ * @cpl:  CPL of the branch instruction
+ */
+struct step_branch {
+	uint64_t from;
+	uint64_t to;
+	uint8_t cpl;
+};
+
+/**
  * struct step_out - records produced by one decision, in stream order.
  * @rec:        records
  * @n:          how many
+ * @br:         every branch of the decision, in order, also those the filter keeps out of @rec
+ * @nbr:        how many
  * @retired:    instructions seen retiring (set by step__classify())
  * @hlt_retired: a `hlt` retired under the step (the exit should be seen as a halt)
  */
 struct step_out {
 	struct vbts_record rec[STEP_OUT_MAX];
 	unsigned int n;
+	struct step_branch br[STEP_OUT_MAX];
+	unsigned int nbr;
 	unsigned int retired;
 	bool hlt_retired;
 };

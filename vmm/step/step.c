@@ -30,6 +30,8 @@
 #include "../kvm.h"
 #include "../memory.h"
 #include "../ring-writer.h"
+#include "../guest-bts.h"
+#include "../log.h"
 #include "../tracer.h"
 #include "../x86.h"
 #include "step-int.h"
@@ -46,6 +48,10 @@
  * @sregs:  special registers at the last observation
  * @fresh:  @regs/@sregs are the state the next KVM_RUN starts from
  * @dbg_on: single-step is armed in KVM
+ * @pmi:    a store into the guest's BTS buffer reached its threshold with BTINT: a PMI goes
+ *          through LVTPC before the next run
+ * @nmi:    a PMI through LVTPC as an NMI waits for the VMM to deliver it (while NMIs are
+ *          blocked, or until the guest state allows it)
  */
 struct step_vcpu {
 	struct step_core core;
@@ -54,6 +60,8 @@ struct step_vcpu {
 	struct kvm_sregs sregs;
 	bool fresh;
 	bool dbg_on;
+	bool pmi;
+	bool nmi;
 };
 
 static void *mem_ptr(const void *ctx, uint64_t gpa, uint64_t len)
@@ -333,15 +341,56 @@ static void decode_next(const struct tracer_vcpu *tv, struct step_vcpu *sv,
 		eval_cond(sv, &in->second);
 }
 
-static void write_out(struct tracer_vcpu *tv, const struct step_core *c, const struct step_out *o)
+/*
+ * The guest's own BTS: each branch of @o stored into its buffer (guest-bts.c), a threshold
+ * PMI noted for the next run, the first of a run of dropped records told in the trace.
+ */
+static void store_guest_bts(struct tracer_vcpu *tv, struct step_vcpu *sv,
+			    const struct step_out *o)
 {
-	for (unsigned int i = 0; i < o->n; i++) {
+	struct guest_bts *gb = tv->gbts;
+	enum guest_bts_drop drop;
+	struct gva_space s;
+
+	if (!gb || !o->nbr || !guest_bts__enabled(gb))
+		return;
+	address_space(tv, sv, &s);
+	for (unsigned int i = 0; i < o->nbr; i++) {
+		switch (guest_bts__store(gb, &s, o->br[i].from, o->br[i].to, o->br[i].cpl,
+					 &drop)) {
+		case GUEST_BTS_PMI:
+			sv->pmi = true;
+			gb->dropping = false;
+			break;
+		case GUEST_BTS_STORED:
+			gb->dropping = false;
+			break;
+		case GUEST_BTS_DROPPED:
+			if (gb->dropping)
+				break;
+			gb->dropping = true;
+			if (tv->ring && !ring_writer__escape(tv->ring, VBTS_ESC_GUEST_BTS_DROP,
+							     o->br[i].from, drop))
+				tv->stat_records++;
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+static void write_out(struct tracer_vcpu *tv, struct step_vcpu *sv, const struct step_out *o)
+{
+	const struct step_core *c = &sv->core;
+
+	for (unsigned int i = 0; i < o->n && tv->ring; i++) {
 		/* a frozen ring refuses the record and counts it as lost itself */
 		if (ring_writer__append(tv->ring, &o->rec[i]) == 0)
 			tv->stat_records++;
 	}
 	tv->stat_steps = c->steps;
 	tv->stat_gaps = c->gaps;
+	store_guest_bts(tv, sv, o);
 }
 
 /* Whether an event is in flight that the CPU would deliver or unblock around the instruction. */
@@ -505,6 +554,80 @@ static int run_fault(struct tracer_vcpu *tv, struct step_vcpu *sv, const struct 
 	return apply_emulated(tv, sv, o, &d, &st, out);
 }
 
+/*
+ * A threshold PMI of the guest's BTS goes through LVTPC (guest_bts__pmi()); a fixed vector is
+ * left pending in the LAPIC, an NMI is delivered by the VMM (deliver_nmi()).
+ */
+static int raise_pmi(struct tracer_vcpu *tv, struct step_vcpu *sv)
+{
+	bool nmi = false;
+	int ret;
+
+	sv->pmi = false;
+	ret = guest_bts__pmi(tv->fd, tv->gbts->mask_lvtpc, &nmi);
+	if (ret == -EAGAIN)
+		return 0;
+	if (ret < 0)
+		return ret;
+	sv->nmi |= nmi;
+	return 0;
+}
+
+/*
+ * The PMI's NMI, delivered by the VMM through the guest's IDT as the CPU would between two
+ * instructions (transition__interrupt()), so that the event is a branch record, in the guest's
+ * buffer too, and the step goes on in the handler (the CPU clears TF on the way); NMIs are then
+ * blocked until the guest's IRET. While they are blocked, or an event is in flight, it waits.
+ * Where the VMM cannot deliver it (not 64-bit mode, an unusual gate), KVM does (KVM_NMI) and
+ * the handler is a gap.
+ *
+ * Return: 1 when delivered by the VMM (@sv holds the new state), 0 when it waits or KVM
+ * delivers it, -errno.
+ */
+static int deliver_nmi(struct tracer_vcpu *tv, struct step_vcpu *sv, const struct step_obs *o,
+		       struct step_out *out)
+{
+	const struct step_core *c = &sv->core;
+	struct transition_state st = { .cpl_ok = 0 };
+	struct step_decoded d = { .la = o->la };
+	struct kvm_vcpu_events ev;
+	int ret;
+
+	ret = kvm__ioctl(tv->fd, KVM_GET_VCPU_EVENTS, &ev);
+	if (ret < 0)
+		return ret;
+	if (ev.nmi.masked || ev.nmi.injected || ev.nmi.pending || ev.exception.injected ||
+	    ev.exception.pending || ev.interrupt.injected ||
+	    (ev.interrupt.shadow & KVM_X86_SHADOW_INT_MOV_SS))
+		return 0;
+	sv->nmi = false;
+	if (kvm__ioctl(tv->fd, KVM_GET_REGS, &st.regs) < 0 ||
+	    kvm__ioctl(tv->fd, KVM_GET_SREGS, &st.sregs) < 0)
+		return -EIO;
+	st.cpl_ok = c->can_cpl0 ? 1U : 0U;
+	if (transition__interrupt(&st, X86_TRAP_NMI, mem_ptr, tv->mem)) {
+		ret = kvm__ioctl(tv->fd, KVM_NMI, 0);
+		return ret < 0 ? ret : 0;
+	}
+	d.info.kind = VBTS_BR_INTERRUPT;
+	d.info.flags = INSN_F_VECTOR;
+	d.info.vector = X86_TRAP_NMI;
+	ret = apply_emulated(tv, sv, o, &d, &st, out);
+	if (ret < 0)
+		return ret;
+	ev.nmi.masked = 1;
+	ev.flags &= KVM_VCPUEVENT_VALID_NMI_PENDING | KVM_VCPUEVENT_VALID_SHADOW |
+		    KVM_VCPUEVENT_VALID_SMM;
+	ret = kvm__ioctl(tv->fd, KVM_SET_VCPU_EVENTS, &ev);
+	return ret < 0 ? ret : 1;
+}
+
+/* Whether anything needs the step: the host's trace, or the guest's own BTS. */
+static bool wanted(const struct tracer_vcpu *tv, const struct step_vcpu *sv)
+{
+	return tv->ring || sv->nmi || sv->pmi || (tv->gbts && guest_bts__enabled(tv->gbts));
+}
+
 static int set_step(struct tracer_vcpu *tv, struct step_vcpu *sv, bool on)
 {
 	struct kvm_guest_debug dbg = { 0 };
@@ -542,7 +665,7 @@ static int step_vcpu_init(struct tracer_vcpu *tv)
 	sv->core.can_cpl3 = tv->caps.step_cpl3;
 	observe(sv, &o);
 	step_core__start(&sv->core, &o, tracer_vcpu__now_ns(tv), &out);
-	write_out(tv, &sv->core, &out);
+	write_out(tv, sv, &out);
 	tv->priv = sv;
 	return 0;
 
@@ -560,12 +683,34 @@ static int step_before_run(struct tracer_vcpu *tv)
 	bool arm;
 	int ret;
 
+	if (!wanted(tv, sv)) {
+		/* neither traced by the host nor by the guest: run unstepped */
+		sv->core.armed = false;
+		sv->fresh = false;
+		return set_step(tv, sv, false);
+	}
 	if (!sv->fresh) {
 		ret = read_state(tv, sv, false);
 		if (ret)
 			return ret;
 	}
+	if (sv->pmi) {
+		ret = raise_pmi(tv, sv);
+		if (ret)
+			return ret;
+	}
 	observe(sv, &o);
+	if (sv->nmi) {
+		ret = deliver_nmi(tv, sv, &o, &out);
+		if (ret < 0)
+			return ret;
+		if (ret) {
+			write_out(tv, sv, &out);
+			out.n = 0;
+			out.nbr = 0;
+			observe(sv, &o);
+		}
+	}
 	decode_next(tv, sv, &o, &next);
 	for (unsigned int i = 0; i < TRANSITION_CHAIN_MAX; i++) {
 		ret = run_transition(tv, sv, &o, &next, &out);
@@ -575,13 +720,14 @@ static int step_before_run(struct tracer_vcpu *tv)
 			return ret;
 		if (ret == 0)
 			break;
-		write_out(tv, &sv->core, &out);
+		write_out(tv, sv, &out);
 		out.n = 0;
+		out.nbr = 0;
 		observe(sv, &o);
 		decode_next(tv, sv, &o, &next);
 	}
 	arm = step_core__plan(&sv->core, &o, &next, tracer_vcpu__now_ns(tv), &out);
-	write_out(tv, &sv->core, &out);
+	write_out(tv, sv, &out);
 	ret = set_step(tv, sv, arm);
 	if (ret)
 		return ret;
@@ -614,7 +760,7 @@ static int step_after_exit(struct tracer_vcpu *tv)
 	singlestep = run->exit_reason == KVM_EXIT_DEBUG &&
 		     run->debug.arch.exception == X86_TRAP_DB && (run->debug.arch.dr6 & X86_DR6_BS);
 	consumed = step_core__exit(&sv->core, &o, singlestep, tracer_vcpu__now_ns(tv), &out);
-	write_out(tv, &sv->core, &out);
+	write_out(tv, sv, &out);
 	if (consumed && out.hlt_retired) {
 		/* The step reported the hlt's completion instead of the halt: hand the halt on. */
 		run->exit_reason = KVM_EXIT_HLT;
@@ -634,7 +780,7 @@ static void step_vcpu_fini(struct tracer_vcpu *tv)
 	set_step(tv, sv, false);
 	observe(sv, &o);
 	step_core__stop(&sv->core, &o, tracer_vcpu__now_ns(tv), &out);
-	write_out(tv, &sv->core, &out);
+	write_out(tv, sv, &out);
 	free(sv);
 	tv->priv = NULL;
 }

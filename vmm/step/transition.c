@@ -428,10 +428,12 @@ static int iret(struct transition_state *st, struct tr_ctx *x, const struct insn
  * @has_err: an error code is pushed
  * @err:     that error code
  * @rip:     the RIP pushed: the next instruction for int n, the faulting one for a fault
+ * @external: an interrupt or NMI between two instructions: RF is pushed as it is
  */
 struct tr_event {
 	uint8_t vector;
 	bool soft;
+	bool external;
 	bool has_err;
 	uint32_t err;
 	uint64_t rip;
@@ -516,7 +518,9 @@ static int deliver(struct transition_state *st, struct tr_ctx *x, const struct t
 		frame[nf++] = ev->err;
 	frame[nf++] = ev->rip;
 	frame[nf++] = sr->cs.selector;
-	frame[nf++] = ev->soft ? r->rflags & ~X86_RFLAGS_RF : r->rflags | X86_RFLAGS_RF;
+	frame[nf++] = ev->external ? r->rflags :
+		      ev->soft	   ? r->rflags & ~X86_RFLAGS_RF :
+				     r->rflags | X86_RFLAGS_RF;
 	frame[nf++] = r->rsp;
 	frame[nf++] = sr->ss.selector;
 	for (unsigned int i = 0; i < nf; i++) {
@@ -680,4 +684,23 @@ int transition__page_fault(struct transition_state *st, uint64_t cr2, uint32_t c
 	tmp.sregs.cr2 = cr2;
 	*st = tmp;
 	return 0;
+}
+
+int transition__interrupt(struct transition_state *st, uint8_t vector,
+			  void *(*ptr)(const void *ctx, uint64_t gpa, uint64_t len),
+			  const void *ctx)
+{
+	struct tr_event ev = { .vector = vector, .external = true, .rip = st->regs.rip };
+	struct tr_ctx x = { .as = { .ptr = ptr, .ctx = ctx } };
+	struct transition_state tmp;
+	int err;
+
+	if (!mode64(st) || (st->regs.rflags & X86_RFLAGS_VM))
+		return -EOPNOTSUPP;
+	init_ctx(&x, st);
+	tmp = *st;
+	err = deliver(&tmp, &x, &ev);
+	if (!err)
+		*st = tmp;
+	return err;
 }

@@ -103,4 +103,22 @@ int transition__page_fault(struct transition_state *st, uint64_t cr2, uint32_t c
 			   void *(*ptr)(const void *ctx, uint64_t gpa, uint64_t len),
 			   const void *ctx);
 
+/**
+ * transition__interrupt() - deliver an external interrupt or an NMI before the instruction at
+ * RIP (a PMI of guest-visible BTS, say), as the CPU delivers one between two instructions.
+ * @st:     state; on success the state in the handler
+ * @vector: the vector (2 for an NMI)
+ * @ptr:    guest-physical accessor, as for transition__emulate()
+ * @ctx:    its first argument
+ *
+ * The delivery of transition__emulate()'s int n, with RIP pushed as it is, RFLAGS pushed
+ * unchanged, no error code and no check of the gate's DPL. Whether the event is blocked (IF,
+ * NMI blocking, an interrupt shadow) is the caller's to check.
+ *
+ * Return: 0, or the errors of transition__emulate() (nothing changed).
+ */
+int transition__interrupt(struct transition_state *st, uint8_t vector,
+			  void *(*ptr)(const void *ctx, uint64_t gpa, uint64_t len),
+			  const void *ctx);
+
 #endif /* VBTS_VMM_STEP_TRANSITION_H */

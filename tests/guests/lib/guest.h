@@ -85,6 +85,19 @@ static inline void wrmsr(uint32_t msr, uint64_t v)
 	__asm__ volatile("wrmsr" : : "c"(msr), "a"((uint32_t)v), "d"((uint32_t)(v >> 32)));
 }
 
+static inline uint64_t rdmsr(uint32_t msr)
+{
+	uint32_t lo, hi;
+
+	__asm__ volatile("rdmsr" : "=a"(lo), "=d"(hi) : "c"(msr));
+	return ((uint64_t)hi << 32) | lo;
+}
+
+static inline void cpuid(uint32_t leaf, uint32_t *a, uint32_t *b, uint32_t *c, uint32_t *d)
+{
+	__asm__ volatile("cpuid" : "=a"(*a), "=b"(*b), "=c"(*c), "=d"(*d) : "a"(leaf), "c"(0));
+}
+
 void *memset(void *s, int c, size_t n);
 void *memcpy(void *d, const void *s, size_t n);
 size_t strlen(const char *s);

@@ -13,5 +13,6 @@ Suite *devices_suite(void);
 Suite *trace_suite(void);
 Suite *cli_suite(void);
 Suite *linux_suite(void);
+Suite *guest_bts_suite(void);
 
 #endif /* VBTS_TESTS_UNIT_VMM_TESTS_H */
