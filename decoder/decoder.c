@@ -83,6 +83,9 @@ void record__parse(const struct vbts_record *rec, struct parsed_record *out)
 	case VBTS_ESC_GAP_BEGIN:
 		out->type = DECODED_GAP;
 		break;
+	case VBTS_ESC_TASK_PID:
+		out->type = DECODED_TASK_PID;
+		break;
 	case VBTS_ESC_GAP_END:
 		out->type = DECODED_GAP;
 		out->gap_end = true;
@@ -115,7 +118,8 @@ static const char *const type_names[DECODED_TYPE_MAX] = {
 	[DECODED_TASK_DEPART] = "task-depart", [DECODED_GAP] = "gap",
 	[DECODED_LOST] = "lost",               [DECODED_TIME] = "time",
 	[DECODED_START] = "start",             [DECODED_STOP] = "stop",
-	[DECODED_FREEZE] = "freeze",           [DECODED_UNKNOWN] = "unknown",
+	[DECODED_FREEZE] = "freeze",           [DECODED_TASK_PID] = "task-pid",
+	[DECODED_UNKNOWN] = "unknown",
 };
 
 const char *decoded_type__name(enum decoded_type type)
@@ -274,6 +278,10 @@ static void stream_consume(struct vcpu_stream *s, const struct vbts_record *rec,
 		break;
 	case DECODED_TIME:
 		queue_item(s, DECODED_TIME, seq);
+		break;
+	case DECODED_TASK_PID:
+		d = queue_item(s, DECODED_TASK_PID, seq);
+		d->payload = p.payload;
 		break;
 	default:
 		d = queue_item(s, DECODED_UNKNOWN, seq);

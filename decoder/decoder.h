@@ -24,6 +24,7 @@ enum decoded_type {
 	DECODED_START,
 	DECODED_STOP,
 	DECODED_FREEZE,
+	DECODED_TASK_PID,       /* the guest's pid and tgid of the task that just arrived */
 	DECODED_UNKNOWN,        /* an escape record of a kind this decoder does not know */
 	DECODED_TYPE_MAX
 };
@@ -81,7 +82,7 @@ void record__parse(const struct vbts_record *rec, struct parsed_record *out);
  * @count:       DECODED_LOST: number of records lost
  * @aux:         gap: enum vbts_gap_reason; start: VBTS_START_* bits; freeze: reason;
  *               unknown: the aux payload
- * @payload:     unknown: the escape payload
+ * @payload:     unknown: the escape payload; task-pid: pid (bits 0-31) and tgid (32-63)
  * @esc_kind:    unknown: the escape kind
  */
 struct decoded_record {

@@ -227,6 +227,16 @@ static void jsonl_record(struct exporter *e, const struct decoded_record *r)
 		p = PUT(p, ",\"time\":");
 		p = out_buf__fmt_u64(p, r->time);
 		break;
+	case DECODED_TASK_PID:
+		/* What the trace itself says, beside the labels from events.jsonl */
+		p = PUT(p, ",\"guest_pid\":");
+		p = out_buf__fmt_u64(p, (uint32_t)r->payload);
+		p = PUT(p, ",\"guest_tgid\":");
+		p = out_buf__fmt_u64(p, r->payload >> 32);
+		out_buf__commit(&e->ob, p);
+		json_task(e, r);
+		p = out_buf__reserve(&e->ob, 2);
+		break;
 	default:
 		p = PUT(p, ",\"kind\":");
 		p = out_buf__fmt_u64(p, r->esc_kind);
@@ -433,6 +443,12 @@ static void text_record(struct exporter *e, const struct decoded_record *r)
 		p = PUT(p, " at ");
 		p = out_buf__fmt_u64(p, r->time);
 		p = PUT(p, " ns");
+		break;
+	case DECODED_TASK_PID:
+		p = PUT(p, " pid ");
+		p = out_buf__fmt_u64(p, (uint32_t)r->payload);
+		p = PUT(p, " tgid ");
+		p = out_buf__fmt_u64(p, r->payload >> 32);
 		break;
 	default:
 		p = PUT(p, " escape kind ");

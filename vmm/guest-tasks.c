@@ -532,6 +532,25 @@ unsigned int guest_tasks__reap(struct guest_tasks *gt, uint64_t time_ns, bool *g
 	return n;
 }
 
+bool guest_tasks__current_pid(struct guest_tasks *gt, unsigned int vcpu, int32_t *pid,
+			      int32_t *tgid)
+{
+	bool ret = false;
+	int cur;
+
+	if (vcpu >= gt->nr_vcpus)
+		return false;
+	pthread_mutex_lock(&gt->lock);
+	cur = gt->in ? gt->current[vcpu] : -1;
+	if (cur >= 0 && gt->procs[cur].used) {
+		*pid = gt->procs[cur].pid;
+		*tgid = gt->procs[cur].tgid;
+		ret = true;
+	}
+	pthread_mutex_unlock(&gt->lock);
+	return ret;
+}
+
 bool guest_tasks__renewed(struct guest_tasks *gt, unsigned int vcpu)
 {
 	bool ret;

@@ -136,6 +136,18 @@ bool guest_tasks__switch(struct guest_tasks *gt, unsigned int vcpu, uint64_t old
 			 uint64_t new_cr3, uint64_t time_ns);
 
 /**
+ * guest_tasks__current_pid() - the process a vCPU loaded last.
+ * @gt:   the object
+ * @vcpu: the vCPU index
+ * @pid:  its pid, as the guest kernel has it
+ * @tgid: its tgid
+ *
+ * Return: true when the address space @vcpu loaded last belongs to a known process.
+ */
+bool guest_tasks__current_pid(struct guest_tasks *gt, unsigned int vcpu, int32_t *pid,
+			      int32_t *tgid);
+
+/**
  * guest_tasks__renewed() - whether a vCPU's last load found its address space anew.
  * @gt:   the object
  * @vcpu: the vCPU index

@@ -105,6 +105,8 @@ enum vbts_escape_kind {
 				       * to = the branch's from, aux = why (1 DS area unreadable,
 				       * 2 its fields inconsistent, 3 full with BTINT, 4 buffer
 				       * not writable, 5 index not writable); one per run of drops */
+	VBTS_ESC_TASK_PID = 11,   /* right after a TASK_ARRIVE, when the VMM knows the guest process:
+				   * to = pid (bits 0-31) | tgid (bits 32-63), aux = 0 */
 	VBTS_ESC_MAX
 };
 

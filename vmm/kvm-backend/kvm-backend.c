@@ -115,6 +115,15 @@ static void put_escape(struct tracer_vcpu *tv, unsigned int kind, uint64_t to, u
 	put(tv, &r);
 }
 
+/* After a TASK_ARRIVE: the guest's pid and tgid of the process loaded, when known. */
+static void put_pid(struct tracer_vcpu *tv)
+{
+	int32_t pid, tgid;
+
+	if (tv->tasks && guest_tasks__current_pid(tv->tasks, tv->index, &pid, &tgid))
+		put_escape(tv, VBTS_ESC_TASK_PID, (uint32_t)pid | (uint64_t)(uint32_t)tgid << 32, 0);
+}
+
 /* One kernel record into the ring file, its guest-TSC times converted. */
 static void copy_record(struct tracer_vcpu *tv, struct kvm_bts *kb, struct vbts_record r)
 {
@@ -147,6 +156,8 @@ static void copy_record(struct tracer_vcpu *tv, struct kvm_bts *kb, struct vbts_
 		break;
 	}
 	put(tv, &r);
+	if (vbts_record__escape_kind(&r) == VBTS_ESC_TASK_ARRIVE)
+		put_pid(tv);
 }
 
 /* Copy every record the kernel published since the last copy, and consume them. */
@@ -221,6 +232,7 @@ static int ring_on(struct tracer_vcpu *tv, struct kvm_bts *kb, uint64_t id, uint
 	drain(tv, kb);
 	/* Not before the kernel's START: escape times never go back. */
 	put_escape(tv, VBTS_ESC_TASK_ARRIVE, id, ns > kb->last_ns ? ns : kb->last_ns);
+	put_pid(tv);
 	return 0;
 }
 

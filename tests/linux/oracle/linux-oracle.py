@@ -213,6 +213,7 @@ def compare(ref, records, text, console, name, decoy_name):
 
     got = []
     arrivals = 0
+    stream_pids = 0
     switches = 0
     foreign = []
     for n, r in records:
@@ -224,13 +225,20 @@ def compare(ref, records, text, console, name, decoy_name):
             # A switch to another task may be recorded; nothing else of it, nothing at all
             # of the decoy.
             decoy = r.get("pid") == decoy_pid or r.get("task") == decoy_name
-            if decoy or t not in ("task-arrive", "task-depart"):
+            if decoy or t not in ("task-arrive", "task-depart", "task-pid"):
                 who = f"{r.get('task')!r} pid {r.get('pid')}" + (" (the decoy)" if decoy else "")
                 foreign.append(f"record {n} ({t}) belongs to {who}, not {name!r} pid {pid}")
             else:
                 switches += 1
         if t == "task-arrive" and r.get("pid") == pid and r.get("task") == name:
             arrivals += 1
+        elif t == "task-pid" and mine:
+            # The pid the trace itself carries, not a label from events.jsonl
+            if r.get("guest_pid") == pid:
+                stream_pids += 1
+            else:
+                fails.append(f"record {n}: the trace says pid {r.get('guest_pid')} "
+                             f"where /init printed {pid}")
         elif t == "lost":
             fails.append(f"record {n}: {r.get('count')} records lost")
         elif t == "branch":
@@ -255,6 +263,8 @@ def compare(ref, records, text, console, name, decoy_name):
         fails.append(f"... {len(foreign) - 5} more records of other tasks")
     if not arrivals:
         fails.append(f"decode shows no task-arrive of {name!r} pid {pid}")
+    if not stream_pids:
+        fails.append(f"the trace carries no task-pid record of pid {pid}")
     fails += first_difference(ref, got)
     summary = (f"{len(got)} branches of {name} pid {pid} inside the program equal QEMU's "
                f"{len(ref)}; {len(records)} records, none of the decoy, none outside the program, "
@@ -369,6 +379,15 @@ def self_test(data):
         return recs + [(999, {"type": "branch", "from": "0x10001010", "to": "0x10001020",
                               "cpl": 3, "kind": "call"})]
 
+    def no_stream_pid(recs):
+        return [(n, r) for n, r in recs if r.get("type") != "task-pid"]
+
+    def wrong_stream_pid(recs):
+        for _, r in recs:
+            if r.get("type") == "task-pid":
+                r["guest_pid"] = 44
+        return recs
+
     def lost(recs):
         return recs + [(999, {"type": "lost", "vcpu": 0, "seq": 99, "count": 3})]
 
@@ -388,6 +407,8 @@ def self_test(data):
              ("a branch to outside the program", outside_record, want, console),
              ("another pid than /init printed", other_pid, want, console),
              ("lost records", lost, want, console),
+             ("no pid in the trace itself", no_stream_pid, want, console),
+             ("another pid in the trace itself", wrong_stream_pid, want, console),
              ("a branch of no known task", untasked, want, console),
              ("a perturbed reference", lambda r: r, want[:3] + [(0x10001000, 0x10001001)] +
               want[4:], console),

@@ -110,6 +110,8 @@ static const struct {
 	  .payload = 900, .esc_kind = VBTS_ESC_STOP },
 	{ { VBTS_ESCAPE, 901, (2ULL << 8) | VBTS_ESC_FREEZE }, DECODED_FREEZE, .time_valid = true,
 	  .time = 901, .payload = 901, .aux = 2, .esc_kind = VBTS_ESC_FREEZE },
+	{ { VBTS_ESCAPE, 126ULL << 32 | 125, VBTS_ESC_TASK_PID }, DECODED_TASK_PID,
+	  .payload = 126ULL << 32 | 125, .esc_kind = VBTS_ESC_TASK_PID },
 	{ { VBTS_ESCAPE, 0, 0 }, DECODED_UNKNOWN, .esc_kind = VBTS_ESC_NONE },
 	{ { VBTS_ESCAPE, 5, (0xabULL << 8) | 0x42 }, DECODED_UNKNOWN, .payload = 5, .aux = 0xab,
 	  .esc_kind = 0x42 },

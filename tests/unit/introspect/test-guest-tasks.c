@@ -227,13 +227,18 @@ END_TEST
 START_TEST(test_renewed_address_space)
 {
 	uint64_t pgd = fk_pgd(&fk, true), pgd_b = fk_pgd(&fk, true), tasks[2];
+	int32_t pid = 0, tgid = 0;
 
 	tasks[0] = fk_task(&fk, 50, 50, "first", fk_mm(&fk, pgd));
 	tasks[1] = fk_task(&fk, 51, 51, "other", fk_mm(&fk, pgd_b));
 	fk_link(&fk, tasks, 2);
 	start(NULL, 0);
+	ck_assert(!guest_tasks__current_pid(gt, 0, &pid, &tgid));
 	guest_tasks__switch(gt, 0, fk.root, pgd, 1);
 	ck_assert_msg(guest_tasks__renewed(gt, 0), "an address space seen the first time");
+	ck_assert(guest_tasks__current_pid(gt, 0, &pid, &tgid));
+	ck_assert_int_eq(pid, 50);
+	ck_assert_int_eq(tgid, 50);
 	guest_tasks__switch(gt, 0, pgd, pgd_b, 2);
 	guest_tasks__switch(gt, 0, pgd_b, pgd, 3);
 	ck_assert_msg(!guest_tasks__renewed(gt, 0), "the same process loaded again");
