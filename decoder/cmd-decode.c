@@ -17,6 +17,9 @@
 #include "progress.h"
 #include "trace-dir.h"
 
+/* The --format names, for messages. */
+#define FORMAT_NAMES "text, jsonl, calls"
+
 static const char decode_usage[] =
 	"usage: vbts decode [OPTIONS] DIR\n"
 	"\n"
@@ -24,8 +27,10 @@ static const char decode_usage[] =
 	"`vbts run --trace DIR`), oldest first, all vCPUs merged by time.\n"
 	"\n"
 	"options:\n"
-	"  --format text|jsonl  text: one perf-script-like line per record, with task names\n"
-	"                       and symbols; jsonl: one JSON object per record (default text)\n"
+	"  --format FORMAT      text: one perf-script-like line per record, with task names\n"
+	"                       and symbols; jsonl: one JSON object per record (default text);\n"
+	"                       calls: the function-call history of each task and vCPU,\n"
+	"                       indented by call depth (gdb's function-call-history /c)\n"
 	"  --vcpu N             only vCPU N\n"
 	"  --last N             only the N newest branch records, with the other records\n"
 	"                       among and after them (everything when there are fewer)\n"
@@ -218,14 +223,11 @@ static int parse_args(int argc, char **argv, struct decode_opts *o)
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_FORMAT:
-			if (!strcmp(optarg, "text")) {
-				o->format = EXPORT_TEXT;
-			} else if (!strcmp(optarg, "jsonl")) {
-				o->format = EXPORT_JSONL;
-			} else {
-				fprintf(stderr,
-					"vbts decode: unknown format '%s' (text or jsonl)\n",
-					optarg);
+			if (export_format__parse(optarg, &o->format)) {
+				char q[256];
+
+				fprintf(stderr, "vbts decode: unknown format '%s' (%s)\n",
+					escape__str(q, sizeof(q), optarg), FORMAT_NAMES);
 				return -EINVAL;
 			}
 			break;
@@ -296,6 +298,10 @@ static int parse_args(int argc, char **argv, struct decode_opts *o)
 				argv[optind - 1]);
 			return -EINVAL;
 		}
+	}
+	if (o->summary && !export_format__records(o->format)) {
+		fprintf(stderr, "vbts decode: --summary goes with --format text or jsonl only\n");
+		return -EINVAL;
 	}
 	if (o->nr_tasks && o->crashed) {
 		fprintf(stderr, "vbts decode: --task and --crashed exclude each other\n");
@@ -381,7 +387,7 @@ static int decode(int argc, char **argv)
 		return ret > 0 ? 0 : 2;
 	}
 	topts.image = o.image;
-	topts.no_symbols = o.format != EXPORT_TEXT;
+	topts.no_symbols = !export_format__symbols(o.format);
 	topts.symbol_paths = o.symbols;
 	topts.nr_symbol_paths = o.nr_symbols;
 	topts.system_map = o.system_map;
@@ -489,7 +495,7 @@ static int decode(int argc, char **argv)
 		if (ret)
 			goto out_write;
 	}
-	ret = o.summary ? exporter__summary(e, &sum) : exporter__flush(e);
+	ret = o.summary ? exporter__summary(e, &sum) : exporter__finish(e);
 	if (ret)
 		goto out_write;
 	if (fflush(stdout)) {

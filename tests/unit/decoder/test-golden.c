@@ -271,6 +271,9 @@ static const struct {
 	{ "decode-crashed-last4-summary.txt", { "--crashed", "--last", "4", "--summary", NULL } },
 	{ "decode-cpl-user.jsonl", { "--cpl", "user", "--format", "jsonl", NULL } },
 	{ "decode-cpl-kernel-last2.txt", { "--cpl", "kernel", "--last", "2", NULL } },
+	{ "decode-calls.txt", { "--format", "calls", NULL } },
+	{ "decode-calls-vcpu0-task-ping.txt",
+	  { "--format", "calls", "--vcpu", "0", "--task", "ping", NULL } },
 };
 
 START_TEST(test_golden)
@@ -512,6 +515,13 @@ static void copy_replacing(const char *src, const char *dst, const char *const (
 	free(buf);
 }
 
+/* The formats of lines of text that show the guest's names, and their golden files. */
+static const struct {
+	const char *format, *golden;
+} hostile_line_formats[] = {
+	{ "calls", "decode-hostile-calls.txt" },
+};
+
 /*
  * Guest-chosen symbol names, source file names and task names: the text output shows them
  * escaped, one line per record (no forged lines, nothing a terminal obeys); jsonl stays
@@ -574,6 +584,31 @@ START_TEST(test_hostile_names)
 	free(err);
 	free(pristine);
 	free(perr);
+
+	/* The line formats of their own modules: as many lines, each printable. */
+	for (size_t i = 0; i < sizeof(hostile_line_formats) / sizeof(hostile_line_formats[0]);
+	     i++) {
+		char *fmt = (char *)hostile_line_formats[i].format;
+		char *plain_fmt_argv[] = { "decode", "--format", fmt, "--image", SYMTEST64, dir,
+					   NULL };
+		char *fmt_argv[] = { "decode", "--format", fmt, "--image", image, dir, NULL };
+
+		ck_assert_int_eq(run_decode(&pristine, &perr, plain_fmt_argv), 0);
+		lines = 0;
+		for (const char *p = pristine; *p; p++)
+			lines += *p == '\n';
+		ck_assert_int_eq(run_decode(&out, &err, fmt_argv), 0);
+		ck_assert_str_eq(err, "");
+		compare_golden(hostile_line_formats[i].golden, out);
+		/* The formats' own tabs are fine; a guest's tab is written "\t". */
+		for (char *p = out; *p; p++)
+			*p = *p == '\t' ? ' ' : *p;
+		assert_printable(out, lines);
+		free(out);
+		free(err);
+		free(pristine);
+		free(perr);
+	}
 	remove_trace(dir);
 }
 END_TEST
@@ -744,6 +779,9 @@ static const struct {
 	{ BAD_VMJSON_BIDI, { "DIR", NULL },
 	  "DIR/vm.json: line 1: invalid token near '\\xe2\\x80\\xae" },
 	{ BAD_NONE, { "--format", "xml", "DIR", NULL }, "unknown format 'xml'" },
+	{ BAD_NONE, { "--format", "\x1b[2J", "DIR", NULL }, "unknown format '\\x1b[2J'" },
+	{ BAD_NONE, { "--format", "calls", "--summary", "DIR" },
+	  "--summary goes with --format text or jsonl only" },
 	{ BAD_NONE, { "--vcpu", "7", "DIR", NULL }, "DIR: no vCPU 7 in this trace" },
 	{ BAD_NONE, { "--vcpu", "-1", "DIR", NULL }, "bad vCPU number '-1'" },
 	{ BAD_NONE, { "--last", "x", "DIR", NULL }, "bad --last count 'x'" },
