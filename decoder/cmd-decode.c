@@ -18,7 +18,7 @@
 #include "trace-dir.h"
 
 /* The --format names, for messages. */
-#define FORMAT_NAMES "text, jsonl, calls"
+#define FORMAT_NAMES "text, jsonl, calls, folded"
 
 static const char decode_usage[] =
 	"usage: vbts decode [OPTIONS] DIR\n"
@@ -30,7 +30,9 @@ static const char decode_usage[] =
 	"  --format FORMAT      text: one perf-script-like line per record, with task names\n"
 	"                       and symbols; jsonl: one JSON object per record (default text);\n"
 	"                       calls: the function-call history of each task and vCPU,\n"
-	"                       indented by call depth (gdb's function-call-history /c)\n"
+	"                       indented by call depth (gdb's function-call-history /c);\n"
+	"                       folded: folded stacks for flame graphs (flamegraph.pl),\n"
+	"                       weighted by branches\n"
 	"  --vcpu N             only vCPU N\n"
 	"  --last N             only the N newest branch records, with the other records\n"
 	"                       among and after them (everything when there are fewer)\n"

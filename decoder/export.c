@@ -16,6 +16,7 @@
 #include "annotator.h"
 #include "escape.h"
 #include "export-calls.h"
+#include "export-folded.h"
 #include "export-format.h"
 #include "export.h"
 #include "out-buf.h"
@@ -33,6 +34,7 @@ struct name {
 /* The formats of their own modules, by enum export_format (NULL: text and jsonl). */
 static const struct export_format_ops *const formats[EXPORT_FORMAT_MAX] = {
 	[EXPORT_CALLS] = &calls_format,
+	[EXPORT_FOLDED] = &folded_format,
 };
 
 int export_format__parse(const char *name, enum export_format *format)

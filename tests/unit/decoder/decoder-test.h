@@ -25,6 +25,7 @@ Suite *system_map_suite(void);
 Suite *linux_procmap_suite(void);
 Suite *linux_decode_suite(void);
 Suite *linux_debian_suite(void);
+Suite *consumers_suite(void);
 
 /**
  * debian_kernel_file() - a file of Debian's kernel package in the harness cache.
@@ -158,6 +159,13 @@ void assert_printable(const char *text, size_t max_lines);
  */
 void write_ring(const char *dir, uint32_t vcpu, uint64_t capacity,
 		const struct vbts_record *recs, size_t n, unsigned int refused);
+
+/**
+ * make_golden_trace() - the trace directory of the golden tests (test-golden.c): two vCPUs,
+ * tasks ping and crash, vm.json naming the symtest object.
+ * @dir: receives its path (64 bytes)
+ */
+void make_golden_trace(char *dir);
 
 /**
  * remove_trace() - remove a trace directory and everything in it.

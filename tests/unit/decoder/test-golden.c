@@ -140,7 +140,7 @@ static int vm_json_set_vcpus_1(const char *dir)
 	return p ? 0 : -1;
 }
 
-static void make_trace(char *dir)
+void make_golden_trace(char *dir)
 {
 	char path[256];
 
@@ -272,6 +272,7 @@ static const struct {
 	{ "decode-cpl-user.jsonl", { "--cpl", "user", "--format", "jsonl", NULL } },
 	{ "decode-cpl-kernel-last2.txt", { "--cpl", "kernel", "--last", "2", NULL } },
 	{ "decode-calls.txt", { "--format", "calls", NULL } },
+	{ "decode.folded", { "--format", "folded", NULL } },
 	{ "decode-calls-vcpu0-task-ping.txt",
 	  { "--format", "calls", "--vcpu", "0", "--task", "ping", NULL } },
 };
@@ -281,7 +282,7 @@ START_TEST(test_golden)
 	char dir[64], *out, *err, *argv[12];
 	int argc = 0, status;
 
-	make_trace(dir);
+	make_golden_trace(dir);
 	argv[argc++] = "decode";
 	for (int i = 0; golden_cases[_i].args[i]; i++)
 		argv[argc++] = (char *)golden_cases[_i].args[i];
@@ -427,7 +428,7 @@ START_TEST(test_symbol_sources)
 	char dir[64], path[512], *out, *err, *argv[6];
 	int argc = 0, status;
 
-	make_trace(dir);
+	make_golden_trace(dir);
 	write_vm_json(dir, strcmp(sym_cases[_i].image, "SYM") ? sym_cases[_i].image : SYMTEST64,
 		      sym_cases[_i].build_id);
 	if (sym_cases[_i].cache) {
@@ -520,6 +521,7 @@ static const struct {
 	const char *format, *golden;
 } hostile_line_formats[] = {
 	{ "calls", "decode-hostile-calls.txt" },
+	{ "folded", "decode-hostile.folded" },
 };
 
 /*
@@ -550,7 +552,7 @@ START_TEST(test_hostile_names)
 	char *jsonl_argv[] = { "decode", "--format", "jsonl", "--summary", dir, NULL };
 	size_t lines = 0;
 
-	make_trace(dir);
+	make_golden_trace(dir);
 	snprintf(image, sizeof(image), "%s/hostile.o", dir);
 	copy_replacing(SYMTEST64, image, names, sizeof(names) / sizeof(names[0]), lens);
 	snprintf(path, sizeof(path), "%s/events.jsonl", dir);
@@ -632,7 +634,7 @@ START_TEST(test_corrupt_dwarf_warning)
 	const char *w;
 	int fd;
 
-	make_trace(dir);
+	make_golden_trace(dir);
 	snprintf(image, sizeof(image), "%s/corrupt.o", dir);
 	copy_replacing(SYMTEST64, image, NULL, 0, NULL);
 	fd = open(image, O_RDWR);
@@ -800,7 +802,7 @@ START_TEST(test_bad_input)
 	const char *p;
 	int argc = 0, status;
 
-	make_trace(dir);
+	make_golden_trace(dir);
 	switch (bad_cases[_i].setup) {
 	case BAD_NO_VMJSON:
 		snprintf(path, sizeof(path), "%s/vm.json", dir);

@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * test-export.c - the outputs of `vbts decode --format` read by their real consumers: each
+ * trace is decoded into a file and handed to the program that reads that format (Debian's
+ * genhtml, callgrind_annotate, an Avro reader, or, where Debian has none, a reader written
+ * from the format's description in tests/unit/decoder/consumers/), which must accept it and
+ * find in it what the trace holds.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check-main.h"
+#include "commands.h"
+#include "decoder-test.h"
+
+/* Room for a command's output kept for messages. */
+#define TOOL_OUT_MAX 65536
+
+/*
+ * Runs `vbts decode ARGS... DIR` with stdout into @path; returns its exit status and leaves
+ * its stderr in @err (at most TOOL_OUT_MAX bytes).
+ */
+static int decode_into(const char *path, const char *dir, const char *const *args, char *err)
+{
+	char epath[] = "/tmp/vbts-export-err-XXXXXX";
+	int ofd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644), efd = mkstemp(epath);
+	int saved_out = dup(1), saved_err = dup(2), argc = 0, status;
+	char *argv[24];
+	ssize_t n;
+
+	ck_assert(ofd >= 0 && efd >= 0 && saved_out >= 0 && saved_err >= 0);
+	argv[argc++] = "decode";
+	for (size_t i = 0; args[i]; i++)
+		argv[argc++] = (char *)args[i];
+	argv[argc++] = (char *)dir;
+	argv[argc] = NULL;
+	fflush(stdout);
+	fflush(stderr);
+	dup2(ofd, 1);
+	dup2(efd, 2);
+	status = cmd_decode.fn(argc, argv);
+	fflush(stdout);
+	fflush(stderr);
+	dup2(saved_out, 1);
+	dup2(saved_err, 2);
+	close(saved_out);
+	close(saved_err);
+	close(ofd);
+	n = pread(efd, err, TOOL_OUT_MAX - 1, 0);
+	err[n > 0 ? n : 0] = '\0';
+	close(efd);
+	unlink(epath);
+	return status;
+}
+
+/*
+ * Runs a program (PATH searched) with stdout and stderr into @out (at most TOOL_OUT_MAX
+ * bytes, NUL-terminated); returns its exit status, or 127 + a message when it could not run.
+ */
+static int run_tool(const char *const *argv, char *out)
+{
+	char path[] = "/tmp/vbts-tool-XXXXXX";
+	int fd = mkstemp(path), status;
+	ssize_t n;
+	pid_t pid;
+
+	ck_assert(fd >= 0);
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	ck_assert(pid >= 0);
+	if (!pid) {
+		dup2(fd, 1);
+		dup2(fd, 2);
+		execvp(argv[0], (char *const *)argv);
+		fprintf(stderr, "%s: %s (the project's ./vbts installs it)\n", argv[0],
+			strerror(errno));
+		_exit(127);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	n = pread(fd, out, TOOL_OUT_MAX - 1, 0);
+	out[n > 0 ? n : 0] = '\0';
+	close(fd);
+	unlink(path);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* A consumer script of tests/unit/decoder/consumers/. */
+static void consumer(char *path, size_t len, const char *name)
+{
+	snprintf(path, len, "%s/%s", CONSUMERS_DIR, name);
+}
+
+/*
+ * Folded stacks as flamegraph.pl reads them (Debian has no flamegraph package): every line
+ * taken, and the samples of the golden trace where its branches were made.
+ */
+START_TEST(test_folded_read)
+{
+	char dir[64], out[128], err[TOOL_OUT_MAX], tool[TOOL_OUT_MAX], script[512];
+	const char *args[] = { "--format", "folded", NULL };
+	const char *check[] = { "python3", script, out, "12", "ping[1];main=2",
+				"ping[1];main;parse=2", "ping[1];main;parse;deref=1",
+				"ping[1];main;isr_common=1",
+				"crash[2];main;parse;deref;[unknown]=1", "[no task];main=1", NULL };
+
+	make_golden_trace(dir);
+	snprintf(out, sizeof(out), "%s/out.folded", dir);
+	ck_assert_msg(decode_into(out, dir, args, err) == 0, "%s", err);
+	consumer(script, sizeof(script), "folded.py");
+	ck_assert_msg(run_tool(check, tool) == 0, "%s", tool);
+	remove_trace(dir);
+}
+END_TEST
+
+static Suite *export_suite(void)
+{
+	Suite *s = suite_create("export");
+	TCase *tc = tcase_create("consumers");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_folded_read);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+VBTS_CHECK_MAIN(export_suite)
