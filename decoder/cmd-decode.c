@@ -18,7 +18,7 @@
 #include "trace-dir.h"
 
 /* The --format names, for messages. */
-#define FORMAT_NAMES "text, jsonl, calls, folded"
+#define FORMAT_NAMES "text, jsonl, calls, folded, callgrind"
 
 static const char decode_usage[] =
 	"usage: vbts decode [OPTIONS] DIR\n"
@@ -32,7 +32,8 @@ static const char decode_usage[] =
 	"                       calls: the function-call history of each task and vCPU,\n"
 	"                       indented by call depth (gdb's function-call-history /c);\n"
 	"                       folded: folded stacks for flame graphs (flamegraph.pl),\n"
-	"                       weighted by branches\n"
+	"                       weighted by branches; callgrind: branches per function and\n"
+	"                       calls between functions (callgrind_annotate, KCachegrind)\n"
 	"  --vcpu N             only vCPU N\n"
 	"  --last N             only the N newest branch records, with the other records\n"
 	"                       among and after them (everything when there are fewer)\n"

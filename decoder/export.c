@@ -15,6 +15,7 @@
 
 #include "annotator.h"
 #include "escape.h"
+#include "export-callgrind.h"
 #include "export-calls.h"
 #include "export-folded.h"
 #include "export-format.h"
@@ -35,6 +36,7 @@ struct name {
 static const struct export_format_ops *const formats[EXPORT_FORMAT_MAX] = {
 	[EXPORT_CALLS] = &calls_format,
 	[EXPORT_FOLDED] = &folded_format,
+	[EXPORT_CALLGRIND] = &callgrind_format,
 };
 
 int export_format__parse(const char *name, enum export_format *format)

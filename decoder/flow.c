@@ -292,12 +292,13 @@ static int branch(struct flow *f, struct flow_stream *s, const struct decoded_re
 	struct flow_frame fn;
 	int ret;
 
-	s->branches++;
+	/* A function the branch's source replaces ends before the branch. */
 	if (f->stack) {
 		ret = settle(f, s, r->from, r);
 		if (ret)
 			return ret;
 	}
+	s->branches++;
 	if (f->ops.branch) {
 		ret = f->ops.branch(f->ctx, s, r);
 		if (ret)

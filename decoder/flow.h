@@ -44,7 +44,9 @@
  * @text:      the name escaped for a terminal (FLOW_UNKNOWN for unnamed code)
  * @text_len:  its length
  * @start:     the symbol's address (the address itself for unnamed code)
- * @branches:  the stream's branch count when the function was entered
+ * @branches:  the stream's branch count when the function was entered (the branch that
+ *             entered it included when it was a call: the branches made inside are the count
+ *             when it is left minus this)
  * @time:      the record's time then (ns), @time_valid whether it had one
  * @user:      the exporter's own value for the frame (0 when entered)
  */

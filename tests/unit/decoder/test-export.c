@@ -119,6 +119,54 @@ START_TEST(test_folded_read)
 }
 END_TEST
 
+/* Lines that must be in a tool's output. */
+static void assert_lines(const char *out, const char *const *want)
+{
+	for (size_t i = 0; want[i]; i++)
+		ck_assert_msg(strstr(out, want[i]), "'%s' not in:\n%s", want[i], out);
+	ck_assert_msg(!strstr(out, "WARNING"), "warnings in:\n%s", out);
+}
+
+/*
+ * Callgrind's profile read by valgrind's callgrind_annotate: every line taken (no warning),
+ * the branches made in each function of the golden trace (self and inclusive), and the
+ * calls between them with their counts.
+ */
+START_TEST(test_callgrind_annotate)
+{
+	char dir[64], out[128], err[TOOL_OUT_MAX], tool[TOOL_OUT_MAX];
+	const char *args[] = { "--format", "callgrind", NULL };
+	const char *self[] = { "callgrind_annotate", out, NULL };
+	const char *incl[] = { "callgrind_annotate", "--inclusive=yes", out, NULL };
+	const char *tree[] = { "callgrind_annotate", "--tree=calling", out, NULL };
+	static const char *const self_want[] = {
+		"12 (100.0%)  PROGRAM TOTALS", "\n4 (33.33%)  symtest.S:main",
+		"\n3 (25.00%)  symtest.S:parse", "\n2 (16.67%)  symtest.S:deref",
+		"\n1 ( 8.33%)  ???:[unknown]", NULL,
+	};
+	static const char *const incl_want[] = {
+		"\n11 (91.67%)  symtest.S:main", "\n 6 (50.00%)  symtest.S:parse",
+		"\n 3 (25.00%)  symtest.S:deref", NULL,
+	};
+	static const char *const tree_want[] = {
+		"6 (50.00%)  >   symtest.S:parse (2x) []",
+		"3 (25.00%)  >   symtest.S:deref (2x) []",
+		"1 ( 8.33%)  >   ???:[unknown] (1x) []", NULL,
+	};
+
+	make_golden_trace(dir);
+	snprintf(out, sizeof(out), "%s/callgrind.out", dir);
+	ck_assert_msg(decode_into(out, dir, args, err) == 0, "%s", err);
+	ck_assert_msg(run_tool(self, tool) == 0, "%s", tool);
+	assert_lines(tool, self_want);
+	ck_assert_msg(run_tool(incl, tool) == 0, "%s", tool);
+	assert_lines(tool, incl_want);
+	ck_assert_msg(run_tool(tree, tool) == 0, "%s", tool);
+	assert_lines(tool, tree_want);
+	remove_trace(dir);
+}
+END_TEST
+
 static Suite *export_suite(void)
 {
 	Suite *s = suite_create("export");
@@ -126,6 +174,7 @@ static Suite *export_suite(void)
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_folded_read);
+	tcase_add_test(tc, test_callgrind_annotate);
 	suite_add_tcase(s, tc);
 	return s;
 }

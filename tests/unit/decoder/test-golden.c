@@ -273,6 +273,7 @@ static const struct {
 	{ "decode-cpl-kernel-last2.txt", { "--cpl", "kernel", "--last", "2", NULL } },
 	{ "decode-calls.txt", { "--format", "calls", NULL } },
 	{ "decode.folded", { "--format", "folded", NULL } },
+	{ "decode.callgrind", { "--format", "callgrind", NULL } },
 	{ "decode-calls-vcpu0-task-ping.txt",
 	  { "--format", "calls", "--vcpu", "0", "--task", "ping", NULL } },
 };
@@ -522,6 +523,7 @@ static const struct {
 } hostile_line_formats[] = {
 	{ "calls", "decode-hostile-calls.txt" },
 	{ "folded", "decode-hostile.folded" },
+	{ "callgrind", "decode-hostile.callgrind" },
 };
 
 /*
