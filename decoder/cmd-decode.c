@@ -18,7 +18,7 @@
 #include "trace-dir.h"
 
 /* The --format names, for messages. */
-#define FORMAT_NAMES "text, jsonl, calls, folded, callgrind"
+#define FORMAT_NAMES "text, jsonl, calls, folded, callgrind, perfetto"
 
 static const char decode_usage[] =
 	"usage: vbts decode [OPTIONS] DIR\n"
@@ -33,7 +33,9 @@ static const char decode_usage[] =
 	"                       indented by call depth (gdb's function-call-history /c);\n"
 	"                       folded: folded stacks for flame graphs (flamegraph.pl),\n"
 	"                       weighted by branches; callgrind: branches per function and\n"
-	"                       calls between functions (callgrind_annotate, KCachegrind)\n"
+	"                       calls between functions (callgrind_annotate, KCachegrind);\n"
+	"                       perfetto: a slice per call per task and vCPU, Chrome trace\n"
+	"                       JSON (Perfetto's UI, Chromium's about:tracing)\n"
 	"  --vcpu N             only vCPU N\n"
 	"  --last N             only the N newest branch records, with the other records\n"
 	"                       among and after them (everything when there are fewer)\n"

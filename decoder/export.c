@@ -18,6 +18,7 @@
 #include "export-callgrind.h"
 #include "export-calls.h"
 #include "export-folded.h"
+#include "export-perfetto.h"
 #include "export-format.h"
 #include "export.h"
 #include "out-buf.h"
@@ -37,6 +38,7 @@ static const struct export_format_ops *const formats[EXPORT_FORMAT_MAX] = {
 	[EXPORT_CALLS] = &calls_format,
 	[EXPORT_FOLDED] = &folded_format,
 	[EXPORT_CALLGRIND] = &callgrind_format,
+	[EXPORT_PERFETTO] = &perfetto_format,
 };
 
 int export_format__parse(const char *name, enum export_format *format)

@@ -167,6 +167,30 @@ START_TEST(test_callgrind_annotate)
 }
 END_TEST
 
+/*
+ * Chrome trace JSON read as the Trace Event Format defines it (no trace viewer is packaged
+ * in Debian or npm to run here): valid JSON, slices nested per track, every track named, and
+ * the calls of the golden trace's tasks as slices.
+ */
+START_TEST(test_perfetto_read)
+{
+	char dir[64], out[128], err[TOOL_OUT_MAX], tool[TOOL_OUT_MAX], script[512];
+	const char *args[] = { "--format", "perfetto", NULL };
+	const char *check[] = { "python3", script, out, "ping[1]:main=1", "ping[1]:main>parse=1",
+				"ping[1]:main>parse>deref=1", "ping[1]:main>isr_entry=1",
+				"ping[1]:main>isr_common=1", "crash[2]:main>parse>deref>[unknown]=1",
+				"[no task]:main=1", "[no task]:isr_common=1", NULL };
+
+	make_golden_trace(dir);
+	snprintf(out, sizeof(out), "%s/trace.json", dir);
+	ck_assert_msg(decode_into(out, dir, args, err) == 0, "%s", err);
+	consumer(script, sizeof(script), "trace_event.py");
+	ck_assert_msg(run_tool(check, tool) == 0, "%s", tool);
+	ck_assert_str_eq(tool, "13 slices\n");
+	remove_trace(dir);
+}
+END_TEST
+
 static Suite *export_suite(void)
 {
 	Suite *s = suite_create("export");
@@ -175,6 +199,7 @@ static Suite *export_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_folded_read);
 	tcase_add_test(tc, test_callgrind_annotate);
+	tcase_add_test(tc, test_perfetto_read);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -274,6 +274,7 @@ static const struct {
 	{ "decode-calls.txt", { "--format", "calls", NULL } },
 	{ "decode.folded", { "--format", "folded", NULL } },
 	{ "decode.callgrind", { "--format", "callgrind", NULL } },
+	{ "decode-perfetto.json", { "--format", "perfetto", NULL } },
 	{ "decode-calls-vcpu0-task-ping.txt",
 	  { "--format", "calls", "--vcpu", "0", "--task", "ping", NULL } },
 };
@@ -588,6 +589,24 @@ START_TEST(test_hostile_names)
 	free(err);
 	free(pristine);
 	free(perr);
+
+	/* The Chrome trace: one valid JSON document, the guest's names in it. */
+	{
+		char *perfetto_argv[] = { "decode", "--format", "perfetto", "--image", image,
+					  dir, NULL };
+		json_error_t jerr;
+		json_t *j;
+
+		ck_assert_int_eq(run_decode(&out, &err, perfetto_argv), 0);
+		ck_assert_str_eq(err, "");
+		assert_printable(out, SIZE_MAX);
+		j = json_loads(out, 0, &jerr);
+		ck_assert_msg(j, "not JSON: %s (line %d)", jerr.text, jerr.line);
+		json_decref(j);
+		compare_golden("decode-hostile-perfetto.json", out);
+		free(out);
+		free(err);
+	}
 
 	/* The line formats of their own modules: as many lines, each printable. */
 	for (size_t i = 0; i < sizeof(hostile_line_formats) / sizeof(hostile_line_formats[0]);
