@@ -26,6 +26,9 @@ Suite *linux_procmap_suite(void);
 Suite *linux_decode_suite(void);
 Suite *linux_debian_suite(void);
 Suite *consumers_suite(void);
+Suite *diff_suite(void);
+
+struct vbts_command;
 
 /**
  * debian_kernel_file() - a file of Debian's kernel package in the harness cache.
@@ -120,6 +123,18 @@ size_t decode_all(const struct decoder_source *src, size_t n, struct decoded_rec
  * Return: the command's exit status.
  */
 int run_decode(char **out, char **err, char **argv);
+
+/**
+ * run_command() - run a vbts command (commands.h) in this process, capturing stdout and
+ * stderr.
+ * @cmd:  the command
+ * @out:  receives stdout (malloc'ed)
+ * @err:  receives stderr (malloc'ed)
+ * @argv: the command's name and its arguments, NULL-terminated
+ *
+ * Return: the command's exit status.
+ */
+int run_command(const struct vbts_command *cmd, char **out, char **err, char **argv);
 
 /**
  * run_decode_nofile() - `vbts decode ARGS...` in a child process, with a hang guard and,

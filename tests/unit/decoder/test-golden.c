@@ -184,6 +184,11 @@ static char *slurp(const char *path)
 
 int run_decode(char **out, char **err, char **argv)
 {
+	return run_command(&cmd_decode, out, err, argv);
+}
+
+int run_command(const struct vbts_command *cmd, char **out, char **err, char **argv)
+{
 	char opath[] = "/tmp/vbts-out-XXXXXX", epath[] = "/tmp/vbts-err-XXXXXX";
 	int ofd = mkstemp(opath), efd = mkstemp(epath);
 	int saved_out = dup(1), saved_err = dup(2), argc = 0, status;
@@ -195,7 +200,7 @@ int run_decode(char **out, char **err, char **argv)
 	fflush(stderr);
 	dup2(ofd, 1);
 	dup2(efd, 2);
-	status = cmd_decode.fn(argc, argv);
+	status = cmd->fn(argc, argv);
 	fflush(stdout);
 	fflush(stderr);
 	dup2(saved_out, 1);
