@@ -18,7 +18,7 @@
 #include "trace-dir.h"
 
 /* The --format names, for messages. */
-#define FORMAT_NAMES "text, jsonl, calls, folded, callgrind, perfetto"
+#define FORMAT_NAMES "text, jsonl, calls, folded, callgrind, perfetto, lcov"
 
 static const char decode_usage[] =
 	"usage: vbts decode [OPTIONS] DIR\n"
@@ -35,7 +35,9 @@ static const char decode_usage[] =
 	"                       weighted by branches; callgrind: branches per function and\n"
 	"                       calls between functions (callgrind_annotate, KCachegrind);\n"
 	"                       perfetto: a slice per call per task and vCPU, Chrome trace\n"
-	"                       JSON (Perfetto's UI, Chromium's about:tracing)\n"
+	"                       JSON (Perfetto's UI, Chromium's about:tracing); lcov: the\n"
+	"                       source lines run and conditional branches taken, an lcov\n"
+	"                       tracefile (genhtml)\n"
 	"  --vcpu N             only vCPU N\n"
 	"  --last N             only the N newest branch records, with the other records\n"
 	"                       among and after them (everything when there are fewer)\n"

@@ -18,6 +18,7 @@
 #include "export-callgrind.h"
 #include "export-calls.h"
 #include "export-folded.h"
+#include "export-lcov.h"
 #include "export-perfetto.h"
 #include "export-format.h"
 #include "export.h"
@@ -39,6 +40,7 @@ static const struct export_format_ops *const formats[EXPORT_FORMAT_MAX] = {
 	[EXPORT_FOLDED] = &folded_format,
 	[EXPORT_CALLGRIND] = &callgrind_format,
 	[EXPORT_PERFETTO] = &perfetto_format,
+	[EXPORT_LCOV] = &lcov_format,
 };
 
 int export_format__parse(const char *name, enum export_format *format)

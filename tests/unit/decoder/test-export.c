@@ -60,10 +60,10 @@ static int decode_into(const char *path, const char *dir, const char *const *arg
 }
 
 /*
- * Runs a program (PATH searched) with stdout and stderr into @out (at most TOOL_OUT_MAX
+ * Runs a program (PATH searched) in @cwd (NULL: this one) with stdout and stderr into @out (at most TOOL_OUT_MAX
  * bytes, NUL-terminated); returns its exit status, or 127 + a message when it could not run.
  */
-static int run_tool(const char *const *argv, char *out)
+static int run_tool_in(const char *cwd, const char *const *argv, char *out)
 {
 	char path[] = "/tmp/vbts-tool-XXXXXX";
 	int fd = mkstemp(path), status;
@@ -78,6 +78,8 @@ static int run_tool(const char *const *argv, char *out)
 	if (!pid) {
 		dup2(fd, 1);
 		dup2(fd, 2);
+		if (cwd && chdir(cwd))
+			_exit(126);
 		execvp(argv[0], (char *const *)argv);
 		fprintf(stderr, "%s: %s (the project's ./vbts installs it)\n", argv[0],
 			strerror(errno));
@@ -89,6 +91,11 @@ static int run_tool(const char *const *argv, char *out)
 	close(fd);
 	unlink(path);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static int run_tool(const char *const *argv, char *out)
+{
+	return run_tool_in(NULL, argv, out);
 }
 
 /* A consumer script of tests/unit/decoder/consumers/. */
@@ -191,6 +198,65 @@ START_TEST(test_perfetto_read)
 }
 END_TEST
 
+/* The text of a file, NUL-terminated (malloc'ed), or NULL. */
+static char *read_text(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = NULL;
+	size_t len = 0;
+
+	if (!f)
+		return NULL;
+	buf = malloc(1 << 20);
+	if (buf) {
+		len = fread(buf, 1, (1 << 20) - 1, f);
+		buf[len] = '\0';
+	}
+	fclose(f);
+	return buf;
+}
+
+/*
+ * The lcov tracefile rendered by genhtml next to symtest.S, the source of the golden trace's
+ * image (its line tables name it): the summary counts lines, functions and branches, and the
+ * source page shows how often each line ran and the branch taken.
+ */
+START_TEST(test_lcov_genhtml)
+{
+	char dir[64], out[128], html[128], page[256], err[TOOL_OUT_MAX], tool[TOOL_OUT_MAX];
+	const char *args[] = { "--format", "lcov", NULL };
+	const char *gen[] = { "genhtml", "--branch-coverage", "--function-coverage", "-o", html,
+			      out, NULL };
+	static const char *const summary[] = {
+		"lines......: 100.0% (6 of 6 lines)", "functions..: 80.0% (4 of 5 functions)",
+		"branches...: 100.0% (1 of 1 branch)", NULL,
+	};
+	static const char *const lines[] = {
+		/* main ran 5 times, parse 4 with its branch taken once, deref 3 */
+		"lineNum\">      12 </span>                :<span class=\"lineCov\">          5 :",
+		"lineNum\">      20 </span>           [<span class=\"branchCov\" title=\"Branch 0 "
+		"was taken 1 time\"> + </span>]:<span class=\"lineCov\">          4 :",
+		"lineNum\">      27 </span>                :<span class=\"lineCov\">          3 :",
+		NULL,
+	};
+	char *text;
+
+	make_golden_trace(dir);
+	snprintf(out, sizeof(out), "%s/trace.info", dir);
+	snprintf(html, sizeof(html), "%s/html", dir);
+	ck_assert_msg(decode_into(out, dir, args, err) == 0, "%s", err);
+	ck_assert_msg(run_tool_in(CONSUMERS_DIR "/..", gen, tool) == 0, "%s", tool);
+	assert_lines(tool, summary);
+	snprintf(page, sizeof(page), "%s/decoder/symtest.S.gcov.html", html);
+	text = read_text(page);
+	ck_assert_msg(text, "%s: not written; genhtml said:\n%s", page, tool);
+	for (size_t i = 0; lines[i]; i++)
+		ck_assert_msg(strstr(text, lines[i]), "'%s' not in %s", lines[i], page);
+	free(text);
+	remove_trace(dir);
+}
+END_TEST
+
 static Suite *export_suite(void)
 {
 	Suite *s = suite_create("export");
@@ -200,6 +266,7 @@ static Suite *export_suite(void)
 	tcase_add_test(tc, test_folded_read);
 	tcase_add_test(tc, test_callgrind_annotate);
 	tcase_add_test(tc, test_perfetto_read);
+	tcase_add_test(tc, test_lcov_genhtml);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -280,6 +280,7 @@ static const struct {
 	{ "decode.folded", { "--format", "folded", NULL } },
 	{ "decode.callgrind", { "--format", "callgrind", NULL } },
 	{ "decode-perfetto.json", { "--format", "perfetto", NULL } },
+	{ "decode.info", { "--format", "lcov", NULL } },
 	{ "decode-calls-vcpu0-task-ping.txt",
 	  { "--format", "calls", "--vcpu", "0", "--task", "ping", NULL } },
 };
@@ -530,6 +531,7 @@ static const struct {
 	{ "calls", "decode-hostile-calls.txt" },
 	{ "folded", "decode-hostile.folded" },
 	{ "callgrind", "decode-hostile.callgrind" },
+	{ "lcov", "decode-hostile.info" },
 };
 
 /*
