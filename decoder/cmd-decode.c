@@ -18,7 +18,7 @@
 #include "trace-dir.h"
 
 /* The --format names, for messages. */
-#define FORMAT_NAMES "text, jsonl, calls, folded, callgrind, perfetto, lcov"
+#define FORMAT_NAMES "text, jsonl, calls, folded, callgrind, perfetto, lcov, avro"
 
 static const char decode_usage[] =
 	"usage: vbts decode [OPTIONS] DIR\n"
@@ -37,7 +37,9 @@ static const char decode_usage[] =
 	"                       perfetto: a slice per call per task and vCPU, Chrome trace\n"
 	"                       JSON (Perfetto's UI, Chromium's about:tracing); lcov: the\n"
 	"                       source lines run and conditional branches taken, an lcov\n"
-	"                       tracefile (genhtml)\n"
+	"                       tracefile (genhtml); avro: a row per branch with its task,\n"
+	"                       vCPU, time and symbols, an Avro object container file\n"
+	"                       (schema: decoder/vbts-branch.avsc)\n"
 	"  --vcpu N             only vCPU N\n"
 	"  --last N             only the N newest branch records, with the other records\n"
 	"                       among and after them (everything when there are fewer)\n"
@@ -392,6 +394,12 @@ static int decode(int argc, char **argv)
 	if (ret) {
 		free_opts(&o);
 		return ret > 0 ? 0 : 2;
+	}
+	if (export_format__binary(o.format) && isatty(STDOUT_FILENO)) {
+		fprintf(stderr, "vbts decode: --format %s writes binary data: redirect stdout to "
+				"a file\n", export_format__name(o.format));
+		free_opts(&o);
+		return 2;
 	}
 	topts.image = o.image;
 	topts.no_symbols = !export_format__symbols(o.format);

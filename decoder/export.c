@@ -16,6 +16,7 @@
 #include "annotator.h"
 #include "escape.h"
 #include "export-callgrind.h"
+#include "export-avro.h"
 #include "export-calls.h"
 #include "export-folded.h"
 #include "export-lcov.h"
@@ -41,6 +42,7 @@ static const struct export_format_ops *const formats[EXPORT_FORMAT_MAX] = {
 	[EXPORT_CALLGRIND] = &callgrind_format,
 	[EXPORT_PERFETTO] = &perfetto_format,
 	[EXPORT_LCOV] = &lcov_format,
+	[EXPORT_AVRO] = &avro_format,
 };
 
 int export_format__parse(const char *name, enum export_format *format)
@@ -68,6 +70,11 @@ const char *export_format__name(enum export_format format)
 bool export_format__symbols(enum export_format format)
 {
 	return format != EXPORT_JSONL;
+}
+
+bool export_format__binary(enum export_format format)
+{
+	return format == EXPORT_AVRO;
 }
 
 bool export_format__records(enum export_format format)

@@ -39,6 +39,7 @@ enum export_format {
 	EXPORT_CALLGRIND,
 	EXPORT_PERFETTO,
 	EXPORT_LCOV,
+	EXPORT_AVRO,
 	EXPORT_FORMAT_MAX
 };
 
@@ -67,6 +68,14 @@ const char *export_format__name(enum export_format format);
  * Return: true for every format but jsonl.
  */
 bool export_format__symbols(enum export_format format);
+
+/**
+ * export_format__binary() - whether a format writes binary data (not for a terminal).
+ * @format: EXPORT_*
+ *
+ * Return: true for avro (and drcov).
+ */
+bool export_format__binary(enum export_format format);
 
 /**
  * export_format__records() - whether a format writes records as they come (text, jsonl),

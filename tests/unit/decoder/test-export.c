@@ -19,6 +19,9 @@
 #include "commands.h"
 #include "decoder-test.h"
 
+/* Debian's python3, whose packages (python3-avro) the project installs: not another on PATH. */
+#define PYTHON3 "/usr/bin/python3"
+
 /* Room for a command's output kept for messages. */
 #define TOOL_OUT_MAX 65536
 
@@ -112,7 +115,7 @@ START_TEST(test_folded_read)
 {
 	char dir[64], out[128], err[TOOL_OUT_MAX], tool[TOOL_OUT_MAX], script[512];
 	const char *args[] = { "--format", "folded", NULL };
-	const char *check[] = { "python3", script, out, "12", "ping[1];main=2",
+	const char *check[] = { PYTHON3, script, out, "12", "ping[1];main=2",
 				"ping[1];main;parse=2", "ping[1];main;parse;deref=1",
 				"ping[1];main;isr_common=1",
 				"crash[2];main;parse;deref;[unknown]=1", "[no task];main=1", NULL };
@@ -183,7 +186,7 @@ START_TEST(test_perfetto_read)
 {
 	char dir[64], out[128], err[TOOL_OUT_MAX], tool[TOOL_OUT_MAX], script[512];
 	const char *args[] = { "--format", "perfetto", NULL };
-	const char *check[] = { "python3", script, out, "ping[1]:main=1", "ping[1]:main>parse=1",
+	const char *check[] = { PYTHON3, script, out, "ping[1]:main=1", "ping[1]:main>parse=1",
 				"ping[1]:main>parse>deref=1", "ping[1]:main>isr_entry=1",
 				"ping[1]:main>isr_common=1", "crash[2]:main>parse>deref>[unknown]=1",
 				"[no task]:main=1", "[no task]:isr_common=1", NULL };
@@ -257,6 +260,37 @@ START_TEST(test_lcov_genhtml)
 }
 END_TEST
 
+/*
+ * The Avro container file read by Apache Avro's Python library (python3-avro, not the C
+ * library that wrote it): the schema of decoder/vbts-branch.avsc, a row per branch of the
+ * golden trace in decoding order, with its vCPU, time, task and symbols.
+ */
+START_TEST(test_avro_read)
+{
+	char dir[64], out[128], err[TOOL_OUT_MAX], tool[TOOL_OUT_MAX], script[512];
+	const char *args[] = { "--format", "avro", NULL };
+	const char *check[] = {
+		PYTHON3, script, out, AVRO_SCHEMA, "12",
+		"0:vcpu=0", "0:seq=2", "0:time_ns=100", "0:from=19", "0:to=64", "0:cpl=3",
+		"0:kind=call", "0:vector=null", "0:cr3=2109440", "0:task=ping", "0:pid=1",
+		"0:tgid=null", "0:from_symbol=main", "0:from_offset=19", "0:to_symbol=parse",
+		"0:to_offset=0",
+		"5:vcpu=1", "5:task=null", "5:cr3=null", "5:time_ns=150", "5:kind=jmp",
+		"10:kind=exception", "10:vector=14", "10:task=crash", "10:to_symbol=isr_entry",
+		"11:from=4096", "11:kind=null", "11:cpl=null", "11:from_symbol=null",
+		"11:from_offset=null", NULL,
+	};
+
+	make_golden_trace(dir);
+	snprintf(out, sizeof(out), "%s/trace.avro", dir);
+	ck_assert_msg(decode_into(out, dir, args, err) == 0, "%s", err);
+	consumer(script, sizeof(script), "avro_read.py");
+	ck_assert_msg(run_tool(check, tool) == 0, "%s", tool);
+	ck_assert_msg(!strncmp(tool, "deflate {", 9), "%s", tool);
+	remove_trace(dir);
+}
+END_TEST
+
 static Suite *export_suite(void)
 {
 	Suite *s = suite_create("export");
@@ -267,6 +301,7 @@ static Suite *export_suite(void)
 	tcase_add_test(tc, test_callgrind_annotate);
 	tcase_add_test(tc, test_perfetto_read);
 	tcase_add_test(tc, test_lcov_genhtml);
+	tcase_add_test(tc, test_avro_read);
 	suite_add_tcase(s, tc);
 	return s;
 }
