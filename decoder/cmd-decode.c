@@ -27,19 +27,21 @@ static const char decode_usage[] =
 	"`vbts run --trace DIR`), oldest first, all vCPUs merged by time.\n"
 	"\n"
 	"options:\n"
-	"  --format FORMAT      text: one perf-script-like line per record, with task names\n"
-	"                       and symbols; jsonl: one JSON object per record (default text);\n"
-	"                       calls: the function-call history of each task and vCPU,\n"
-	"                       indented by call depth (gdb's function-call-history /c);\n"
-	"                       folded: folded stacks for flame graphs (flamegraph.pl),\n"
-	"                       weighted by branches; callgrind: branches per function and\n"
-	"                       calls between functions (callgrind_annotate, KCachegrind);\n"
-	"                       perfetto: a slice per call per task and vCPU, Chrome trace\n"
-	"                       JSON (Perfetto's UI, Chromium's about:tracing); lcov: the\n"
-	"                       source lines run and conditional branches taken, an lcov\n"
-	"                       tracefile (genhtml); avro: a row per branch with its task,\n"
-	"                       vCPU, time and symbols, an Avro object container file\n"
-	"                       (schema: decoder/vbts-branch.avsc)\n"
+	"  --format FORMAT      how the records are written (default text):\n"
+	"      text             a perf-script-like line per record, with tasks and symbols\n"
+	"      jsonl            a JSON object per record\n"
+	"      calls            the function-call history of each task and vCPU, indented\n"
+	"                       by call depth (gdb's record function-call-history /c)\n"
+	"      folded           folded stacks weighted by branches (flamegraph.pl)\n"
+	"      callgrind        branches per function, calls between functions\n"
+	"                       (callgrind_annotate, KCachegrind)\n"
+	"      perfetto         a slice per call per task and vCPU, Chrome trace JSON\n"
+	"                       (Perfetto's UI, Chromium's about:tracing)\n"
+	"      lcov             source lines run and conditional branches taken, an lcov\n"
+	"                       tracefile (genhtml)\n"
+	"      avro             a row per branch with task, vCPU, time and symbols, an\n"
+	"                       Avro object container file (schema in the source tree:\n"
+	"                       decoder/vbts-branch.avsc); not to a terminal\n"
 	"  --vcpu N             only vCPU N\n"
 	"  --last N             only the N newest branch records, with the other records\n"
 	"                       among and after them (everything when there are fewer)\n"
@@ -53,9 +55,10 @@ static const char decode_usage[] =
 	"                       128 or more in events.jsonl, e.g. 139 for a fatal fault)\n"
 	"  --cpl all|user|kernel  only branch records from CPL > 0 (user) or CPL 0 (kernel);\n"
 	"                       other records are kept (default all)\n"
-	"  --summary            then print a summary of the vCPUs decoded (--task, --crashed,\n"
-	"                       --cpl and --last do not narrow it): records, branches, gaps,\n"
-	"                       losses, task switches, the tasks seen and their exit codes\n"
+	"  --summary            text and jsonl: then print a summary of the vCPUs decoded\n"
+	"                       (--task, --crashed, --cpl and --last do not narrow it):\n"
+	"                       records, branches, gaps, losses, task switches, the tasks\n"
+	"                       seen and their exit codes\n"
 	"  --lines              text: add the source file and line of each address when\n"
 	"                       the image has DWARF line information\n"
 	"  --image ELF          take symbols from ELF instead of the image vm.json names\n"
@@ -547,7 +550,7 @@ out_close:
 
 const struct vbts_command cmd_decode = {
 	.name = "decode",
-	.summary = "print the branch records of a trace directory (text or jsonl)",
+	.summary = "print or export the branch records of a trace directory",
 	.usage = decode_usage,
 	.fn = decode,
 };

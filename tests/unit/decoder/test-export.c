@@ -18,6 +18,7 @@
 #include "check-main.h"
 #include "commands.h"
 #include "decoder-test.h"
+#include "flow.h"
 
 /* Debian's python3, whose packages (python3-avro) the project installs: not another on PATH. */
 #define PYTHON3 "/usr/bin/python3"
@@ -291,6 +292,77 @@ START_TEST(test_avro_read)
 }
 END_TEST
 
+/*
+ * Recursion deeper than the stacks keep (FLOW_DEPTH_MAX frames): 600 calls of parse into
+ * itself and 600 returns. The folded stacks stay FLOW_DEPTH_MAX frames deep with every branch
+ * counted, the Chrome trace stays balanced, and the call history has a line per level kept.
+ */
+START_TEST(test_deep_recursion)
+{
+	enum { DEPTH = 600 };
+	static struct vbts_record recs[2 * DEPTH + 4];
+	char dir[64], out[128], err[TOOL_OUT_MAX], tool[TOOL_OUT_MAX], script[512], vm[512];
+	const char *folded[] = { "--format", "folded", NULL };
+	const char *perfetto[] = { "--format", "perfetto", NULL };
+	const char *calls[] = { "--format", "calls", NULL };
+	const char *fold_check[] = { PYTHON3, script, out, "1201", NULL };
+	const char *trace_check[] = { PYTHON3, script, out, NULL };
+	size_t n = 0, frames, most = 0, lines = 0;
+	char *text, *line;
+	FILE *f;
+
+	recs[n++] = (struct vbts_record)ESC(VBTS_ESC_START, 0, VBTS_START_CPL_KERNEL);
+	recs[n++] = br(0x13, 0x40, 0, VBTS_BR_CALL);
+	for (int i = 0; i < DEPTH; i++)
+		recs[n++] = br(0x45, 0x40, 0, VBTS_BR_CALL);
+	for (int i = 0; i < DEPTH; i++)
+		recs[n++] = br(0x6f, 0x46, 0, VBTS_BR_RET);
+	recs[n++] = (struct vbts_record)ESC(VBTS_ESC_STOP, 10, 0);
+	snprintf(dir, sizeof(dir), "/tmp/vbts-deep-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(vm, sizeof(vm), "%s/vm.json", dir);
+	f = fopen(vm, "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "{\"version\":1,\"vm_id\":\"00000000000000ab\",\"image\":\"%s\","
+		   "\"vcpus\":1}\n", SYMTEST64);
+	ck_assert_int_eq(fclose(f), 0);
+	write_ring(dir, 0, n, recs, n, 0);
+
+	snprintf(out, sizeof(out), "%s/out.folded", dir);
+	ck_assert_msg(decode_into(out, dir, folded, err) == 0, "%s", err);
+	consumer(script, sizeof(script), "folded.py");
+	ck_assert_msg(run_tool(fold_check, tool) == 0, "%s", tool);
+	text = read_text(out);
+	ck_assert_ptr_nonnull(text);
+	for (line = text; *line; line = strchr(line, '\n') + 1) {
+		frames = 1;
+		for (char *p = line; *p != '\n'; p++)
+			frames += *p == ';';
+		most = frames > most ? frames : most;
+	}
+	/* The task's frame ("[no task]") and FLOW_DEPTH_MAX functions. */
+	ck_assert_uint_eq(most, 1 + FLOW_DEPTH_MAX);
+	free(text);
+
+	snprintf(out, sizeof(out), "%s/trace.json", dir);
+	ck_assert_msg(decode_into(out, dir, perfetto, err) == 0, "%s", err);
+	consumer(script, sizeof(script), "trace_event.py");
+	ck_assert_msg(run_tool(trace_check, tool) == 0, "%s", tool);
+
+	snprintf(out, sizeof(out), "%s/calls.txt", dir);
+	ck_assert_msg(decode_into(out, dir, calls, err) == 0, "%s", err);
+	text = read_text(out);
+	ck_assert_ptr_nonnull(text);
+	for (line = text; *line; line = strchr(line, '\n') + 1)
+		lines++;
+	/* Down the kept levels and back up: a header and about two lines a level. */
+	ck_assert_msg(lines > FLOW_DEPTH_MAX && lines < 2 * FLOW_DEPTH_MAX + 8, "%zu", lines);
+	ck_assert_msg(strstr(text, "[level 255] parse"), "%s", text);
+	free(text);
+	remove_trace(dir);
+}
+END_TEST
+
 static Suite *export_suite(void)
 {
 	Suite *s = suite_create("export");
@@ -302,6 +374,7 @@ static Suite *export_suite(void)
 	tcase_add_test(tc, test_perfetto_read);
 	tcase_add_test(tc, test_lcov_genhtml);
 	tcase_add_test(tc, test_avro_read);
+	tcase_add_test(tc, test_deep_recursion);
 	suite_add_tcase(s, tc);
 	return s;
 }
