@@ -11,6 +11,7 @@ static const struct vbts_command *const commands[] = {
 	&cmd_run,
 	&cmd_probe,
 	&cmd_decode,
+	&cmd_diff,
 };
 
 #define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -17,6 +17,9 @@
 #include "progress.h"
 #include "trace-dir.h"
 
+/* The --format names, for messages. */
+#define FORMAT_NAMES "text, jsonl, calls, folded, callgrind, perfetto, lcov, avro"
+
 static const char decode_usage[] =
 	"usage: vbts decode [OPTIONS] DIR\n"
 	"\n"
@@ -24,8 +27,21 @@ static const char decode_usage[] =
 	"`vbts run --trace DIR`), oldest first, all vCPUs merged by time.\n"
 	"\n"
 	"options:\n"
-	"  --format text|jsonl  text: one perf-script-like line per record, with task names\n"
-	"                       and symbols; jsonl: one JSON object per record (default text)\n"
+	"  --format FORMAT      how the records are written (default text):\n"
+	"      text             a perf-script-like line per record, with tasks and symbols\n"
+	"      jsonl            a JSON object per record\n"
+	"      calls            the function-call history of each task and vCPU, indented\n"
+	"                       by call depth (gdb's record function-call-history /c)\n"
+	"      folded           folded stacks weighted by branches (flamegraph.pl)\n"
+	"      callgrind        branches per function, calls between functions\n"
+	"                       (callgrind_annotate, KCachegrind)\n"
+	"      perfetto         a slice per call per task and vCPU, Chrome trace JSON\n"
+	"                       (Perfetto's UI, Chromium's about:tracing)\n"
+	"      lcov             source lines run and conditional branches taken, an lcov\n"
+	"                       tracefile (genhtml)\n"
+	"      avro             a row per branch with task, vCPU, time and symbols, an\n"
+	"                       Avro object container file (schema in the source tree:\n"
+	"                       decoder/vbts-branch.avsc); not to a terminal\n"
 	"  --vcpu N             only vCPU N\n"
 	"  --last N             only the N newest branch records, with the other records\n"
 	"                       among and after them (everything when there are fewer)\n"
@@ -39,9 +55,10 @@ static const char decode_usage[] =
 	"                       128 or more in events.jsonl, e.g. 139 for a fatal fault)\n"
 	"  --cpl all|user|kernel  only branch records from CPL > 0 (user) or CPL 0 (kernel);\n"
 	"                       other records are kept (default all)\n"
-	"  --summary            then print a summary of the vCPUs decoded (--task, --crashed,\n"
-	"                       --cpl and --last do not narrow it): records, branches, gaps,\n"
-	"                       losses, task switches, the tasks seen and their exit codes\n"
+	"  --summary            text and jsonl: then print a summary of the vCPUs decoded\n"
+	"                       (--task, --crashed, --cpl and --last do not narrow it):\n"
+	"                       records, branches, gaps, losses, task switches, the tasks\n"
+	"                       seen and their exit codes\n"
 	"  --lines              text: add the source file and line of each address when\n"
 	"                       the image has DWARF line information\n"
 	"  --image ELF          take symbols from ELF instead of the image vm.json names\n"
@@ -218,14 +235,11 @@ static int parse_args(int argc, char **argv, struct decode_opts *o)
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_FORMAT:
-			if (!strcmp(optarg, "text")) {
-				o->format = EXPORT_TEXT;
-			} else if (!strcmp(optarg, "jsonl")) {
-				o->format = EXPORT_JSONL;
-			} else {
-				fprintf(stderr,
-					"vbts decode: unknown format '%s' (text or jsonl)\n",
-					optarg);
+			if (export_format__parse(optarg, &o->format)) {
+				char q[256];
+
+				fprintf(stderr, "vbts decode: unknown format '%s' (%s)\n",
+					escape__str(q, sizeof(q), optarg), FORMAT_NAMES);
 				return -EINVAL;
 			}
 			break;
@@ -296,6 +310,10 @@ static int parse_args(int argc, char **argv, struct decode_opts *o)
 				argv[optind - 1]);
 			return -EINVAL;
 		}
+	}
+	if (o->summary && !export_format__records(o->format)) {
+		fprintf(stderr, "vbts decode: --summary goes with --format text or jsonl only\n");
+		return -EINVAL;
 	}
 	if (o->nr_tasks && o->crashed) {
 		fprintf(stderr, "vbts decode: --task and --crashed exclude each other\n");
@@ -380,8 +398,14 @@ static int decode(int argc, char **argv)
 		free_opts(&o);
 		return ret > 0 ? 0 : 2;
 	}
+	if (export_format__binary(o.format) && isatty(STDOUT_FILENO)) {
+		fprintf(stderr, "vbts decode: --format %s writes binary data: redirect stdout to "
+				"a file\n", export_format__name(o.format));
+		free_opts(&o);
+		return 2;
+	}
 	topts.image = o.image;
-	topts.no_symbols = o.format != EXPORT_TEXT;
+	topts.no_symbols = !export_format__symbols(o.format);
 	topts.symbol_paths = o.symbols;
 	topts.nr_symbol_paths = o.nr_symbols;
 	topts.system_map = o.system_map;
@@ -489,7 +513,7 @@ static int decode(int argc, char **argv)
 		if (ret)
 			goto out_write;
 	}
-	ret = o.summary ? exporter__summary(e, &sum) : exporter__flush(e);
+	ret = o.summary ? exporter__summary(e, &sum) : exporter__finish(e);
 	if (ret)
 		goto out_write;
 	if (fflush(stdout)) {
@@ -526,7 +550,7 @@ out_close:
 
 const struct vbts_command cmd_decode = {
 	.name = "decode",
-	.summary = "print the branch records of a trace directory (text or jsonl)",
+	.summary = "print or export the branch records of a trace directory",
 	.usage = decode_usage,
 	.fn = decode,
 };

@@ -15,6 +15,13 @@
 
 #include "annotator.h"
 #include "escape.h"
+#include "export-callgrind.h"
+#include "export-avro.h"
+#include "export-calls.h"
+#include "export-folded.h"
+#include "export-lcov.h"
+#include "export-perfetto.h"
+#include "export-format.h"
 #include "export.h"
 #include "out-buf.h"
 
@@ -28,10 +35,59 @@ struct name {
 	size_t len;
 };
 
+/* The formats of their own modules, by enum export_format (NULL: text and jsonl). */
+static const struct export_format_ops *const formats[EXPORT_FORMAT_MAX] = {
+	[EXPORT_CALLS] = &calls_format,
+	[EXPORT_FOLDED] = &folded_format,
+	[EXPORT_CALLGRIND] = &callgrind_format,
+	[EXPORT_PERFETTO] = &perfetto_format,
+	[EXPORT_LCOV] = &lcov_format,
+	[EXPORT_AVRO] = &avro_format,
+};
+
+int export_format__parse(const char *name, enum export_format *format)
+{
+	for (unsigned int i = 0; i < EXPORT_FORMAT_MAX; i++) {
+		if (!strcmp(name, export_format__name((enum export_format)i))) {
+			*format = (enum export_format)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+const char *export_format__name(enum export_format format)
+{
+	if (format == EXPORT_TEXT)
+		return "text";
+	if (format == EXPORT_JSONL)
+		return "jsonl";
+	if ((unsigned int)format < EXPORT_FORMAT_MAX && formats[format])
+		return formats[format]->name;
+	return "?";
+}
+
+bool export_format__symbols(enum export_format format)
+{
+	return format != EXPORT_JSONL;
+}
+
+bool export_format__binary(enum export_format format)
+{
+	return format == EXPORT_AVRO;
+}
+
+bool export_format__records(enum export_format format)
+{
+	return format == EXPORT_TEXT || format == EXPORT_JSONL;
+}
+
 struct exporter {
 	struct exporter_options o;
 	struct annotator *annotator;
 	struct out_buf ob;
+	const struct export_format_ops *format; /* a format of its own module, or NULL */
+	void *format_state;
 	bool symbols;           /* text: addresses are symbolized */
 	int err;                /* -ENOMEM met while annotating */
 	struct name types[DECODED_TYPE_MAX];    /* decoded_type__name() */
@@ -49,9 +105,22 @@ struct exporter *exporter__new(const struct exporter_options *o)
 		goto err_free;
 	/* jsonl never carries symbols: no symbolizer, no cache for it. */
 	e->annotator = annotator__new(o->procmap,
-				      o->format == EXPORT_TEXT ? o->symbolizer : NULL);
+				      export_format__symbols(o->format) ? o->symbolizer : NULL);
 	if (!e->annotator)
 		goto err_free;
+	if ((unsigned int)o->format < EXPORT_FORMAT_MAX && formats[o->format]) {
+		struct export_env env = { .ob = &e->ob, .annotator = e->annotator, .o = &e->o };
+		int err;
+
+		e->format = formats[o->format];
+		e->format_state = e->format->new(&env);
+		if (!e->format_state) {
+			err = errno;
+			exporter__free(e);
+			errno = err;
+			return NULL;
+		}
+	}
 	e->symbols = o->format == EXPORT_TEXT && annotator__has_symbols(e->annotator);
 	for (unsigned int i = 0; i < DECODED_TYPE_MAX; i++) {
 		e->types[i].s = decoded_type__name((enum decoded_type)i);
@@ -74,6 +143,8 @@ void exporter__free(struct exporter *e)
 {
 	if (!e)
 		return;
+	if (e->format_state && e->format->free)
+		e->format->free(e->format_state);
 	annotator__free(e->annotator);
 	out_buf__release(&e->ob);
 	free(e);
@@ -463,8 +534,28 @@ static void text_record(struct exporter *e, const struct decoded_record *r)
 	out_buf__commit(&e->ob, p);
 }
 
+int exporter__finish(struct exporter *e)
+{
+	int ret = 0;
+
+	if (e->format && e->format->finish)
+		ret = e->format->finish(e->format_state);
+	if (ret) {
+		e->err = e->err ? e->err : ret;
+		return ret;
+	}
+	return exporter__flush(e);
+}
+
 int exporter__record(struct exporter *e, const struct decoded_record *r)
 {
+	if (e->format) {
+		int ret = e->format->record(e->format_state, r);
+
+		if (ret)
+			return ret;
+		return out_buf__error(&e->ob);
+	}
 	if (e->o.format == EXPORT_JSONL)
 		jsonl_record(e, r);
 	else

@@ -30,18 +30,69 @@
 #include "procmap.h"
 #include "symbolizer.h"
 
+/* The output formats; those after EXPORT_JSONL have a module of their own (export-*.h). */
 enum export_format {
 	EXPORT_TEXT,
 	EXPORT_JSONL,
+	EXPORT_CALLS,
+	EXPORT_FOLDED,
+	EXPORT_CALLGRIND,
+	EXPORT_PERFETTO,
+	EXPORT_LCOV,
+	EXPORT_AVRO,
+	EXPORT_FORMAT_MAX
 };
+
+/**
+ * export_format__parse() - the format of a --format name.
+ * @name:   "text", "jsonl", "calls", ...
+ * @format: receives EXPORT_*
+ *
+ * Return: 0, or -EINVAL for an unknown name.
+ */
+int export_format__parse(const char *name, enum export_format *format);
+
+/**
+ * export_format__name() - the --format name of a format.
+ * @format: EXPORT_*
+ *
+ * Return: a static string ("?" for an out-of-range value).
+ */
+const char *export_format__name(enum export_format format);
+
+/**
+ * export_format__symbols() - whether a format shows symbols (the trace's symbol tables are
+ * loaded for it).
+ * @format: EXPORT_*
+ *
+ * Return: true for every format but jsonl.
+ */
+bool export_format__symbols(enum export_format format);
+
+/**
+ * export_format__binary() - whether a format writes binary data (not for a terminal).
+ * @format: EXPORT_*
+ *
+ * Return: true for avro (and drcov).
+ */
+bool export_format__binary(enum export_format format);
+
+/**
+ * export_format__records() - whether a format writes records as they come (text, jsonl),
+ * which --summary may follow.
+ * @format: EXPORT_*
+ *
+ * Return: true for text and jsonl.
+ */
+bool export_format__records(enum export_format format);
 
 /**
  * struct exporter_options - where and how records are written.
  * @out:     stream
  * @format:  EXPORT_*
  * @procmap: task names, or NULL
- * @symbolizer: the symbols of the guest's code, or NULL (text only; jsonl never carries
- *           symbols)
+ * @symbolizer: the symbols of the guest's code, or NULL (every format but jsonl, which never
+ *           carries symbols)
  * @lines:   text: add " (file:line)" after symbols when DWARF has them
  */
 struct exporter_options {
@@ -116,6 +167,15 @@ const struct procmap_task *exporter__task(struct exporter *e, const struct decod
  * Return: 0, or the first error so far: -EIO, -ENOMEM.
  */
 int exporter__flush(struct exporter *e);
+
+/**
+ * exporter__finish() - write what the format keeps until the end (the counts of an aggregating
+ * format, the slices still open, ...) and flush; nothing more may be written after it.
+ * @e: exporter
+ *
+ * Return: 0, or the first error so far: -EIO, -ENOMEM, or an error of the format's library.
+ */
+int exporter__finish(struct exporter *e);
 
 /**
  * exporter__free() - release the exporter; what is still buffered is dropped.

@@ -25,6 +25,10 @@ Suite *system_map_suite(void);
 Suite *linux_procmap_suite(void);
 Suite *linux_decode_suite(void);
 Suite *linux_debian_suite(void);
+Suite *consumers_suite(void);
+Suite *diff_suite(void);
+
+struct vbts_command;
 
 /**
  * debian_kernel_file() - a file of Debian's kernel package in the harness cache.
@@ -121,6 +125,18 @@ size_t decode_all(const struct decoder_source *src, size_t n, struct decoded_rec
 int run_decode(char **out, char **err, char **argv);
 
 /**
+ * run_command() - run a vbts command (commands.h) in this process, capturing stdout and
+ * stderr.
+ * @cmd:  the command
+ * @out:  receives stdout (malloc'ed)
+ * @err:  receives stderr (malloc'ed)
+ * @argv: the command's name and its arguments, NULL-terminated
+ *
+ * Return: the command's exit status.
+ */
+int run_command(const struct vbts_command *cmd, char **out, char **err, char **argv);
+
+/**
  * run_decode_nofile() - `vbts decode ARGS...` in a child process, with a hang guard and,
  * outside valgrind and AddressSanitizer, an address-space limit.
  * @out, @err: receive its stdout and stderr
@@ -158,6 +174,13 @@ void assert_printable(const char *text, size_t max_lines);
  */
 void write_ring(const char *dir, uint32_t vcpu, uint64_t capacity,
 		const struct vbts_record *recs, size_t n, unsigned int refused);
+
+/**
+ * make_golden_trace() - the trace directory of the golden tests (test-golden.c): two vCPUs,
+ * tasks ping and crash, vm.json naming the symtest object.
+ * @dir: receives its path (64 bytes)
+ */
+void make_golden_trace(char *dir);
 
 /**
  * remove_trace() - remove a trace directory and everything in it.

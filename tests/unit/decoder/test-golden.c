@@ -140,7 +140,7 @@ static int vm_json_set_vcpus_1(const char *dir)
 	return p ? 0 : -1;
 }
 
-static void make_trace(char *dir)
+void make_golden_trace(char *dir)
 {
 	char path[256];
 
@@ -184,6 +184,11 @@ static char *slurp(const char *path)
 
 int run_decode(char **out, char **err, char **argv)
 {
+	return run_command(&cmd_decode, out, err, argv);
+}
+
+int run_command(const struct vbts_command *cmd, char **out, char **err, char **argv)
+{
 	char opath[] = "/tmp/vbts-out-XXXXXX", epath[] = "/tmp/vbts-err-XXXXXX";
 	int ofd = mkstemp(opath), efd = mkstemp(epath);
 	int saved_out = dup(1), saved_err = dup(2), argc = 0, status;
@@ -195,7 +200,7 @@ int run_decode(char **out, char **err, char **argv)
 	fflush(stderr);
 	dup2(ofd, 1);
 	dup2(efd, 2);
-	status = cmd_decode.fn(argc, argv);
+	status = cmd->fn(argc, argv);
 	fflush(stdout);
 	fflush(stderr);
 	dup2(saved_out, 1);
@@ -271,6 +276,13 @@ static const struct {
 	{ "decode-crashed-last4-summary.txt", { "--crashed", "--last", "4", "--summary", NULL } },
 	{ "decode-cpl-user.jsonl", { "--cpl", "user", "--format", "jsonl", NULL } },
 	{ "decode-cpl-kernel-last2.txt", { "--cpl", "kernel", "--last", "2", NULL } },
+	{ "decode-calls.txt", { "--format", "calls", NULL } },
+	{ "decode.folded", { "--format", "folded", NULL } },
+	{ "decode.callgrind", { "--format", "callgrind", NULL } },
+	{ "decode-perfetto.json", { "--format", "perfetto", NULL } },
+	{ "decode.info", { "--format", "lcov", NULL } },
+	{ "decode-calls-vcpu0-task-ping.txt",
+	  { "--format", "calls", "--vcpu", "0", "--task", "ping", NULL } },
 };
 
 START_TEST(test_golden)
@@ -278,7 +290,7 @@ START_TEST(test_golden)
 	char dir[64], *out, *err, *argv[12];
 	int argc = 0, status;
 
-	make_trace(dir);
+	make_golden_trace(dir);
 	argv[argc++] = "decode";
 	for (int i = 0; golden_cases[_i].args[i]; i++)
 		argv[argc++] = (char *)golden_cases[_i].args[i];
@@ -424,7 +436,7 @@ START_TEST(test_symbol_sources)
 	char dir[64], path[512], *out, *err, *argv[6];
 	int argc = 0, status;
 
-	make_trace(dir);
+	make_golden_trace(dir);
 	write_vm_json(dir, strcmp(sym_cases[_i].image, "SYM") ? sym_cases[_i].image : SYMTEST64,
 		      sym_cases[_i].build_id);
 	if (sym_cases[_i].cache) {
@@ -512,6 +524,16 @@ static void copy_replacing(const char *src, const char *dst, const char *const (
 	free(buf);
 }
 
+/* The formats of lines of text that show the guest's names, and their golden files. */
+static const struct {
+	const char *format, *golden;
+} hostile_line_formats[] = {
+	{ "calls", "decode-hostile-calls.txt" },
+	{ "folded", "decode-hostile.folded" },
+	{ "callgrind", "decode-hostile.callgrind" },
+	{ "lcov", "decode-hostile.info" },
+};
+
 /*
  * Guest-chosen symbol names, source file names and task names: the text output shows them
  * escaped, one line per record (no forged lines, nothing a terminal obeys); jsonl stays
@@ -540,7 +562,7 @@ START_TEST(test_hostile_names)
 	char *jsonl_argv[] = { "decode", "--format", "jsonl", "--summary", dir, NULL };
 	size_t lines = 0;
 
-	make_trace(dir);
+	make_golden_trace(dir);
 	snprintf(image, sizeof(image), "%s/hostile.o", dir);
 	copy_replacing(SYMTEST64, image, names, sizeof(names) / sizeof(names[0]), lens);
 	snprintf(path, sizeof(path), "%s/events.jsonl", dir);
@@ -574,6 +596,49 @@ START_TEST(test_hostile_names)
 	free(err);
 	free(pristine);
 	free(perr);
+
+	/* The Chrome trace: one valid JSON document, the guest's names in it. */
+	{
+		char *perfetto_argv[] = { "decode", "--format", "perfetto", "--image", image,
+					  dir, NULL };
+		json_error_t jerr;
+		json_t *j;
+
+		ck_assert_int_eq(run_decode(&out, &err, perfetto_argv), 0);
+		ck_assert_str_eq(err, "");
+		assert_printable(out, SIZE_MAX);
+		j = json_loads(out, 0, &jerr);
+		ck_assert_msg(j, "not JSON: %s (line %d)", jerr.text, jerr.line);
+		json_decref(j);
+		compare_golden("decode-hostile-perfetto.json", out);
+		free(out);
+		free(err);
+	}
+
+	/* The line formats of their own modules: as many lines, each printable. */
+	for (size_t i = 0; i < sizeof(hostile_line_formats) / sizeof(hostile_line_formats[0]);
+	     i++) {
+		char *fmt = (char *)hostile_line_formats[i].format;
+		char *plain_fmt_argv[] = { "decode", "--format", fmt, "--image", SYMTEST64, dir,
+					   NULL };
+		char *fmt_argv[] = { "decode", "--format", fmt, "--image", image, dir, NULL };
+
+		ck_assert_int_eq(run_decode(&pristine, &perr, plain_fmt_argv), 0);
+		lines = 0;
+		for (const char *p = pristine; *p; p++)
+			lines += *p == '\n';
+		ck_assert_int_eq(run_decode(&out, &err, fmt_argv), 0);
+		ck_assert_str_eq(err, "");
+		compare_golden(hostile_line_formats[i].golden, out);
+		/* The formats' own tabs are fine; a guest's tab is written "\t". */
+		for (char *p = out; *p; p++)
+			*p = *p == '\t' ? ' ' : *p;
+		assert_printable(out, lines);
+		free(out);
+		free(err);
+		free(pristine);
+		free(perr);
+	}
 	remove_trace(dir);
 }
 END_TEST
@@ -597,7 +662,7 @@ START_TEST(test_corrupt_dwarf_warning)
 	const char *w;
 	int fd;
 
-	make_trace(dir);
+	make_golden_trace(dir);
 	snprintf(image, sizeof(image), "%s/corrupt.o", dir);
 	copy_replacing(SYMTEST64, image, NULL, 0, NULL);
 	fd = open(image, O_RDWR);
@@ -744,6 +809,9 @@ static const struct {
 	{ BAD_VMJSON_BIDI, { "DIR", NULL },
 	  "DIR/vm.json: line 1: invalid token near '\\xe2\\x80\\xae" },
 	{ BAD_NONE, { "--format", "xml", "DIR", NULL }, "unknown format 'xml'" },
+	{ BAD_NONE, { "--format", "\x1b[2J", "DIR", NULL }, "unknown format '\\x1b[2J'" },
+	{ BAD_NONE, { "--format", "calls", "--summary", "DIR" },
+	  "--summary goes with --format text or jsonl only" },
 	{ BAD_NONE, { "--vcpu", "7", "DIR", NULL }, "DIR: no vCPU 7 in this trace" },
 	{ BAD_NONE, { "--vcpu", "-1", "DIR", NULL }, "bad vCPU number '-1'" },
 	{ BAD_NONE, { "--last", "x", "DIR", NULL }, "bad --last count 'x'" },
@@ -762,7 +830,7 @@ START_TEST(test_bad_input)
 	const char *p;
 	int argc = 0, status;
 
-	make_trace(dir);
+	make_golden_trace(dir);
 	switch (bad_cases[_i].setup) {
 	case BAD_NO_VMJSON:
 		snprintf(path, sizeof(path), "%s/vm.json", dir);

@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * export-folded.c - folded stacks (export-folded.h): the stacks of flow.h kept in a call tree
+ * (call-tree.h), each frame pointing at its node; a branch counts one at the innermost node.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "call-tree.h"
+#include "export-folded.h"
+#include "flow.h"
+
+/* The parents of root nodes: a task, a CR3 no task had, no CR3. */
+#define ROOT_TASK CALL_TREE_ROOT
+#define ROOT_CR3 (CALL_TREE_ROOT - 1)
+#define ROOT_NONE (CALL_TREE_ROOT - 2)
+#define NO_TASK "[no task]"
+
+struct folded {
+	struct export_env env;
+	struct flow *flow;
+	struct call_tree tree;
+	char **owned;           /* texts made here (cr3 labels) */
+	size_t nr_owned, alloc_owned;
+};
+
+/* "cr3:0x..." for a root, owned by @x. */
+static char *cr3_text(struct folded *x, uint64_t cr3, size_t *len)
+{
+	char *s, *p;
+
+	if (x->nr_owned == x->alloc_owned) {
+		size_t alloc = x->alloc_owned ? 2 * x->alloc_owned : 16;
+		char **o = realloc(x->owned, alloc * sizeof(*o));
+
+		if (!o)
+			return NULL;
+		x->owned = o;
+		x->alloc_owned = alloc;
+	}
+	s = malloc(6 + 16 + 1);
+	if (!s)
+		return NULL;
+	p = out_buf__fmt_str(s, "cr3:0x", 6);
+	p = out_buf__fmt_hex(p, cr3);
+	*p = '\0';
+	*len = (size_t)(p - s);
+	x->owned[x->nr_owned++] = s;
+	return s;
+}
+
+/* The root node of @s's stacks, made when it is first needed. Returns it or -ENOMEM. */
+static int64_t root_of(struct folded *x, struct flow_stream *s)
+{
+	const struct annotator_task *l;
+	int64_t n;
+	size_t len;
+	char *text;
+
+	if (s->user)
+		return (int64_t)s->user - 1;
+	if (s->task) {
+		l = annotator__labels(x->env.annotator, s->task);
+		if (!l)
+			return -ENOMEM;
+		n = call_tree__child(&x->tree, ROOT_TASK, (uintptr_t)s->task, l->text,
+				     l->text_len);
+	} else if (s->cr3_valid) {
+		/* A node made once per CR3: the text is made only for a new one. */
+		n = call_tree__child(&x->tree, ROOT_CR3, s->cr3, NULL, 0);
+		if (n >= 0 && !x->tree.nodes[n].text) {
+			text = cr3_text(x, s->cr3, &len);
+			if (!text)
+				return -ENOMEM;
+			x->tree.nodes[n].text = text;
+			x->tree.nodes[n].text_len = len;
+		}
+	} else {
+		n = call_tree__child(&x->tree, ROOT_NONE, 0, NO_TASK, sizeof(NO_TASK) - 1);
+	}
+	if (n < 0)
+		return n;
+	s->user = (uint64_t)n + 1;
+	return n;
+}
+
+static int folded_enter(void *ctx, struct flow_stream *s, struct flow_frame *f, bool call,
+			const struct decoded_record *r)
+{
+	struct folded *x = ctx;
+	int64_t parent, n;
+
+	parent = f == s->frames ? root_of(x, s) : (int64_t)f[-1].user - 1;
+	if (parent < 0)
+		return (int)parent;
+	n = call_tree__child(&x->tree, (uint32_t)parent, (uintptr_t)f->name, f->text,
+			     f->text_len);
+	if (n < 0)
+		return (int)n;
+	f->user = (uint64_t)n + 1;
+	return 0;
+}
+
+static int folded_branch(void *ctx, struct flow_stream *s, const struct decoded_record *r)
+{
+	struct folded *x = ctx;
+
+	/* The innermost frame kept: calls deeper than FLOW_DEPTH_MAX count there. */
+	if (s->depth)
+		x->tree.nodes[s->frames[s->depth - 1].user - 1].count++;
+	return 0;
+}
+
+static void *folded_new(const struct export_env *env)
+{
+	static const struct flow_ops ops = { .enter = folded_enter, .branch = folded_branch };
+	struct folded *x = calloc(1, sizeof(*x));
+
+	if (!x)
+		goto err_nomem;
+	x->env = *env;
+	x->flow = flow__new(env->annotator, &ops, x, true);
+	if (!x->flow)
+		goto err_free;
+	return x;
+
+err_free:
+	free(x);
+err_nomem:
+	errno = ENOMEM;
+	return NULL;
+}
+
+static int folded_record(void *ctx, const struct decoded_record *r)
+{
+	struct folded *x = ctx;
+
+	return flow__record(x->flow, r);
+}
+
+/* A frame's name with ';' written "\x3b": one frame of the line. */
+static void put_frame(struct out_buf *ob, const char *s, size_t len)
+{
+	const char *semi;
+
+	while ((semi = memchr(s, ';', len))) {
+		out_buf__write(ob, s, (size_t)(semi - s));
+		out_buf__write(ob, "\\x3b", 4);
+		len -= (size_t)(semi - s) + 1;
+		s = semi + 1;
+	}
+	out_buf__write(ob, s, len);
+}
+
+static int folded_finish(void *ctx)
+{
+	struct folded *x = ctx;
+	struct out_buf *ob = x->env.ob;
+	/* A root, FLOW_DEPTH_MAX frames. */
+	uint32_t path[FLOW_DEPTH_MAX + 1];
+
+	for (size_t i = 0; i < x->tree.nr; i++) {
+		const struct call_tree_node *n = &x->tree.nodes[i];
+		size_t len = 0;
+		uint32_t j = (uint32_t)i;
+
+		if (!n->count)
+			continue;
+		for (;;) {
+			path[len++] = j;
+			if (x->tree.nodes[j].parent >= ROOT_NONE || len == FLOW_DEPTH_MAX + 1)
+				break;
+			j = x->tree.nodes[j].parent;
+		}
+		while (len--) {
+			const struct call_tree_node *f = &x->tree.nodes[path[len]];
+
+			put_frame(ob, f->text, f->text_len);
+			out_buf__putc(ob, len ? ';' : ' ');
+		}
+		out_buf__u64(ob, n->count);
+		out_buf__putc(ob, '\n');
+	}
+	return 0;
+}
+
+static void folded_free(void *ctx)
+{
+	struct folded *x = ctx;
+
+	flow__free(x->flow);
+	call_tree__release(&x->tree);
+	for (size_t i = 0; i < x->nr_owned; i++)
+		free(x->owned[i]);
+	free(x->owned);
+	free(x);
+}
+
+const struct export_format_ops folded_format = {
+	.name = "folded",
+	.new = folded_new,
+	.record = folded_record,
+	.finish = folded_finish,
+	.free = folded_free,
+};

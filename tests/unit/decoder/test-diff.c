@@ -1,0 +1,319 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * test-diff.c - `vbts diff A B` end to end on trace directories written with the ring
+ * writer: equal traces, a divergence planted at a known branch (near the start, deep in a
+ * long stream, a stream that ends early), a PIE loaded at two bases with one build ID (equal)
+ * and with two (different), and bad input.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "decoder-test.h"
+
+#define CR3_PING 0x203000
+#define CR3_PIE 0x4000000
+#define BUILD_ID "9e0000000000000000000000000000000000000b"
+#define OTHER_ID "9e0000000000000000000000000000000000000c"
+
+static const char events[] =
+	"{\"time\":90,\"vcpu\":0,\"event\":\"task\",\"pid\":1,\"name\":\"ping\","
+	"\"cr3\":\"0x203000\"}\n";
+
+/* The records of the golden trace's ping task: main, parse, deref (symtest.S). */
+static const struct vbts_record ping[] = {
+	ESC(VBTS_ESC_START, 0, VBTS_START_CPL_USER | VBTS_START_CPL_KERNEL),
+	ESC(VBTS_ESC_TASK_ARRIVE, CR3_PING, 100),
+	BR(0x13, 0x40, 3, VBTS_BR_CALL),        /* 0: main+0x13 => parse */
+	BR(0x45, 0x50, 3, VBTS_BR_JCC),         /* 1 */
+	BR(0x6f, 0x70, 3, VBTS_BR_CALL),        /* 2: parse => deref */
+	BR(0x7a, 0x18, 3, VBTS_BR_RET),         /* 3 */
+	BR(0x20, 0x90, 3, VBTS_BR_SYSCALL),     /* 4 */
+	ESC(VBTS_ESC_TASK_DEPART, CR3_PING, 300),
+	ESC(VBTS_ESC_STOP, 410, 0),
+};
+
+static void write_text(const char *dir, const char *name, const char *text)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+/* A one-vCPU trace of @recs with the symtest image and @ev as events.jsonl. */
+static void make_trace(char *dir, const struct vbts_record *recs, size_t n, const char *ev)
+{
+	char vm[512];
+
+	snprintf(dir, 64, "/tmp/vbts-diff-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(vm, sizeof(vm),
+		 "{\"version\":1,\"vm_id\":\"00000000000000ab\",\"image\":\"%s\",\"vcpus\":1}\n",
+		 SYMTEST64);
+	write_text(dir, "vm.json", vm);
+	write_text(dir, "events.jsonl", ev);
+	write_ring(dir, 0, n + 16, recs, n, 0);
+}
+
+/* Runs `vbts diff ARGS... A B`, returns the status, output in @out and @err. */
+static int run_diff(char **out, char **err, const char *a, const char *b,
+		    const char *const *args)
+{
+	char *argv[16];
+	int argc = 0;
+
+	argv[argc++] = "diff";
+	for (size_t i = 0; args && args[i]; i++)
+		argv[argc++] = (char *)args[i];
+	if (a)
+		argv[argc++] = (char *)a;
+	if (b)
+		argv[argc++] = (char *)b;
+	argv[argc] = NULL;
+	return run_command(&cmd_diff, out, err, argv);
+}
+
+#define N_PING (sizeof(ping) / sizeof(ping[0]))
+
+START_TEST(test_diff_equal)
+{
+	char a[64], b[64], *out, *err;
+
+	make_trace(a, ping, N_PING, events);
+	make_trace(b, ping, N_PING, events);
+	ck_assert_int_eq(run_diff(&out, &err, a, b, NULL), 0);
+	ck_assert_str_eq(err, "");
+	ck_assert_str_eq(out, "traces are equal: 1 task streams, 5 branches\n");
+	free(out);
+	free(err);
+	remove_trace(a);
+	remove_trace(b);
+}
+END_TEST
+
+/* B's deref call lands 4 bytes further: branch 2 of ping differs, shown symbolized. */
+START_TEST(test_diff_planted)
+{
+	const char *const ctx1[] = { "--context", "1", NULL };
+	struct vbts_record planted[N_PING];
+	char a[64], b[64], *out, *err;
+
+	memcpy(planted, ping, sizeof(ping));
+	planted[4].to = 0x74;
+	make_trace(a, ping, N_PING, events);
+	make_trace(b, planted, N_PING, events);
+	ck_assert_int_eq(run_diff(&out, &err, a, b, NULL), 1);
+	ck_assert_str_eq(err, "");
+	ck_assert_str_eq(out,
+		"vcpu0 ping[1]: first difference at branch 2 (A has 5, B 5 branches)\n"
+		"  A    -2   vcpu0 cpl3 ping[1]          0x13 main+0x13  =>  0x40 parse+0x0  (call)\n"
+		"  A    -1   vcpu0 cpl3 ping[1]          0x45 parse+0x5  =>  0x50 parse+0x10  (jcc)\n"
+		"  A     0   vcpu0 cpl3 ping[1]          0x6f parse+0x2f  =>  0x70 deref+0x0  (call)\n"
+		"  B    -2   vcpu0 cpl3 ping[1]          0x13 main+0x13  =>  0x40 parse+0x0  (call)\n"
+		"  B    -1   vcpu0 cpl3 ping[1]          0x45 parse+0x5  =>  0x50 parse+0x10  (jcc)\n"
+		"  B     0   vcpu0 cpl3 ping[1]          0x6f parse+0x2f  =>  0x74 deref+0x4  (call)\n"
+		"traces differ: 1 of 1 task streams\n");
+	free(out);
+	free(err);
+	/* --context 1: one branch before it. */
+	ck_assert_int_eq(run_diff(&out, &err, a, b, ctx1), 1);
+	ck_assert_msg(!strstr(out, " -2 ") && strstr(out, "  B    -1 "), "%s", out);
+	free(out);
+	free(err);
+	remove_trace(a);
+	remove_trace(b);
+}
+END_TEST
+
+/* Long streams: @n branches of ping, the one at @plant (if below @n) changed. */
+static struct vbts_record *long_ping(size_t n, size_t plant, size_t *nr)
+{
+	struct vbts_record *r = calloc(n + 3, sizeof(*r));
+	size_t k = 0;
+
+	ck_assert_ptr_nonnull(r);
+	r[k++] = (struct vbts_record)ESC(VBTS_ESC_START, 0, VBTS_START_CPL_USER);
+	r[k++] = (struct vbts_record)ESC(VBTS_ESC_TASK_ARRIVE, CR3_PING, 100);
+	for (size_t i = 0; i < n; i++) {
+		r[k] = br(0x40 + i % 0x30, 0x40 + (i * 7) % 0x30, 3, VBTS_BR_JCC);
+		if (i == plant)
+			r[k].to = 0x70;
+		k++;
+	}
+	r[k++] = (struct vbts_record)ESC(VBTS_ESC_STOP, 410, 0);
+	*nr = k;
+	return r;
+}
+
+static const struct {
+	size_t na, nb, plant;   /* branches of A and B, the one changed in B */
+	const char *want;
+} long_cases[] = {
+	/* Deep in the third chunk of hashes. */
+	{ 10000, 10000, 9000,
+	  "vcpu0 ping[1]: first difference at branch 9000 (A has 10000, B 10000 branches)\n" },
+	/* At the first branch of a chunk. */
+	{ 10000, 10000, 4096,
+	  "vcpu0 ping[1]: first difference at branch 4096 (A has 10000, B 10000 branches)\n" },
+	/* B ends early, in a chunk, and at a chunk's end. */
+	{ 10000, 5000, SIZE_MAX,
+	  "vcpu0 ping[1]: first difference at branch 5000 (A has 10000, B 5000 branches)\n" },
+	{ 8192, 10000, SIZE_MAX,
+	  "vcpu0 ping[1]: first difference at branch 8192 (A has 8192, B 10000 branches)\n" },
+};
+
+START_TEST(test_diff_long)
+{
+	char a[64], b[64], *out, *err, want[128];
+	struct vbts_record *ra, *rb;
+	size_t na, nb;
+
+	ra = long_ping(long_cases[_i].na, SIZE_MAX, &na);
+	rb = long_ping(long_cases[_i].nb, long_cases[_i].plant, &nb);
+	make_trace(a, ra, na, events);
+	make_trace(b, rb, nb, events);
+	ck_assert_int_eq(run_diff(&out, &err, a, b, NULL), 1);
+	ck_assert_msg(!strncmp(out, long_cases[_i].want, strlen(long_cases[_i].want)),
+		      "%s", out);
+	/* The context: the 5 equal branches before it on each side, then the difference. */
+	snprintf(want, sizeof(want), "  B    -5 ");
+	ck_assert_msg(strstr(out, want), "%s", out);
+	if (long_cases[_i].plant == SIZE_MAX)
+		ck_assert_msg(strstr(out, "     0   (no more branches: "), "%s", out);
+	free(out);
+	free(err);
+	/* And both against themselves. */
+	ck_assert_int_eq(run_diff(&out, &err, b, b, NULL), 0);
+	free(out);
+	free(err);
+	free(ra);
+	free(rb);
+	remove_trace(a);
+	remove_trace(b);
+}
+END_TEST
+
+/* A PIE's task: exec events with a build ID and a load base. */
+static void pie_events(char *buf, size_t len, const char *build_id, const char *load_base)
+{
+	snprintf(buf, len,
+		 "{\"time\":10,\"vcpu\":0,\"event\":\"task\",\"pid\":7,\"tgid\":7,\"name\":\"sh\","
+		 "\"cr3\":\"0x3000000\"}\n"
+		 "{\"time\":20,\"vcpu\":0,\"event\":\"exec\",\"pid\":7,\"tgid\":7,"
+		 "\"name\":\"pie\",\"cr3\":\"0x4000000\"%s%s%s%s%s}\n",
+		 build_id ? ",\"build_id\":\"" : "", build_id ? build_id : "",
+		 build_id ? "\"" : "", load_base ? ",\"load_base\":" : "",
+		 load_base ? load_base : "");
+}
+
+/* The PIE's branches at @base, and kernel branches at fixed addresses. */
+static void pie_ring(struct vbts_record *r, uint64_t base)
+{
+	size_t k = 0;
+
+	r[k++] = (struct vbts_record)ESC(VBTS_ESC_START, 0, VBTS_START_CPL_USER);
+	r[k++] = (struct vbts_record)ESC(VBTS_ESC_TASK_ARRIVE, CR3_PIE, 30);
+	r[k++] = br(base + 0x1000, base + 0x1020, 3, VBTS_BR_CALL);
+	r[k++] = br(base + 0x1020, base + 0x1040, 3, VBTS_BR_CALL);
+	r[k++] = br(base + 0x1041, 0xffffffff81001000ULL, 3, VBTS_BR_SYSCALL);
+	r[k++] = br(0xffffffff81001100ULL, base + 0x1042, 0, VBTS_BR_SYSRET);
+	r[k++] = br(base + 0x1045, base + 0x1025, 3, VBTS_BR_RET);
+	r[k++] = (struct vbts_record)ESC(VBTS_ESC_STOP, 100, 0);
+}
+
+static const struct {
+	const char *id_a, *base_a, *id_b, *base_b;
+	uint64_t ra, rb;        /* where the ring has it */
+	int status;
+	const char *want;
+} aslr_cases[] = {
+	/* One build, two bases: the same code. */
+	{ BUILD_ID, "\"0x555555554000\"", BUILD_ID, "\"0x561234560000\"", 0x555555554000ULL,
+	  0x561234560000ULL, 0, "traces are equal: 1 task streams, 5 branches\n" },
+	/* A load base given as an integer. */
+	{ BUILD_ID, "93824992231424", BUILD_ID, "\"0x7f0000000000\"", 0x555555554000ULL,
+	  0x7f0000000000ULL, 0, "traces are equal" },
+	/* Two builds: never equal. */
+	{ BUILD_ID, "\"0x555555554000\"", OTHER_ID, "\"0x561234560000\"", 0x555555554000ULL,
+	  0x561234560000ULL, 1, "  the programs differ: build ID " BUILD_ID " in A, " OTHER_ID
+	  " in B\n" },
+	/* No load base in B: its addresses are not comparable. */
+	{ BUILD_ID, "\"0x555555554000\"", BUILD_ID, NULL, 0x555555554000ULL, 0x561234560000ULL,
+	  1, "first difference at branch 0" },
+	/* No build ID: addresses as they are. */
+	{ NULL, "\"0x555555554000\"", NULL, "\"0x561234560000\"", 0x555555554000ULL,
+	  0x561234560000ULL, 1, "first difference at branch 0" },
+};
+
+START_TEST(test_diff_aslr)
+{
+	char a[64], b[64], ev[1024], *out, *err;
+	struct vbts_record ra[8], rb[8];
+
+	pie_ring(ra, aslr_cases[_i].ra);
+	pie_ring(rb, aslr_cases[_i].rb);
+	pie_events(ev, sizeof(ev), aslr_cases[_i].id_a, aslr_cases[_i].base_a);
+	make_trace(a, ra, 8, ev);
+	pie_events(ev, sizeof(ev), aslr_cases[_i].id_b, aslr_cases[_i].base_b);
+	make_trace(b, rb, 8, ev);
+	ck_assert_int_eq(run_diff(&out, &err, a, b, NULL), aslr_cases[_i].status);
+	ck_assert_msg(strstr(out, aslr_cases[_i].want), "%s", out);
+	free(out);
+	free(err);
+	remove_trace(a);
+	remove_trace(b);
+}
+END_TEST
+
+START_TEST(test_diff_bad_input)
+{
+	const char *const ctx[] = { "--context", "1001", NULL };
+	const char *const task[] = { "--task", "nobody", NULL };
+	char a[64], *out, *err;
+
+	make_trace(a, ping, N_PING, events);
+	ck_assert_int_eq(run_diff(&out, &err, a, "/nonexistent/trace", NULL), 2);
+	ck_assert_msg(strstr(err, "vbts diff: /nonexistent/trace: No such file"), "%s", err);
+	free(out);
+	free(err);
+	ck_assert_int_eq(run_diff(&out, &err, a, NULL, NULL), 2);
+	ck_assert_msg(strstr(err, "two trace directories needed"), "%s", err);
+	free(out);
+	free(err);
+	ck_assert_int_eq(run_diff(&out, &err, a, a, ctx), 2);
+	ck_assert_msg(strstr(err, "bad --context '1001'"), "%s", err);
+	free(out);
+	free(err);
+	ck_assert_int_eq(run_diff(&out, &err, a, a, task), 2);
+	ck_assert_msg(strstr(err, "no task 'nobody' in either trace"), "%s", err);
+	ck_assert_str_eq(out, "");
+	free(out);
+	free(err);
+	remove_trace(a);
+}
+END_TEST
+
+Suite *diff_suite(void)
+{
+	Suite *s = suite_create("diff");
+	TCase *tc = tcase_create("core");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_diff_equal);
+	tcase_add_test(tc, test_diff_planted);
+	tcase_add_loop_test(tc, test_diff_long, 0, sizeof(long_cases) / sizeof(long_cases[0]));
+	tcase_add_loop_test(tc, test_diff_aslr, 0, sizeof(aslr_cases) / sizeof(aslr_cases[0]));
+	tcase_add_test(tc, test_diff_bad_input);
+	suite_add_tcase(s, tc);
+	return s;
+}

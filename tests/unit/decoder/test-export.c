@@ -1,0 +1,382 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * test-export.c - the outputs of `vbts decode --format` read by their real consumers: each
+ * trace is decoded into a file and handed to the program that reads that format (Debian's
+ * genhtml, callgrind_annotate, an Avro reader, or, where Debian has none, a reader written
+ * from the format's description in tests/unit/decoder/consumers/), which must accept it and
+ * find in it what the trace holds.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check-main.h"
+#include "commands.h"
+#include "decoder-test.h"
+#include "flow.h"
+
+/* Debian's python3, whose packages (python3-avro) the project installs: not another on PATH. */
+#define PYTHON3 "/usr/bin/python3"
+
+/* Room for a command's output kept for messages. */
+#define TOOL_OUT_MAX 65536
+
+/*
+ * Runs `vbts decode ARGS... DIR` with stdout into @path; returns its exit status and leaves
+ * its stderr in @err (at most TOOL_OUT_MAX bytes).
+ */
+static int decode_into(const char *path, const char *dir, const char *const *args, char *err)
+{
+	char epath[] = "/tmp/vbts-export-err-XXXXXX";
+	int ofd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644), efd = mkstemp(epath);
+	int saved_out = dup(1), saved_err = dup(2), argc = 0, status;
+	char *argv[24];
+	ssize_t n;
+
+	ck_assert(ofd >= 0 && efd >= 0 && saved_out >= 0 && saved_err >= 0);
+	argv[argc++] = "decode";
+	for (size_t i = 0; args[i]; i++)
+		argv[argc++] = (char *)args[i];
+	argv[argc++] = (char *)dir;
+	argv[argc] = NULL;
+	fflush(stdout);
+	fflush(stderr);
+	dup2(ofd, 1);
+	dup2(efd, 2);
+	status = cmd_decode.fn(argc, argv);
+	fflush(stdout);
+	fflush(stderr);
+	dup2(saved_out, 1);
+	dup2(saved_err, 2);
+	close(saved_out);
+	close(saved_err);
+	close(ofd);
+	n = pread(efd, err, TOOL_OUT_MAX - 1, 0);
+	err[n > 0 ? n : 0] = '\0';
+	close(efd);
+	unlink(epath);
+	return status;
+}
+
+/*
+ * Runs a program (PATH searched) in @cwd (NULL: this one) with stdout and stderr into @out (at most TOOL_OUT_MAX
+ * bytes, NUL-terminated); returns its exit status, or 127 + a message when it could not run.
+ */
+static int run_tool_in(const char *cwd, const char *const *argv, char *out)
+{
+	char path[] = "/tmp/vbts-tool-XXXXXX";
+	int fd = mkstemp(path), status;
+	ssize_t n;
+	pid_t pid;
+
+	ck_assert(fd >= 0);
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	ck_assert(pid >= 0);
+	if (!pid) {
+		dup2(fd, 1);
+		dup2(fd, 2);
+		if (cwd && chdir(cwd))
+			_exit(126);
+		execvp(argv[0], (char *const *)argv);
+		fprintf(stderr, "%s: %s (the project's ./vbts installs it)\n", argv[0],
+			strerror(errno));
+		_exit(127);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	n = pread(fd, out, TOOL_OUT_MAX - 1, 0);
+	out[n > 0 ? n : 0] = '\0';
+	close(fd);
+	unlink(path);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static int run_tool(const char *const *argv, char *out)
+{
+	return run_tool_in(NULL, argv, out);
+}
+
+/* A consumer script of tests/unit/decoder/consumers/. */
+static void consumer(char *path, size_t len, const char *name)
+{
+	snprintf(path, len, "%s/%s", CONSUMERS_DIR, name);
+}
+
+/*
+ * Folded stacks as flamegraph.pl reads them (Debian has no flamegraph package): every line
+ * taken, and the samples of the golden trace where its branches were made.
+ */
+START_TEST(test_folded_read)
+{
+	char dir[64], out[128], err[TOOL_OUT_MAX], tool[TOOL_OUT_MAX], script[512];
+	const char *args[] = { "--format", "folded", NULL };
+	const char *check[] = { PYTHON3, script, out, "12", "ping[1];main=2",
+				"ping[1];main;parse=2", "ping[1];main;parse;deref=1",
+				"ping[1];main;isr_common=1",
+				"crash[2];main;parse;deref;[unknown]=1", "[no task];main=1", NULL };
+
+	make_golden_trace(dir);
+	snprintf(out, sizeof(out), "%s/out.folded", dir);
+	ck_assert_msg(decode_into(out, dir, args, err) == 0, "%s", err);
+	consumer(script, sizeof(script), "folded.py");
+	ck_assert_msg(run_tool(check, tool) == 0, "%s", tool);
+	remove_trace(dir);
+}
+END_TEST
+
+/* Lines that must be in a tool's output. */
+static void assert_lines(const char *out, const char *const *want)
+{
+	for (size_t i = 0; want[i]; i++)
+		ck_assert_msg(strstr(out, want[i]), "'%s' not in:\n%s", want[i], out);
+	ck_assert_msg(!strstr(out, "WARNING"), "warnings in:\n%s", out);
+}
+
+/*
+ * Callgrind's profile read by valgrind's callgrind_annotate: every line taken (no warning),
+ * the branches made in each function of the golden trace (self and inclusive), and the
+ * calls between them with their counts.
+ */
+START_TEST(test_callgrind_annotate)
+{
+	char dir[64], out[128], err[TOOL_OUT_MAX], tool[TOOL_OUT_MAX];
+	const char *args[] = { "--format", "callgrind", NULL };
+	const char *self[] = { "callgrind_annotate", out, NULL };
+	const char *incl[] = { "callgrind_annotate", "--inclusive=yes", out, NULL };
+	const char *tree[] = { "callgrind_annotate", "--tree=calling", out, NULL };
+	static const char *const self_want[] = {
+		"12 (100.0%)  PROGRAM TOTALS", "\n4 (33.33%)  symtest.S:main",
+		"\n3 (25.00%)  symtest.S:parse", "\n2 (16.67%)  symtest.S:deref",
+		"\n1 ( 8.33%)  ???:[unknown]", NULL,
+	};
+	static const char *const incl_want[] = {
+		"\n11 (91.67%)  symtest.S:main", "\n 6 (50.00%)  symtest.S:parse",
+		"\n 3 (25.00%)  symtest.S:deref", NULL,
+	};
+	static const char *const tree_want[] = {
+		"6 (50.00%)  >   symtest.S:parse (2x) []",
+		"3 (25.00%)  >   symtest.S:deref (2x) []",
+		"1 ( 8.33%)  >   ???:[unknown] (1x) []", NULL,
+	};
+
+	make_golden_trace(dir);
+	snprintf(out, sizeof(out), "%s/callgrind.out", dir);
+	ck_assert_msg(decode_into(out, dir, args, err) == 0, "%s", err);
+	ck_assert_msg(run_tool(self, tool) == 0, "%s", tool);
+	assert_lines(tool, self_want);
+	ck_assert_msg(run_tool(incl, tool) == 0, "%s", tool);
+	assert_lines(tool, incl_want);
+	ck_assert_msg(run_tool(tree, tool) == 0, "%s", tool);
+	assert_lines(tool, tree_want);
+	remove_trace(dir);
+}
+END_TEST
+
+/*
+ * Chrome trace JSON read as the Trace Event Format defines it (no trace viewer is packaged
+ * in Debian or npm to run here): valid JSON, slices nested per track, every track named, and
+ * the calls of the golden trace's tasks as slices.
+ */
+START_TEST(test_perfetto_read)
+{
+	char dir[64], out[128], err[TOOL_OUT_MAX], tool[TOOL_OUT_MAX], script[512];
+	const char *args[] = { "--format", "perfetto", NULL };
+	const char *check[] = { PYTHON3, script, out, "ping[1]:main=1", "ping[1]:main>parse=1",
+				"ping[1]:main>parse>deref=1", "ping[1]:main>isr_entry=1",
+				"ping[1]:main>isr_common=1", "crash[2]:main>parse>deref>[unknown]=1",
+				"[no task]:main=1", "[no task]:isr_common=1", NULL };
+
+	make_golden_trace(dir);
+	snprintf(out, sizeof(out), "%s/trace.json", dir);
+	ck_assert_msg(decode_into(out, dir, args, err) == 0, "%s", err);
+	consumer(script, sizeof(script), "trace_event.py");
+	ck_assert_msg(run_tool(check, tool) == 0, "%s", tool);
+	ck_assert_str_eq(tool, "13 slices\n");
+	remove_trace(dir);
+}
+END_TEST
+
+/* The text of a file, NUL-terminated (malloc'ed), or NULL. */
+static char *read_text(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = NULL;
+	size_t len = 0;
+
+	if (!f)
+		return NULL;
+	buf = malloc(1 << 20);
+	if (buf) {
+		len = fread(buf, 1, (1 << 20) - 1, f);
+		buf[len] = '\0';
+	}
+	fclose(f);
+	return buf;
+}
+
+/*
+ * The lcov tracefile rendered by genhtml next to symtest.S, the source of the golden trace's
+ * image (its line tables name it): the summary counts lines, functions and branches, and the
+ * source page shows how often each line ran and the branch taken.
+ */
+START_TEST(test_lcov_genhtml)
+{
+	char dir[64], out[128], html[128], page[256], err[TOOL_OUT_MAX], tool[TOOL_OUT_MAX];
+	const char *args[] = { "--format", "lcov", NULL };
+	const char *gen[] = { "genhtml", "--branch-coverage", "--function-coverage", "-o", html,
+			      out, NULL };
+	static const char *const summary[] = {
+		"lines......: 100.0% (6 of 6 lines)", "functions..: 80.0% (4 of 5 functions)",
+		"branches...: 100.0% (1 of 1 branch)", NULL,
+	};
+	static const char *const lines[] = {
+		/* main ran 5 times, parse 4 with its branch taken once, deref 3 */
+		"lineNum\">      12 </span>                :<span class=\"lineCov\">          5 :",
+		"lineNum\">      20 </span>           [<span class=\"branchCov\" title=\"Branch 0 "
+		"was taken 1 time\"> + </span>]:<span class=\"lineCov\">          4 :",
+		"lineNum\">      27 </span>                :<span class=\"lineCov\">          3 :",
+		NULL,
+	};
+	char *text;
+
+	make_golden_trace(dir);
+	snprintf(out, sizeof(out), "%s/trace.info", dir);
+	snprintf(html, sizeof(html), "%s/html", dir);
+	ck_assert_msg(decode_into(out, dir, args, err) == 0, "%s", err);
+	ck_assert_msg(run_tool_in(CONSUMERS_DIR "/..", gen, tool) == 0, "%s", tool);
+	assert_lines(tool, summary);
+	snprintf(page, sizeof(page), "%s/decoder/symtest.S.gcov.html", html);
+	text = read_text(page);
+	ck_assert_msg(text, "%s: not written; genhtml said:\n%s", page, tool);
+	for (size_t i = 0; lines[i]; i++)
+		ck_assert_msg(strstr(text, lines[i]), "'%s' not in %s", lines[i], page);
+	free(text);
+	remove_trace(dir);
+}
+END_TEST
+
+/*
+ * The Avro container file read by Apache Avro's Python library (python3-avro, not the C
+ * library that wrote it): the schema of decoder/vbts-branch.avsc, a row per branch of the
+ * golden trace in decoding order, with its vCPU, time, task and symbols.
+ */
+START_TEST(test_avro_read)
+{
+	char dir[64], out[128], err[TOOL_OUT_MAX], tool[TOOL_OUT_MAX], script[512];
+	const char *args[] = { "--format", "avro", NULL };
+	const char *check[] = {
+		PYTHON3, script, out, AVRO_SCHEMA, "12",
+		"0:vcpu=0", "0:seq=2", "0:time_ns=100", "0:from=19", "0:to=64", "0:cpl=3",
+		"0:kind=call", "0:vector=null", "0:cr3=2109440", "0:task=ping", "0:pid=1",
+		"0:tgid=null", "0:from_symbol=main", "0:from_offset=19", "0:to_symbol=parse",
+		"0:to_offset=0",
+		"5:vcpu=1", "5:task=null", "5:cr3=null", "5:time_ns=150", "5:kind=jmp",
+		"10:kind=exception", "10:vector=14", "10:task=crash", "10:to_symbol=isr_entry",
+		"11:from=4096", "11:kind=null", "11:cpl=null", "11:from_symbol=null",
+		"11:from_offset=null", NULL,
+	};
+
+	make_golden_trace(dir);
+	snprintf(out, sizeof(out), "%s/trace.avro", dir);
+	ck_assert_msg(decode_into(out, dir, args, err) == 0, "%s", err);
+	consumer(script, sizeof(script), "avro_read.py");
+	ck_assert_msg(run_tool(check, tool) == 0, "%s", tool);
+	ck_assert_msg(!strncmp(tool, "deflate {", 9), "%s", tool);
+	remove_trace(dir);
+}
+END_TEST
+
+/*
+ * Recursion deeper than the stacks keep (FLOW_DEPTH_MAX frames): 600 calls of parse into
+ * itself and 600 returns. The folded stacks stay FLOW_DEPTH_MAX frames deep with every branch
+ * counted, the Chrome trace stays balanced, and the call history has a line per level kept.
+ */
+START_TEST(test_deep_recursion)
+{
+	enum { DEPTH = 600 };
+	static struct vbts_record recs[2 * DEPTH + 4];
+	char dir[64], out[128], err[TOOL_OUT_MAX], tool[TOOL_OUT_MAX], script[512], vm[512];
+	const char *folded[] = { "--format", "folded", NULL };
+	const char *perfetto[] = { "--format", "perfetto", NULL };
+	const char *calls[] = { "--format", "calls", NULL };
+	const char *fold_check[] = { PYTHON3, script, out, "1201", NULL };
+	const char *trace_check[] = { PYTHON3, script, out, NULL };
+	size_t n = 0, frames, most = 0, lines = 0;
+	char *text, *line;
+	FILE *f;
+
+	recs[n++] = (struct vbts_record)ESC(VBTS_ESC_START, 0, VBTS_START_CPL_KERNEL);
+	recs[n++] = br(0x13, 0x40, 0, VBTS_BR_CALL);
+	for (int i = 0; i < DEPTH; i++)
+		recs[n++] = br(0x45, 0x40, 0, VBTS_BR_CALL);
+	for (int i = 0; i < DEPTH; i++)
+		recs[n++] = br(0x6f, 0x46, 0, VBTS_BR_RET);
+	recs[n++] = (struct vbts_record)ESC(VBTS_ESC_STOP, 10, 0);
+	snprintf(dir, sizeof(dir), "/tmp/vbts-deep-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(vm, sizeof(vm), "%s/vm.json", dir);
+	f = fopen(vm, "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "{\"version\":1,\"vm_id\":\"00000000000000ab\",\"image\":\"%s\","
+		   "\"vcpus\":1}\n", SYMTEST64);
+	ck_assert_int_eq(fclose(f), 0);
+	write_ring(dir, 0, n, recs, n, 0);
+
+	snprintf(out, sizeof(out), "%s/out.folded", dir);
+	ck_assert_msg(decode_into(out, dir, folded, err) == 0, "%s", err);
+	consumer(script, sizeof(script), "folded.py");
+	ck_assert_msg(run_tool(fold_check, tool) == 0, "%s", tool);
+	text = read_text(out);
+	ck_assert_ptr_nonnull(text);
+	for (line = text; *line; line = strchr(line, '\n') + 1) {
+		frames = 1;
+		for (char *p = line; *p != '\n'; p++)
+			frames += *p == ';';
+		most = frames > most ? frames : most;
+	}
+	/* The task's frame ("[no task]") and FLOW_DEPTH_MAX functions. */
+	ck_assert_uint_eq(most, 1 + FLOW_DEPTH_MAX);
+	free(text);
+
+	snprintf(out, sizeof(out), "%s/trace.json", dir);
+	ck_assert_msg(decode_into(out, dir, perfetto, err) == 0, "%s", err);
+	consumer(script, sizeof(script), "trace_event.py");
+	ck_assert_msg(run_tool(trace_check, tool) == 0, "%s", tool);
+
+	snprintf(out, sizeof(out), "%s/calls.txt", dir);
+	ck_assert_msg(decode_into(out, dir, calls, err) == 0, "%s", err);
+	text = read_text(out);
+	ck_assert_ptr_nonnull(text);
+	for (line = text; *line; line = strchr(line, '\n') + 1)
+		lines++;
+	/* Down the kept levels and back up: a header and about two lines a level. */
+	ck_assert_msg(lines > FLOW_DEPTH_MAX && lines < 2 * FLOW_DEPTH_MAX + 8, "%zu", lines);
+	ck_assert_msg(strstr(text, "[level 255] parse"), "%s", text);
+	free(text);
+	remove_trace(dir);
+}
+END_TEST
+
+static Suite *export_suite(void)
+{
+	Suite *s = suite_create("export");
+	TCase *tc = tcase_create("consumers");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_folded_read);
+	tcase_add_test(tc, test_callgrind_annotate);
+	tcase_add_test(tc, test_perfetto_read);
+	tcase_add_test(tc, test_lcov_genhtml);
+	tcase_add_test(tc, test_avro_read);
+	tcase_add_test(tc, test_deep_recursion);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+VBTS_CHECK_MAIN(export_suite)
