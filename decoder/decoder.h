@@ -24,6 +24,7 @@ enum decoded_type {
 	DECODED_START,
 	DECODED_STOP,
 	DECODED_FREEZE,
+	DECODED_GUEST_BTS_DROP, /* the guest's own BTS (guest-visible BTS) dropped records */
 	DECODED_UNKNOWN,        /* an escape record of a kind this decoder does not know */
 	DECODED_TYPE_MAX
 };
@@ -69,7 +70,8 @@ void record__parse(const struct vbts_record *rec, struct parsed_record *out);
  * @vcpu:        vCPU id
  * @seq:         seq of the (first) ring record it comes from; for DECODED_LOST found by a
  *               jump in seq, the seq of the first missing record
- * @from, @to:   branch: addresses; gap: where control was lost / regained
+ * @from, @to:   branch: addresses; gap: where control was lost / regained; guest BTS drop:
+ *               @from is the branch whose record was dropped (the first of a run of drops)
  * @from_valid, @to_valid: false for an orphan gap end or begin (the other half is missing)
  * @cpl, @cpl_valid: branch: CPL at the branch instruction
  * @kind:        branch: enum vbts_branch_kind (0 unknown)
@@ -80,7 +82,7 @@ void record__parse(const struct vbts_record *rec, struct parsed_record *out);
  *               else the last time seen on this vCPU (the record happened after it)
  * @count:       DECODED_LOST: number of records lost
  * @aux:         gap: enum vbts_gap_reason; start: VBTS_START_* bits; freeze: reason;
- *               unknown: the aux payload
+ *               guest BTS drop: enum vbts_guest_bts_drop; unknown: the aux payload
  * @payload:     unknown: the escape payload
  * @esc_kind:    unknown: the escape kind
  */
@@ -197,5 +199,14 @@ const char *gap_reason__name(uint64_t reason);
  * Return: a static string ("unknown" for unknown values).
  */
 const char *freeze_reason__name(uint64_t reason);
+
+/**
+ * guest_bts_drop__name() - the stable name of an enum vbts_guest_bts_drop ("ds-area",
+ * "ds-fields", "full", "buffer", "index").
+ * @reason: reason
+ *
+ * Return: a static string ("unknown" for unknown values).
+ */
+const char *guest_bts_drop__name(uint64_t reason);
 
 #endif /* VBTS_DECODER_DECODER_H */

@@ -25,6 +25,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <vbts/ring-format.h>
+
 #include "x86.h"
 
 struct gva_space;
@@ -37,7 +39,8 @@ struct kvm;
 #define GUEST_BTS_DEBUGCTL_IGNORED (X86_DEBUGCTL_LBR | X86_DEBUGCTL_BTF)
 
 /**
- * enum guest_bts_drop - why a record was not stored (aux of VBTS_ESC_GUEST_BTS_DROP).
+ * enum guest_bts_drop - why a record was not stored (aux of VBTS_ESC_GUEST_BTS_DROP, the values
+ * of enum vbts_guest_bts_drop).
  * @GUEST_BTS_DROP_DS_AREA: the DS area is not canonical or cannot be read
  * @GUEST_BTS_DROP_FIELDS:  its BTS fields are inconsistent (base not canonical, index below
  *                          the base or not a whole number of records from it, maximum less
@@ -47,11 +50,11 @@ struct kvm;
  * @GUEST_BTS_DROP_INDEX:   the record was written but the index could not be
  */
 enum guest_bts_drop {
-	GUEST_BTS_DROP_DS_AREA = 1,
-	GUEST_BTS_DROP_FIELDS = 2,
-	GUEST_BTS_DROP_FULL = 3,
-	GUEST_BTS_DROP_BUFFER = 4,
-	GUEST_BTS_DROP_INDEX = 5,
+	GUEST_BTS_DROP_DS_AREA = VBTS_GUEST_BTS_DROP_DS_AREA,
+	GUEST_BTS_DROP_FIELDS = VBTS_GUEST_BTS_DROP_FIELDS,
+	GUEST_BTS_DROP_FULL = VBTS_GUEST_BTS_DROP_FULL,
+	GUEST_BTS_DROP_BUFFER = VBTS_GUEST_BTS_DROP_BUFFER,
+	GUEST_BTS_DROP_INDEX = VBTS_GUEST_BTS_DROP_INDEX,
 };
 
 /**
