@@ -354,6 +354,9 @@ static void store_guest_bts(struct tracer_vcpu *tv, struct step_vcpu *sv,
 
 	if (!gb || !o->nbr || !guest_bts__enabled(gb))
 		return;
+	/* A RESET or INIT since the last store cleared DEBUGCTL (KVM did it unseen). */
+	if (guest_bts__check_reset(gb, tv->fd) && !guest_bts__enabled(gb))
+		return;
 	address_space(tv, sv, &s);
 	for (unsigned int i = 0; i < o->nbr; i++) {
 		switch (guest_bts__store(gb, &s, o->br[i].from, o->br[i].to, o->br[i].cpl,
