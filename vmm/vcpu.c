@@ -125,14 +125,14 @@ static int set_cpuid(struct vcpu *v)
 
 	if (v->vm->pc && kvm__check_extension(&v->vm->kvm, KVM_CAP_TSC_DEADLINE_TIMER))
 		flags |= CPUID_TSC_DEADLINE;
-	if (v->vm->guest_bts)
+	if (v->vm->guest_bts || v->vm->guest_bts_kvm)
 		flags |= CPUID_GUEST_BTS;
 	cpuid = cpuid__for_vcpu(v->vm->kvm.cpuid, v->index, v->vm->nr_vcpus, flags);
 	if (!cpuid)
 		return -ENOMEM;
 	ret = kvm__ioctl(v->fd, KVM_SET_CPUID2, cpuid);
 	v->gbts.mask_lvtpc = cpuid__intel_compatible(cpuid);
-	if (ret >= 0 && v->vm->guest_bts && v->index == 0)
+	if (ret >= 0 && (v->vm->guest_bts || v->vm->guest_bts_kvm) && v->index == 0)
 		check_guest_bts_cpuid(v->fd, cpuid->nent);
 	free(cpuid);
 	return ret < 0 ? ret : 0;
