@@ -95,6 +95,9 @@ void record__parse(const struct vbts_record *rec, struct parsed_record *out)
 	case VBTS_ESC_LOST:
 		out->type = DECODED_LOST;
 		break;
+	case VBTS_ESC_GUEST_BTS_DROP:
+		out->type = DECODED_GUEST_BTS_DROP;
+		break;
 	case VBTS_ESC_TIME:
 	case VBTS_ESC_START:
 	case VBTS_ESC_STOP:
@@ -119,6 +122,7 @@ static const char *const type_names[DECODED_TYPE_MAX] = {
 	[DECODED_LOST] = "lost",               [DECODED_TIME] = "time",
 	[DECODED_START] = "start",             [DECODED_STOP] = "stop",
 	[DECODED_FREEZE] = "freeze",           [DECODED_TASK_PID] = "task-pid",
+	[DECODED_GUEST_BTS_DROP] = "guest-bts-drop",
 	[DECODED_UNKNOWN] = "unknown",
 };
 
@@ -167,6 +171,17 @@ const char *freeze_reason__name(uint64_t reason)
 	};
 
 	return reason < sizeof(names) / sizeof(names[0]) ? names[reason] : "unknown";
+}
+
+const char *guest_bts_drop__name(uint64_t reason)
+{
+	static const char *const names[VBTS_GUEST_BTS_DROP_MAX] = {
+		[VBTS_GUEST_BTS_DROP_DS_AREA] = "ds-area", [VBTS_GUEST_BTS_DROP_FIELDS] = "ds-fields",
+		[VBTS_GUEST_BTS_DROP_FULL] = "full",       [VBTS_GUEST_BTS_DROP_BUFFER] = "buffer",
+		[VBTS_GUEST_BTS_DROP_INDEX] = "index",
+	};
+
+	return reason < VBTS_GUEST_BTS_DROP_MAX && names[reason] ? names[reason] : "unknown";
 }
 
 /* ---- per-vCPU state ----------------------------------------------------------------------- */
@@ -282,6 +297,12 @@ static void stream_consume(struct vcpu_stream *s, const struct vbts_record *rec,
 	case DECODED_TASK_PID:
 		d = queue_item(s, DECODED_TASK_PID, seq);
 		d->payload = p.payload;
+		break;
+	case DECODED_GUEST_BTS_DROP:
+		d = queue_item(s, DECODED_GUEST_BTS_DROP, seq);
+		d->from = p.payload;
+		d->from_valid = true;
+		d->aux = p.aux;
 		break;
 	default:
 		d = queue_item(s, DECODED_UNKNOWN, seq);

@@ -25,6 +25,7 @@ enum decoded_type {
 	DECODED_STOP,
 	DECODED_FREEZE,
 	DECODED_TASK_PID,       /* the guest's pid and tgid of the task that just arrived */
+	DECODED_GUEST_BTS_DROP, /* the guest's own BTS (guest-visible BTS) dropped records */
 	DECODED_UNKNOWN,        /* an escape record of a kind this decoder does not know */
 	DECODED_TYPE_MAX
 };
@@ -70,7 +71,8 @@ void record__parse(const struct vbts_record *rec, struct parsed_record *out);
  * @vcpu:        vCPU id
  * @seq:         seq of the (first) ring record it comes from; for DECODED_LOST found by a
  *               jump in seq, the seq of the first missing record
- * @from, @to:   branch: addresses; gap: where control was lost / regained
+ * @from, @to:   branch: addresses; gap: where control was lost / regained; guest BTS drop:
+ *               @from is the branch whose record was dropped (the first of a run of drops)
  * @from_valid, @to_valid: false for an orphan gap end or begin (the other half is missing)
  * @cpl, @cpl_valid: branch: CPL at the branch instruction
  * @kind:        branch: enum vbts_branch_kind (0 unknown)
@@ -81,7 +83,7 @@ void record__parse(const struct vbts_record *rec, struct parsed_record *out);
  *               else the last time seen on this vCPU (the record happened after it)
  * @count:       DECODED_LOST: number of records lost
  * @aux:         gap: enum vbts_gap_reason; start: VBTS_START_* bits; freeze: reason;
- *               unknown: the aux payload
+ *               guest BTS drop: enum vbts_guest_bts_drop; unknown: the aux payload
  * @payload:     unknown: the escape payload; task-pid: pid (bits 0-31) and tgid (32-63)
  * @esc_kind:    unknown: the escape kind
  */
@@ -198,5 +200,14 @@ const char *gap_reason__name(uint64_t reason);
  * Return: a static string ("unknown" for unknown values).
  */
 const char *freeze_reason__name(uint64_t reason);
+
+/**
+ * guest_bts_drop__name() - the stable name of an enum vbts_guest_bts_drop ("ds-area",
+ * "ds-fields", "full", "buffer", "index").
+ * @reason: reason
+ *
+ * Return: a static string ("unknown" for unknown values).
+ */
+const char *guest_bts_drop__name(uint64_t reason);
 
 #endif /* VBTS_DECODER_DECODER_H */

@@ -293,6 +293,12 @@ static void jsonl_record(struct exporter *e, const struct decoded_record *r)
 		p = put_str(p, freeze_reason__name(r->aux));
 		*p++ = '"';
 		break;
+	case DECODED_GUEST_BTS_DROP:
+		p = JSON_ADDR(p, "from", r->from, r->from_valid);
+		p = PUT(p, ",\"reason\":\"");
+		p = put_str(p, guest_bts_drop__name(r->aux));
+		*p++ = '"';
+		break;
 	case DECODED_TIME:
 	case DECODED_STOP:
 		p = PUT(p, ",\"time\":");
@@ -507,6 +513,15 @@ static void text_record(struct exporter *e, const struct decoded_record *r)
 		p = out_buf__fmt_u64(p, r->time);
 		p = PUT(p, " ns (");
 		p = put_str(p, freeze_reason__name(r->aux));
+		*p++ = ')';
+		break;
+	case DECODED_GUEST_BTS_DROP:
+		*p++ = ' ';
+		out_buf__commit(&e->ob, p);
+		text_addr(e, t, r->from, r->from_valid);
+		p = out_buf__reserve(&e->ob, TEXT_RECORD_MAX);
+		p = PUT(p, "  (");
+		p = put_str(p, guest_bts_drop__name(r->aux));
 		*p++ = ')';
 		break;
 	case DECODED_TIME:

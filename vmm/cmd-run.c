@@ -117,7 +117,8 @@ static const char usage[] =
 	"                     while it has TR and BTS set and stores each branch into its DS\n"
 	"                     buffer, a threshold PMI through the LAPIC's LVTPC (step backend;\n"
 	"                     records it cannot store are dropped and counted: --stats, and a\n"
-	"                     guest-bts-drop record in DIR). Independent of --trace and --cpl\n"
+	"                     guest-bts-drop record in DIR). With --backend kvm the kernel does\n"
+	"                     it (kvm-patches/). Independent of --trace and --cpl\n"
 	"  --ring RECORDS     records per ring file (default 65536; wrap mode keeps the newest)\n"
 	"  --vcpus N          vCPUs (default 1; the boot protocol starts vCPU 0; a Linux guest\n"
 	"                     starts the others itself through INIT/SIPI)\n"
@@ -293,13 +294,30 @@ static int platform_init(struct run_ctx *c)
 {
 	int ret;
 
-	if (c->opts.guest_bts) {
+	if (c->opts.guest_bts && c->opts.backend == RUN_BACKEND_KVM) {
+		/* The kernel's guest mode: the VMM only sets the CPUID bits that ask for it. */
+		ret = -ENOTSUP;
+#ifdef VBTS_HAVE_KVM_BACKEND
+		ret = kvm_bts__guest_mode(c->vm.kvm.sys_fd);
+#endif
+		if (ret == -ENOTSUP) {
+			pr_err("--guest-bts --backend kvm: this KVM does not report guest-visible BTS "
+			       "(KVM_X86_BTS_MODE_GUEST and DS, DTES64, DS-CPL in "
+			       "KVM_GET_EMULATED_CPUID: load the modules of kvm-patches/)");
+			c->fail_status = 2;
+		}
+		if (ret < 0)
+			return ret;
+		c->vm.guest_bts_kvm = true;
+	} else if (c->opts.guest_bts) {
 		ret = guest_bts__setup_vm(&c->vm.kvm);
 		if (ret == -ENOTSUP)
 			c->fail_status = 2;
 		if (ret < 0)
 			return ret;
 		c->vm.guest_bts = true;
+	}
+	if (c->opts.guest_bts) {
 		/* A bare guest gets an in-kernel LAPIC for its LVTPC (the threshold PMI). */
 		if (!c->img.pc) {
 			ret = kvm__ioctl(c->vm.kvm.vm_fd, KVM_CREATE_IRQCHIP, 0);
@@ -433,14 +451,8 @@ static int choose_backend(struct run_ctx *c)
 #ifdef VBTS_HAVE_KVM_BACKEND
 	kvm = kvm_bts__usable(c->vm.kvm.sys_fd);
 #endif
-	if (c->opts.guest_bts && c->opts.backend == RUN_BACKEND_KVM) {
-		pr_err("--guest-bts: the kvm backend's guest BTS is not wired to vbts run yet: use "
-		       "--backend step");
-		c->fail_status = 2;
-		return -ENOTSUP;
-	}
-	if (c->opts.guest_bts)
-		kvm = false; /* the step backend emulates it */
+	if (c->opts.guest_bts && c->opts.backend != RUN_BACKEND_KVM)
+		kvm = false; /* the step backend emulates it; the kernel's only when asked for */
 	if (c->opts.backend == RUN_BACKEND_KVM && !kvm) {
 		pr_err("--backend kvm: this KVM does not report KVM_CAP_X86_BTS with branch "
 		       "stepping and CR3 tracing (load the modules of kvm-patches/)");
@@ -539,7 +551,8 @@ static int collector_init(struct run_ctx *c)
 	char err[256], *image, *map = NULL;
 	int ret;
 
-	if (!c->opts.trace_dir && !c->opts.guest_bts)
+	/* The kernel's guest-visible BTS needs no tracer: only the host's trace does. */
+	if (!c->opts.trace_dir && (!c->opts.guest_bts || c->vm.guest_bts_kvm))
 		return 0;
 	ret = choose_backend(c);
 	if (ret < 0)

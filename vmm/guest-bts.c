@@ -185,6 +185,53 @@ int guest_bts__setup_vcpu(int vcpu_fd)
 	return ret == 1 ? 0 : -EIO;
 }
 
+static int set_msr(int vcpu_fd, uint32_t index, uint64_t value)
+{
+	struct {
+		struct kvm_msrs hdr;
+		struct kvm_msr_entry e;
+	} m = { .hdr.nmsrs = 1, .e.index = index, .e.data = value };
+	int ret = kvm__ioctl_quiet(vcpu_fd, KVM_SET_MSRS, &m);
+
+	if (ret < 0)
+		return ret;
+	return ret == 1 ? 0 : -ENOTSUP;
+}
+
+int guest_bts__mark(int vcpu_fd)
+{
+	uint64_t v = 0;
+	int ret;
+
+	ret = set_msr(vcpu_fd, X86_MSR_SMI_COUNT, GUEST_BTS_RESET_MARK);
+	if (ret < 0)
+		return ret;
+	ret = kvm__get_msr(vcpu_fd, X86_MSR_SMI_COUNT, &v);
+	if (ret < 0)
+		return ret == -EIO ? -ENOTSUP : ret;
+	return v == GUEST_BTS_RESET_MARK ? 0 : -ENOTSUP;
+}
+
+int guest_bts__check_reset(struct guest_bts *gb, int vcpu_fd)
+{
+	uint64_t v;
+	int ret;
+
+	if (!gb->reset_mark)
+		return 0;
+	ret = kvm__get_msr(vcpu_fd, X86_MSR_SMI_COUNT, &v);
+	if (ret < 0)
+		return ret;
+	if (v)
+		return 0;
+	gb->debugctl = 0;
+	gb->dropping = false;
+	ret = guest_bts__mark(vcpu_fd);
+	if (ret < 0)
+		gb->reset_mark = false;
+	return 1;
+}
+
 int guest_bts__pmi(int vcpu_fd, bool mask, bool *nmi)
 {
 	struct kvm_lapic_state lapic;

@@ -25,6 +25,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <vbts/ring-format.h>
+
 #include "x86.h"
 
 struct gva_space;
@@ -37,7 +39,8 @@ struct kvm;
 #define GUEST_BTS_DEBUGCTL_IGNORED (X86_DEBUGCTL_LBR | X86_DEBUGCTL_BTF)
 
 /**
- * enum guest_bts_drop - why a record was not stored (aux of VBTS_ESC_GUEST_BTS_DROP).
+ * enum guest_bts_drop - why a record was not stored (aux of VBTS_ESC_GUEST_BTS_DROP, the values
+ * of enum vbts_guest_bts_drop).
  * @GUEST_BTS_DROP_DS_AREA: the DS area is not canonical or cannot be read
  * @GUEST_BTS_DROP_FIELDS:  its BTS fields are inconsistent (base not canonical, index below
  *                          the base or not a whole number of records from it, maximum less
@@ -47,11 +50,11 @@ struct kvm;
  * @GUEST_BTS_DROP_INDEX:   the record was written but the index could not be
  */
 enum guest_bts_drop {
-	GUEST_BTS_DROP_DS_AREA = 1,
-	GUEST_BTS_DROP_FIELDS = 2,
-	GUEST_BTS_DROP_FULL = 3,
-	GUEST_BTS_DROP_BUFFER = 4,
-	GUEST_BTS_DROP_INDEX = 5,
+	GUEST_BTS_DROP_DS_AREA = VBTS_GUEST_BTS_DROP_DS_AREA,
+	GUEST_BTS_DROP_FIELDS = VBTS_GUEST_BTS_DROP_FIELDS,
+	GUEST_BTS_DROP_FULL = VBTS_GUEST_BTS_DROP_FULL,
+	GUEST_BTS_DROP_BUFFER = VBTS_GUEST_BTS_DROP_BUFFER,
+	GUEST_BTS_DROP_INDEX = VBTS_GUEST_BTS_DROP_INDEX,
 };
 
 /**
@@ -74,6 +77,7 @@ struct guest_bts_stats {
  * @ds_area:  the guest's IA32_DS_AREA
  * @dropping: the last record was dropped (the next drop writes no new escape record)
  * @mask_lvtpc: a PMI masks LVTPC (the guest's CPUID is Intel-compatible, as KVM decides it)
+ * @reset_mark: the vCPU holds the mark that tells a RESET or INIT (guest_bts__mark())
  * @stats:    counters
  */
 struct guest_bts {
@@ -81,6 +85,7 @@ struct guest_bts {
 	uint64_t ds_area;
 	bool dropping;
 	bool mask_lvtpc;
+	bool reset_mark;
 	struct guest_bts_stats stats;
 };
 
@@ -160,6 +165,33 @@ int guest_bts__setup_vm(struct kvm *k);
  * Return: 0 or -errno (reported).
  */
 int guest_bts__setup_vcpu(int vcpu_fd);
+
+/*
+ * RESET and INIT clear IA32_DEBUGCTL, but KVM handles INIT in the kernel (in-kernel LAPIC) and
+ * tells userspace nothing. A mark does: MSR_SMI_COUNT, which KVM zeroes on RESET and INIT, which
+ * the guest can read but not write, and which otherwise only counts up (SMIs). Set to
+ * GUEST_BTS_RESET_MARK, it reads 0 after a RESET or INIT.
+ */
+#define GUEST_BTS_RESET_MARK 1ULL
+
+/**
+ * guest_bts__mark() - set the mark that tells a RESET or INIT of the vCPU (MSR_SMI_COUNT).
+ * @vcpu_fd: the vCPU
+ *
+ * Return: 0; -ENOTSUP when this KVM does not keep the value (then a RESET or INIT cannot be
+ * told); other -errno from KVM_SET_MSRS/KVM_GET_MSRS.
+ */
+int guest_bts__mark(int vcpu_fd);
+
+/**
+ * guest_bts__check_reset() - after a RESET or INIT of the vCPU since the mark was set: the
+ * guest's IA32_DEBUGCTL cleared (IA32_DS_AREA is kept, as INIT keeps MSRs), the mark set again.
+ * @gb:      guest BTS state (nothing is done unless @gb->reset_mark)
+ * @vcpu_fd: the vCPU
+ *
+ * Return: 1 when the vCPU went through RESET or INIT, 0 when not, -errno from the MSR ioctls.
+ */
+int guest_bts__check_reset(struct guest_bts *gb, int vcpu_fd);
 
 /**
  * guest_bts__pmi() - raise a threshold PMI through the in-kernel LAPIC's LVTPC, masking it on

@@ -125,14 +125,14 @@ static int set_cpuid(struct vcpu *v)
 
 	if (v->vm->pc && kvm__check_extension(&v->vm->kvm, KVM_CAP_TSC_DEADLINE_TIMER))
 		flags |= CPUID_TSC_DEADLINE;
-	if (v->vm->guest_bts)
+	if (v->vm->guest_bts || v->vm->guest_bts_kvm)
 		flags |= CPUID_GUEST_BTS;
 	cpuid = cpuid__for_vcpu(v->vm->kvm.cpuid, v->index, v->vm->nr_vcpus, flags);
 	if (!cpuid)
 		return -ENOMEM;
 	ret = kvm__ioctl(v->fd, KVM_SET_CPUID2, cpuid);
 	v->gbts.mask_lvtpc = cpuid__intel_compatible(cpuid);
-	if (ret >= 0 && v->vm->guest_bts && v->index == 0)
+	if (ret >= 0 && (v->vm->guest_bts || v->vm->guest_bts_kvm) && v->index == 0)
 		check_guest_bts_cpuid(v->fd, cpuid->nent);
 	free(cpuid);
 	return ret < 0 ? ret : 0;
@@ -174,6 +174,11 @@ struct vcpu *vcpu__create(struct vm *vm, unsigned int index)
 		ret = guest_bts__setup_vcpu(fd);
 		if (ret < 0)
 			goto err_unmap;
+		/* Without the mark a guest's INIT leaves its DEBUGCTL as it was (said once). */
+		v->gbts.reset_mark = guest_bts__mark(fd) == 0;
+		if (!v->gbts.reset_mark && index == 0)
+			pr_debug("--guest-bts: this KVM does not keep MSR_SMI_COUNT: an INIT of a "
+				 "vCPU does not clear its DEBUGCTL");
 	}
 	return v;
 
@@ -425,6 +430,9 @@ int vcpu__exit_msr(struct vcpu *v, struct kvm_run *run)
 	uint64_t value = 0;
 	int ret = -ENOENT;
 
+	/* RESET and INIT clear DEBUGCTL: KVM did one since the last exit, or not. */
+	if (v->vm->guest_bts && v->fd >= 0 && guest_bts__check_reset(&v->gbts, v->fd) < 0)
+		return vcpu_fail(v, "cannot read MSR_SMI_COUNT");
 	/* Only guest-visible BTS's two MSRs are filtered to userspace; refuse any other (#GP). */
 	if (v->vm->guest_bts && run->exit_reason == KVM_EXIT_X86_RDMSR) {
 		ret = guest_bts__rdmsr(&v->gbts, run->msr.index, &value);

@@ -48,6 +48,8 @@ struct vcpu;
  *                  for other guests
  * @guest_bts:      guest-visible BTS emulated by the VMM (vmm/guest-bts.h): CPUID DS bits,
  *                  MISC_ENABLE, DEBUGCTL and DS_AREA exits, records into the guest's buffer
+ * @guest_bts_kvm:  guest-visible BTS virtualized by the kernel (kvm backend, kvm-patches/
+ *                  patch 7): the VMM sets the CPUID DS bits, KVM does the rest
  * @lock, @cond:    see the file comment
  * @stop_requested: the run is over; vCPUs stop at their next exit
  * @exit_status:    the process exit status of the run (first stop request wins)
@@ -72,6 +74,7 @@ struct vm {
 	uint64_t ring_records;
 	struct guest_tasks *tasks;
 	bool guest_bts;
+	bool guest_bts_kvm;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	bool stop_requested;

@@ -102,9 +102,8 @@ enum vbts_escape_kind {
 	VBTS_ESC_STOP = 8,        /* to = time, aux = 0 */
 	VBTS_ESC_FREEZE = 9,      /* to = time, aux = enum vbts_freeze_reason */
 	VBTS_ESC_GUEST_BTS_DROP = 10, /* the guest's own BTS dropped a record (guest-visible BTS):
-				       * to = the branch's from, aux = why (1 DS area unreadable,
-				       * 2 its fields inconsistent, 3 full with BTINT, 4 buffer
-				       * not writable, 5 index not writable); one per run of drops */
+				       * to = the branch's from, aux = enum vbts_guest_bts_drop;
+				       * one per run of drops */
 	VBTS_ESC_TASK_PID = 11,   /* right after a TASK_ARRIVE, when the VMM knows the guest process:
 				   * to = pid (bits 0-31) | tgid (bits 32-63), aux = 0 */
 	VBTS_ESC_MAX
@@ -119,6 +118,16 @@ enum vbts_gap_reason {
 	VBTS_GAP_MEMORY = 4,     /* the instruction could not be read or decoded */
 	VBTS_GAP_PAUSED = 5,     /* tracing was off for a while (operator request) */
 	VBTS_GAP_MAX
+};
+
+/* aux of VBTS_ESC_GUEST_BTS_DROP: why the guest's own BTS did not store a record. */
+enum vbts_guest_bts_drop {
+	VBTS_GUEST_BTS_DROP_DS_AREA = 1, /* the DS area is not canonical or cannot be read */
+	VBTS_GUEST_BTS_DROP_FIELDS = 2,  /* its BTS fields are inconsistent */
+	VBTS_GUEST_BTS_DROP_FULL = 3,    /* BTINT and no room before the absolute maximum */
+	VBTS_GUEST_BTS_DROP_BUFFER = 4,  /* the record's bytes are not writable guest RAM */
+	VBTS_GUEST_BTS_DROP_INDEX = 5,   /* the record was written, the index could not be */
+	VBTS_GUEST_BTS_DROP_MAX
 };
 
 /* aux of VBTS_ESC_START: the filter in force. */

@@ -14,10 +14,25 @@
  * {"event":"exit","pid":N,"code":C} per task at its end (139 for the killed one).
  * Console, last: "minios: cr3 loads P P ..." - the task of every CR3 load in order (the first
  * SWITCH_LOG of them, then "+N more"), for a tracer's task markers to be checked against.
+ *
+ * Built with -DMINIOS_BTS (image minios-bts, for `vbts run --guest-bts`): per-task BTS, as
+ * Linux's ptrace-BTS gave it. Each task may have its own DS area and buffer in the kernel;
+ * the task switch loads the next task's IA32_DS_AREA and IA32_DEBUGCTL (TR, BTS, BTS_OFF_OS:
+ * a task's own ring-3 branches only, its system calls among them). System calls configure
+ * (size in records and mode: wrap, circular; or fill, BTINT with no threshold reached: records
+ * stop when full), status, get record N (oldest first), count, drain (records copied out,
+ * printed as "rec <pid> <from> <to>", buffer cleared) and clear. Two more tasks, btsa and
+ * btsb, use them on labelled sequences that yield in the middle (the other task's branches
+ * must not reach their buffers) and exit with 0 when every check passed, else with the number
+ * of the first failed check.
  */
 #include "guest.h"
 
+#ifdef MINIOS_BTS
+#define NTASKS 6
+#else
 #define NTASKS 4
+#endif
 #define USER_STACK_VA 0x400000ULL /* page directory entry 2 */
 #define USER_STACK_TOP (USER_STACK_VA + 4096)
 #define PTE_USER 0x7ULL           /* present, writable, user */
@@ -25,6 +40,44 @@
 #define SWITCH_LOG 128
 
 enum { SYS_WRITE = 0, SYS_YIELD = 1, SYS_EXIT = 2 };
+#ifdef MINIOS_BTS
+enum {
+	SYS_BTS_CONFIG = 3, /* rdi = records (0: off, at most BTS_MAX_RECS), rsi = mode */
+	SYS_BTS_STATUS = 4, /* rdi = user struct bts_status */
+	SYS_BTS_GET = 5,    /* rdi = N (0: oldest), rsi = user struct bts_rec */
+	SYS_BTS_COUNT = 6,  /* records in the buffer */
+	SYS_BTS_DRAIN = 7,  /* rdi = user struct bts_rec[rsi]: copied oldest first, cleared */
+	SYS_BTS_CLEAR = 8,
+};
+enum { BTS_MODE_WRAP = 0, BTS_MODE_FILL = 1 };
+#define BTS_MAX_RECS 64
+#define MSR_DEBUGCTL 0x1d9
+#define MSR_DS_AREA 0x600
+#define DEBUGCTL_TR (1ULL << 6)
+#define DEBUGCTL_BTS (1ULL << 7)
+#define DEBUGCTL_BTINT (1ULL << 8)
+#define DEBUGCTL_BTS_OFF_OS (1ULL << 9)
+#define BTS_REC 24ULL
+
+struct bts_rec {
+	uint64_t from, to, flags;
+};
+
+struct bts_status {
+	uint64_t size, mode, count;
+};
+
+/* A task's BTS: its DS area (BTS fields, then PEBS's, unused) and its buffer. */
+struct task_bts {
+	uint64_t bts_base, bts_index, bts_max, bts_threshold;
+	uint64_t pebs[5];
+	struct bts_rec buf[BTS_MAX_RECS];
+	uint64_t debugctl;
+	uint64_t size, mode;
+} __attribute__((aligned(64)));
+
+static void bts_switch(int next);
+#endif
 enum { TASK_RUNNABLE = 1, TASK_DEAD = 2 };
 
 struct address_space {
@@ -177,6 +230,175 @@ static void count_main(void)
 	user_exit(sum);
 }
 
+#ifdef MINIOS_BTS
+#define L(name) ".globl " name "\n" name ":\n"
+
+/*
+ * btsa_seq(): configure(64, wrap), then jmp, yield, call, ret, count: returns the count, 5.
+ * btsa_wrap(out): configure(4, wrap), jmp, call, ret, count (4: full, wrapped), drain into
+ * out[8] (the drain's own record overwrites the jmp's), clear, count: returns (drained << 8) |
+ * the last count, (4 << 8) | 1.
+ * btsb_seq(): configure(2, fill), jmp, yield, call, ret, count: returns 2 (full, 3 dropped).
+ * Every branch here is labelled; the system calls' records go to syscall_entry.
+ */
+__asm__(
+	".text\n"
+	".type btsa_seq, @function\n"
+	"btsa_seq:\n"
+	"	mov $3, %eax\n	mov $64, %edi\n	xor %esi, %esi\n	syscall\n"
+	L("btsa_jmp_from")
+	"	jmp btsa_jmp_to\n	ud2\n"
+	L("btsa_jmp_to")
+	"	mov $1, %eax\n"
+	L("btsa_yield_from")
+	"	syscall\n"
+	L("btsa_call_from")
+	"	call btsa_leaf\n"
+	L("btsa_ret_to")
+	"	mov $6, %eax\n"
+	L("btsa_count_from")
+	"	syscall\n"
+	"	ret\n"
+	"btsa_leaf:\n"
+	L("btsa_call_to")
+	"	nop\n"
+	L("btsa_ret_from")
+	"	ret\n"
+	".size btsa_seq, . - btsa_seq\n"
+
+	".type btsa_wrap, @function\n"
+	"btsa_wrap:\n"
+	"	push %r12\n	push %r13\n"
+	"	mov %rdi, %r12\n"
+	"	mov $3, %eax\n	mov $4, %edi\n	xor %esi, %esi\n	syscall\n"
+	L("btsw_jmp_from")
+	"	jmp btsw_jmp_to\n	ud2\n"
+	L("btsw_jmp_to")
+	L("btsw_call_from")
+	"	call btsw_leaf\n"
+	L("btsw_ret_to")
+	"	mov $6, %eax\n"
+	L("btsw_count_from")
+	"	syscall\n"
+	"	mov $7, %eax\n	mov %r12, %rdi\n	mov $8, %esi\n"
+	L("btsw_drain_from")
+	"	syscall\n"
+	"	mov %rax, %r13\n"
+	"	mov $8, %eax\n	syscall\n"
+	"	mov $6, %eax\n	syscall\n"
+	"	shl $8, %r13\n	or %r13, %rax\n"
+	"	pop %r13\n	pop %r12\n"
+	"	ret\n"
+	"btsw_leaf:\n"
+	L("btsw_call_to")
+	"	nop\n"
+	L("btsw_ret_from")
+	"	ret\n"
+	".size btsa_wrap, . - btsa_wrap\n"
+
+	".type btsb_seq, @function\n"
+	"btsb_seq:\n"
+	"	mov $3, %eax\n	mov $2, %edi\n	mov $1, %esi\n	syscall\n"
+	L("btsb_jmp_from")
+	"	jmp btsb_jmp_to\n	ud2\n"
+	L("btsb_jmp_to")
+	"	mov $1, %eax\n"
+	L("btsb_yield_from")
+	"	syscall\n"
+	L("btsb_call_from")
+	"	call btsb_leaf\n"
+	L("btsb_ret_to")
+	"	mov $6, %eax\n"
+	L("btsb_count_from")
+	"	syscall\n"
+	"	ret\n"
+	"btsb_leaf:\n"
+	L("btsb_call_to")
+	"	nop\n"
+	L("btsb_ret_from")
+	"	ret\n"
+	".size btsb_seq, . - btsb_seq\n");
+
+long btsa_seq(void);
+long btsa_wrap(struct bts_rec *out);
+long btsb_seq(void);
+extern char syscall_entry[], btsa_jmp_from[], btsa_jmp_to[], btsa_yield_from[],
+	btsa_call_from[], btsa_call_to[], btsa_ret_from[], btsa_ret_to[], btsa_count_from[],
+	btsw_jmp_from[], btsw_jmp_to[], btsw_call_from[], btsw_call_to[], btsw_ret_from[],
+	btsw_ret_to[], btsw_count_from[], btsw_drain_from[], btsb_jmp_from[], btsb_jmp_to[],
+	btsb_yield_from[], btsb_call_from[], btsb_call_to[];
+
+#define U(p) ((uint64_t)(p))
+
+/* Record @n (GET) is {@from, @to, 0}. */
+static __attribute__((noinline)) int bts_rec_is(long n, uint64_t from, uint64_t to)
+{
+	struct bts_rec r = { 0, 0, 1 };
+
+	if (sys_syscall(SYS_BTS_GET, n, (long)&r))
+		return 0;
+	return r.from == from && r.to == to && !r.flags;
+}
+
+static void btsa_main(void)
+{
+	const uint64_t e = U(syscall_entry);
+	struct bts_status st;
+	struct bts_rec out[8];
+	char buf[32];
+	long v;
+
+	if (btsa_seq() != 5)
+		user_exit(1);
+	if (!bts_rec_is(0, U(btsa_jmp_from), U(btsa_jmp_to)) ||
+	    !bts_rec_is(1, U(btsa_yield_from), e) ||
+	    !bts_rec_is(2, U(btsa_call_from), U(btsa_call_to)) ||
+	    !bts_rec_is(3, U(btsa_ret_from), U(btsa_ret_to)) ||
+	    !bts_rec_is(4, U(btsa_count_from), e))
+		user_exit(2);
+	/* beyond the count: refused */
+	if (!sys_syscall(SYS_BTS_GET, 1000, (long)out))
+		user_exit(3);
+	if (sys_syscall(SYS_BTS_STATUS, (long)&st, 0) || st.size != 64 ||
+	    st.mode != BTS_MODE_WRAP || st.count < 6 || st.count > 64)
+		user_exit(4);
+	v = btsa_wrap(out);
+	if (v != ((4 << 8) | 1))
+		user_exit(5);
+	if (out[0].from != U(btsw_call_from) || out[0].to != U(btsw_call_to) ||
+	    out[1].from != U(btsw_ret_from) || out[1].to != U(btsw_ret_to) ||
+	    out[2].from != U(btsw_count_from) || out[2].to != e ||
+	    out[3].from != U(btsw_drain_from) || out[3].to != e)
+		user_exit(6);
+	/* too large a buffer, a bad mode, a user pointer into nowhere: refused */
+	if (!sys_syscall(SYS_BTS_CONFIG, BTS_MAX_RECS + 1, BTS_MODE_WRAP) ||
+	    !sys_syscall(SYS_BTS_CONFIG, 4, 7) || !sys_syscall(SYS_BTS_STATUS, 0x10, 0))
+		user_exit(7);
+	sys_syscall(SYS_BTS_CONFIG, 0, 0);
+	if (sys_syscall(SYS_BTS_COUNT, 0, 0) != 0)
+		user_exit(8);
+	sys_syscall(SYS_WRITE, (long)buf, user_format(buf, "btsa ok", 0));
+	user_exit(0);
+}
+
+static void btsb_main(void)
+{
+	char buf[32];
+
+	if (btsb_seq() != 2)
+		user_exit(1);
+	if (!bts_rec_is(0, U(btsb_jmp_from), U(btsb_jmp_to)) ||
+	    !bts_rec_is(1, U(btsb_yield_from), U(syscall_entry)))
+		user_exit(2);
+	sys_syscall(SYS_BTS_CLEAR, 0, 0);
+	if (sys_syscall(SYS_BTS_COUNT, 0, 0) != 1)
+		user_exit(3);
+	sys_syscall(SYS_BTS_CONFIG, 0, 0);
+	sys_syscall(SYS_WRITE, (long)buf, user_format(buf, "btsb ok", 0));
+	user_exit(0);
+}
+#endif
+
 /* ---- kernel side --------------------------------------------------------------------- */
 
 static void announce_exit(const struct task *t, uint64_t code)
@@ -270,6 +492,10 @@ static void schedule(struct trap_frame *f)
 	}
 	if (tasks[next].cr3 != tasks[current].cr3 || tasks[current].state == TASK_DEAD)
 		load_cr3(next);
+#ifdef MINIOS_BTS
+	if (next != current)
+		bts_switch(next);
+#endif
 	current = next;
 	*f = tasks[next].ctx;
 }
@@ -295,11 +521,137 @@ static int user_range_ok(uint64_t p, uint64_t len)
 	return p >= 0x1000 && p + len <= 0x200000;
 }
 
+#ifdef MINIOS_BTS
+static struct task_bts task_bts[NTASKS];
+
+/* The task switch: the next task's DS area and DEBUGCTL (DEBUGCTL off while DS_AREA changes). */
+static void bts_switch(int next)
+{
+	wrmsr(MSR_DEBUGCTL, 0);
+	wrmsr(MSR_DS_AREA, task_bts[next].size ? (uint64_t)&task_bts[next] : 0);
+	wrmsr(MSR_DEBUGCTL, task_bts[next].debugctl);
+}
+
+/* Records in the buffer: in wrap mode all of it once the slot at the index was written. */
+static uint64_t bts_count(const struct task_bts *b)
+{
+	uint64_t n = (b->bts_index - b->bts_base) / BTS_REC;
+
+	if (b->mode == BTS_MODE_WRAP && n < b->size && b->buf[n].from)
+		return b->size;
+	return n;
+}
+
+/* Record @n, oldest first. */
+static const struct bts_rec *bts_nth(const struct task_bts *b, uint64_t n)
+{
+	uint64_t idx = (b->bts_index - b->bts_base) / BTS_REC;
+
+	if (bts_count(b) == b->size && b->mode == BTS_MODE_WRAP)
+		return &b->buf[(idx + n) % b->size];
+	return &b->buf[n];
+}
+
+static void bts_clear(struct task_bts *b)
+{
+	memset(b->buf, 0, sizeof(b->buf));
+	b->bts_index = b->bts_base;
+}
+
+static uint64_t bts_config(struct task_bts *b, uint64_t size, uint64_t mode)
+{
+	if (size > BTS_MAX_RECS || mode > BTS_MODE_FILL)
+		return (uint64_t)-1;
+	b->size = size;
+	b->mode = mode;
+	b->bts_base = (uint64_t)b->buf;
+	b->bts_max = b->bts_base + size * BTS_REC;
+	/* beyond the maximum: never reached, no PMI (fill mode stops storing when full) */
+	b->bts_threshold = b->bts_max + BTS_REC;
+	bts_clear(b);
+	b->debugctl = size ? DEBUGCTL_TR | DEBUGCTL_BTS | DEBUGCTL_BTS_OFF_OS |
+			     (mode == BTS_MODE_FILL ? DEBUGCTL_BTINT : 0) : 0;
+	bts_switch(current);
+	return 0;
+}
+
+static uint64_t bts_drain(struct task *t, struct task_bts *b, uint64_t ubuf, uint64_t max)
+{
+	uint64_t n = bts_count(b), i;
+	struct bts_rec *out = (struct bts_rec *)ubuf;
+
+	if (max > BTS_MAX_RECS || !user_range_ok(ubuf, max * sizeof(*out)))
+		return (uint64_t)-1;
+	if (n > max)
+		n = max;
+	for (i = 0; i < n; i++) {
+		out[i] = *bts_nth(b, i);
+		uart_puts("rec ");
+		uart_dec((uint64_t)t->pid);
+		uart_putc(' ');
+		uart_hex(out[i].from);
+		uart_putc(' ');
+		uart_hex(out[i].to);
+		uart_putc('\n');
+	}
+	bts_clear(b);
+	return n;
+}
+
+/* The BTS system calls: whether @f->rax was one (its result in @f->rax). */
+static int bts_syscall(struct task *t, struct trap_frame *f)
+{
+	struct task_bts *b = &task_bts[current];
+	struct bts_status *st;
+
+	switch (f->rax) {
+	case SYS_BTS_CONFIG:
+		f->rax = bts_config(b, f->rdi, f->rsi);
+		return 1;
+	case SYS_BTS_STATUS:
+		if (!user_range_ok(f->rdi, sizeof(*st))) {
+			f->rax = (uint64_t)-1;
+			return 1;
+		}
+		st = (struct bts_status *)f->rdi;
+		st->size = b->size;
+		st->mode = b->mode;
+		st->count = bts_count(b);
+		f->rax = 0;
+		return 1;
+	case SYS_BTS_GET:
+		if (f->rdi >= bts_count(b) || !user_range_ok(f->rsi, sizeof(struct bts_rec))) {
+			f->rax = (uint64_t)-1;
+			return 1;
+		}
+		*(struct bts_rec *)f->rsi = *bts_nth(b, f->rdi);
+		f->rax = 0;
+		return 1;
+	case SYS_BTS_COUNT:
+		f->rax = bts_count(b);
+		return 1;
+	case SYS_BTS_DRAIN:
+		f->rax = bts_drain(t, b, f->rdi, f->rsi);
+		return 1;
+	case SYS_BTS_CLEAR:
+		bts_clear(b);
+		f->rax = 0;
+		return 1;
+	default:
+		return 0;
+	}
+}
+#endif
+
 static void do_syscall(struct task *t, struct trap_frame *f)
 {
 	const char *buf;
 	uint64_t i;
 
+#ifdef MINIOS_BTS
+	if (bts_syscall(t, f))
+		return;
+#endif
 	switch (f->rax) {
 	case SYS_WRITE:
 		if (!user_range_ok(f->rdi, f->rsi)) {
@@ -379,6 +731,10 @@ void guest_main(uint32_t magic, uint32_t mbi)
 	task_create(1, "pong", pong_main);
 	task_create(2, "crash", crash_main);
 	task_create(3, "count", count_main);
+#ifdef MINIOS_BTS
+	task_create(4, "btsa", btsa_main);
+	task_create(5, "btsb", btsb_main);
+#endif
 
 	current = 0;
 	load_cr3(0);

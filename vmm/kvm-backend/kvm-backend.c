@@ -341,6 +341,33 @@ bool kvm_bts__usable(int kvm_fd)
 	return ((unsigned int)kvm_bts__modes(kvm_fd) & need) == need && cr3 > 0;
 }
 
+int kvm_bts__guest_mode(int kvm_fd)
+{
+	const uint32_t ecx = X86_CPUID_1_ECX_DTES64 | X86_CPUID_1_ECX_DS_CPL;
+	struct kvm_cpuid2 *c;
+	int ret = -ENOTSUP;
+	unsigned int n = 256;
+
+	if (!((unsigned int)kvm_bts__modes(kvm_fd) & VBTS_KVM_X86_BTS_MODE_GUEST))
+		return -ENOTSUP;
+	c = calloc(1, sizeof(*c) + n * sizeof(c->entries[0]));
+	if (!c)
+		return -ENOMEM;
+	c->nent = n;
+	if (kvm__ioctl(kvm_fd, KVM_GET_EMULATED_CPUID, c) < 0) {
+		free(c);
+		return -EIO;
+	}
+	for (unsigned int i = 0; i < c->nent && i < n; i++) {
+		const struct kvm_cpuid_entry2 *e = &c->entries[i];
+
+		if (e->function == 1 && (e->edx & X86_CPUID_1_EDX_DS) && (e->ecx & ecx) == ecx)
+			ret = 0;
+	}
+	free(c);
+	return ret;
+}
+
 static int kvm_bts_init(struct tracer_vcpu *tv)
 {
 	struct vbts_kvm_x86_cr3_trace cr3 = { .flags = VBTS_KVM_X86_CR3_TRACE_ENABLE };

@@ -11,8 +11,8 @@
  * read the state again and let step_core__exit() explain the difference.
  *
  * The transitions after which the step trap does not come back (sysretq, iretq to CPL 3 with
- * the popped TF clear, syscall when FMASK clears TF, int n through the IDT) are executed by the
- * VMM itself when the host can step both sides (transition.c): the guest gets their exact
+ * the popped TF clear, syscall when FMASK clears TF, int n through the IDT), and every other
+ * syscall (the CPU would save the step's TF in R11), are executed by the VMM itself when the host can step both sides (transition.c): the guest gets their exact
  * architectural result through KVM_SET_SREGS/KVM_SET_REGS and its memory, the branch is
  * recorded, and the step goes on at the target. A user-mode load or store that certainly
  * raises a page fault is handled the same way (the fault delivered by the VMM, the exception
@@ -354,6 +354,9 @@ static void store_guest_bts(struct tracer_vcpu *tv, struct step_vcpu *sv,
 
 	if (!gb || !o->nbr || !guest_bts__enabled(gb))
 		return;
+	/* A RESET or INIT since the last store cleared DEBUGCTL (KVM did it unseen). */
+	if (guest_bts__check_reset(gb, tv->fd) && !guest_bts__enabled(gb))
+		return;
 	address_space(tv, sv, &s);
 	for (unsigned int i = 0; i < o->nbr; i++) {
 		switch (guest_bts__store(gb, &s, o->br[i].from, o->br[i].to, o->br[i].cpl,
@@ -416,8 +419,13 @@ static bool transition_msrs(const struct tracer_vcpu *tv, uint8_t kind,
 		return false;
 	if (kind == VBTS_BR_SYSRET)
 		return true;
-	if (read_msr(tv, X86_MSR_FMASK, &st->fmask) || !(st->fmask & X86_RFLAGS_TF))
-		return false; /* a syscall that keeps TF is stepped into LSTAR */
+	/*
+	 * Every syscall, also one whose FMASK keeps TF: stepped by the CPU, it would save the
+	 * step's TF in R11, and the guest's SYSRET would set TF for good (a #DB of its own once
+	 * the step stops).
+	 */
+	if (read_msr(tv, X86_MSR_FMASK, &st->fmask))
+		return false;
 	return !read_msr(tv, X86_MSR_LSTAR, &st->lstar);
 }
 

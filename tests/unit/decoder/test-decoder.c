@@ -112,6 +112,8 @@ static const struct {
 	  .time = 901, .payload = 901, .aux = 2, .esc_kind = VBTS_ESC_FREEZE },
 	{ { VBTS_ESCAPE, 126ULL << 32 | 125, VBTS_ESC_TASK_PID }, DECODED_TASK_PID,
 	  .payload = 126ULL << 32 | 125, .esc_kind = VBTS_ESC_TASK_PID },
+	{ { VBTS_ESCAPE, 0x401000, (4ULL << 8) | VBTS_ESC_GUEST_BTS_DROP }, DECODED_GUEST_BTS_DROP,
+	  .payload = 0x401000, .aux = 4, .esc_kind = VBTS_ESC_GUEST_BTS_DROP },
 	{ { VBTS_ESCAPE, 0, 0 }, DECODED_UNKNOWN, .esc_kind = VBTS_ESC_NONE },
 	{ { VBTS_ESCAPE, 5, (0xabULL << 8) | 0x42 }, DECODED_UNKNOWN, .payload = 5, .aux = 0xab,
 	  .esc_kind = 0x42 },
@@ -157,6 +159,15 @@ START_TEST(test_names)
 	ck_assert_str_eq(gap_reason__name(12345), "unknown");
 	ck_assert_str_eq(freeze_reason__name(VBTS_FREEZE_TRIPLE_FAULT), "triple-fault");
 	ck_assert_str_eq(freeze_reason__name(99), "unknown");
+	ck_assert_str_eq(decoded_type__name(DECODED_GUEST_BTS_DROP), "guest-bts-drop");
+	ck_assert_str_eq(guest_bts_drop__name(VBTS_GUEST_BTS_DROP_DS_AREA), "ds-area");
+	ck_assert_str_eq(guest_bts_drop__name(VBTS_GUEST_BTS_DROP_FIELDS), "ds-fields");
+	ck_assert_str_eq(guest_bts_drop__name(VBTS_GUEST_BTS_DROP_FULL), "full");
+	ck_assert_str_eq(guest_bts_drop__name(VBTS_GUEST_BTS_DROP_BUFFER), "buffer");
+	ck_assert_str_eq(guest_bts_drop__name(VBTS_GUEST_BTS_DROP_INDEX), "index");
+	ck_assert_str_eq(guest_bts_drop__name(0), "unknown");
+	ck_assert_str_eq(guest_bts_drop__name(VBTS_GUEST_BTS_DROP_MAX), "unknown");
+	ck_assert_str_eq(guest_bts_drop__name(~0ULL), "unknown");
 }
 END_TEST
 
@@ -340,6 +351,26 @@ START_TEST(test_unknown_escape)
 	ck_assert(o[0].type == DECODED_UNKNOWN && o[0].esc_kind == 0x42);
 	ck_assert(o[0].payload == 0x1234 && o[0].aux == 0x56);
 	ck_assert(o[1].type == DECODED_UNKNOWN && o[1].esc_kind == 0);
+}
+END_TEST
+
+/* A guest-bts-drop escape: the dropped branch's address and the reason, in the task's CR3. */
+START_TEST(test_guest_bts_drop)
+{
+	const struct vbts_record recs[] = {
+		esc(VBTS_ESC_TASK_ARRIVE, 0x5000, 10),
+		esc(VBTS_ESC_GUEST_BTS_DROP, 0x401234, VBTS_GUEST_BTS_DROP_FULL),
+	};
+	struct mem_source m = { .recs = recs, .nr = N(recs) };
+	struct decoder_source src = one_source(&m, 0);
+	struct decoded_record o[4];
+	size_t n = decode_all(&src, 1, o, 4);
+
+	ck_assert_uint_eq(n, 2);
+	ck_assert(o[1].type == DECODED_GUEST_BTS_DROP);
+	ck_assert(o[1].from_valid && o[1].from == 0x401234 && !o[1].to_valid);
+	ck_assert_uint_eq(o[1].aux, VBTS_GUEST_BTS_DROP_FULL);
+	ck_assert(o[1].cr3_valid && o[1].cr3 == 0x5000);
 }
 END_TEST
 
@@ -609,6 +640,7 @@ Suite *decoder_suite(void)
 	tcase_add_test(tc, test_gap_pending_at_end);
 	tcase_add_test(tc, test_losses);
 	tcase_add_test(tc, test_unknown_escape);
+	tcase_add_test(tc, test_guest_bts_drop);
 	tcase_add_test(tc, test_merge);
 	tcase_add_test(tc, test_merge_many);
 	tcase_add_loop_test(tc, test_random_streams, 0, 20);

@@ -535,6 +535,55 @@ static const struct {
 };
 
 /*
+ * Guest-visible BTS drops (VBTS_ESC_GUEST_BTS_DROP): named with the dropped branch (symbolized)
+ * and the reason, in text and jsonl, not as an unknown escape.
+ */
+static const struct vbts_record guest_bts_drops[] = {
+	ESC(VBTS_ESC_START, 0, VBTS_START_CPL_USER | VBTS_START_CPL_KERNEL),
+	ESC(VBTS_ESC_TASK_ARRIVE, CR3_PING, 100),
+	BR(0x13, 0x40, 0, VBTS_BR_CALL),
+	ESC(VBTS_ESC_GUEST_BTS_DROP, 0x45, VBTS_GUEST_BTS_DROP_FULL),
+	ESC(VBTS_ESC_GUEST_BTS_DROP, 0x6f, VBTS_GUEST_BTS_DROP_DS_AREA),
+	ESC(VBTS_ESC_GUEST_BTS_DROP, 0x7a, VBTS_GUEST_BTS_DROP_FIELDS),
+	ESC(VBTS_ESC_GUEST_BTS_DROP, 0x20, VBTS_GUEST_BTS_DROP_BUFFER),
+	ESC(VBTS_ESC_GUEST_BTS_DROP, 0xb8, VBTS_GUEST_BTS_DROP_INDEX),
+	ESC(VBTS_ESC_GUEST_BTS_DROP, 0x30, 77),         /* a reason from a newer writer */
+	ESC(VBTS_ESC_STOP, 410, 0),
+};
+
+START_TEST(test_guest_bts_drop)
+{
+	static const char *const formats[][2] = {
+		{ "text", "decode-guest-bts-drop.txt" },
+		{ "jsonl", "decode-guest-bts-drop.jsonl" },
+	};
+	char dir[64], path[256], *out, *err;
+
+	snprintf(dir, sizeof(dir), "/tmp/vbts-gbts-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	write_vm_json(dir, SYMTEST64, NULL);
+	ck_assert_int_eq(vm_json_set_vcpus_1(dir), 0);
+	snprintf(path, sizeof(path), "%s/events.jsonl", dir);
+	write_text(path, "{\"time\":90,\"vcpu\":0,\"event\":\"task\",\"pid\":1,\"name\":\"ping\","
+			 "\"cr3\":\"0x203000\"}\n");
+	write_ring(dir, 0, 64, guest_bts_drops, sizeof(guest_bts_drops) / sizeof(guest_bts_drops[0]),
+		   0);
+	for (unsigned int i = 0; i < 2; i++) {
+		char *argv[] = { "decode", "--format", (char *)formats[i][0], "--summary", dir, NULL };
+
+		ck_assert_int_eq(run_decode(&out, &err, argv), 0);
+		ck_assert_str_eq(err, "");
+		ck_assert_msg(!strstr(out, "unknown\n") && !strstr(out, "\"type\":\"unknown\""),
+			      "%s", out);
+		compare_golden(formats[i][1], out);
+		free(out);
+		free(err);
+	}
+	remove_trace(dir);
+}
+END_TEST
+
+/*
  * Guest-chosen symbol names, source file names and task names: the text output shows them
  * escaped, one line per record (no forged lines, nothing a terminal obeys); jsonl stays
  * valid JSON.
@@ -921,6 +970,7 @@ Suite *golden_suite(void)
 	tcase_add_loop_test(tc, test_symbol_sources, 0,
 			    (int)(sizeof(sym_cases) / sizeof(sym_cases[0])));
 	tcase_add_test(tc, test_hostile_names);
+	tcase_add_test(tc, test_guest_bts_drop);
 	tcase_add_test(tc, test_corrupt_dwarf_warning);
 	suite_add_tcase(s, tc);
 	return s;
