@@ -395,6 +395,28 @@ int symbolizer__line(const struct symbolizer *sz, const struct procmap_task *t, 
 	return -ENOENT;
 }
 
+int symbolizer__module(const struct symbolizer *sz, const struct procmap_task *t, uint64_t addr,
+		       struct symbolizer_module *m)
+{
+	const struct symbols *tables[3];
+	uint64_t bias[3], start, end;
+	size_t n = tables_for(sz, t, addr, tables, bias);
+
+	for (size_t i = 0; i < n; i++) {
+		if (symbols__extent(tables[i], &start, &end))
+			continue;
+		/* In the table's own addresses: no wrap-around of a bias to care about. */
+		if (addr - bias[i] < start || addr - bias[i] >= end)
+			continue;
+		m->path = symbols__path(tables[i]) ? symbols__path(tables[i]) : "";
+		m->base = start + bias[i];
+		m->end = end + bias[i];
+		m->table = tables[i];
+		return 0;
+	}
+	return -ENOENT;
+}
+
 bool symbolizer__has_tables(const struct symbolizer *sz)
 {
 	return sz->image || sz->vmlinux || sz->system_map || sz->files;

@@ -136,6 +136,39 @@ int symbolizer__line(const struct symbolizer *sz, const struct procmap_task *t, 
 		     const char **file, int *line);
 
 /**
+ * struct symbolizer_module - a loaded image, as symbolizer__module() finds it.
+ * @path:  the file its table was read from (the user's --image, --symbols, --system-map or
+ *         what vm.json names), not escaped; "" when not known
+ * @base:  its first run-time address (symbols__extent()'s start plus the table's bias: a
+ *         task's load base, the KASLR slide)
+ * @end:   one past its last run-time address
+ * @table: its table; (@table, @base) is the image's identity: one file loaded at two bases
+ *         (a PIE in two processes) is two images
+ */
+struct symbolizer_module {
+	const char *path;
+	uint64_t base, end;
+	const struct symbols *table;
+};
+
+/**
+ * symbolizer__module() - the loaded image an address is in.
+ * @sz:   symbolizer
+ * @t:    the task the address belongs to, or NULL when unknown
+ * @addr: guest address
+ * @m:    receives the image
+ *
+ * The tables are tried in symbolizer__lookup()'s order (the kernel's vmlinux, then its
+ * System.map, for a kernel address; the task's file for a user address; the guest image);
+ * the first whose extent holds @addr answers. O(1) for an ELF file with segments, O(n) in the
+ * symbols of one without (a relocatable object, a System.map).
+ *
+ * Return: 0, or -ENOENT when no image holds @addr.
+ */
+int symbolizer__module(const struct symbolizer *sz, const struct procmap_task *t, uint64_t addr,
+		       struct symbolizer_module *m);
+
+/**
  * symbolizer__has_tables() - whether any source of symbols was given: the text output marks
  * an address no table names as [unknown] only then.
  * @sz: symbolizer

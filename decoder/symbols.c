@@ -60,6 +60,8 @@ struct symbols {
 	unsigned int elf_type;  /* ET_NONE for a System.map */
 	bool has_link_base;
 	uint64_t link_base;     /* lowest PT_LOAD p_vaddr, 4 KiB aligned */
+	uint64_t link_end;      /* one past the highest PT_LOAD byte */
+	char *path;             /* the file it was read from, or NULL */
 	uint64_t *probes;       /* lookup work counter for tests, or NULL */
 	uint64_t load_probes;   /* work of set_extents() */
 	int fd;                 /* kept open for libdw, -1 without DWARF */
@@ -279,6 +281,8 @@ static void read_link_base(Elf *elf, struct symbols *s)
 			continue;
 		if (!s->has_link_base || ph.p_vaddr < s->link_base)
 			s->link_base = ph.p_vaddr;
+		if (ph.p_vaddr + ph.p_memsz >= ph.p_vaddr && ph.p_vaddr + ph.p_memsz > s->link_end)
+			s->link_end = ph.p_vaddr + ph.p_memsz;
 		s->has_link_base = true;
 	}
 	s->link_base &= ~0xfffULL;
@@ -526,12 +530,19 @@ static int check_dwarf_input(struct symbols *s, Elf *elf, int fd)
 struct symbols *symbols__load(const char *path)
 {
 	int fd = input_file__open(path, SYMBOLS_FILE_MAX, NULL, NULL, 0);
+	struct symbols *s;
 
 	if (fd < 0) {
 		errno = -fd;
 		return NULL;
 	}
-	return symbols__load_fd(fd);
+	s = symbols__load_fd(fd);
+	if (s && symbols__set_path(s, path)) {
+		symbols__free(s);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return s;
 }
 
 struct symbols *symbols__load_fd(int fd)
@@ -770,6 +781,13 @@ struct symbols *symbols__load_system_map(const char *path, struct system_map_sta
 	for (size_t i = 0; i < s->nr; i++)
 		s->syms[i].name = s->names + (uintptr_t)s->syms[i].name;
 	set_extents(NULL, s);
+	if (symbols__set_path(s, path)) {
+		symbols__free(s);
+		s = NULL;
+		errno = ENOMEM;
+		if (err)
+			snprintf(err, errlen, "%s: out of memory", path);
+	}
 	return s;
 
 err_free:
@@ -896,6 +914,39 @@ int symbols__link_base(const struct symbols *s, uint64_t *base)
 	return 0;
 }
 
+int symbols__set_path(struct symbols *s, const char *path)
+{
+	char *p = strdup(path);
+
+	if (!p)
+		return -ENOMEM;
+	free(s->path);
+	s->path = p;
+	return 0;
+}
+
+const char *symbols__path(const struct symbols *s)
+{
+	return s->path;
+}
+
+int symbols__extent(const struct symbols *s, uint64_t *start, uint64_t *end)
+{
+	if (s->has_link_base && s->link_end > s->link_base) {
+		*start = s->link_base;
+		*end = s->link_end;
+		return 0;
+	}
+	if (!s->nr)
+		return -ENOENT;
+	*start = s->syms[0].start;
+	*end = s->syms[0].end;
+	for (size_t i = 1; i < s->nr; i++)
+		if (s->syms[i].end > *end)
+			*end = s->syms[i].end;
+	return 0;
+}
+
 void symbols__count_probes(struct symbols *s, uint64_t *probes)
 {
 	s->probes = probes;
@@ -924,5 +975,6 @@ void symbols__free(struct symbols *s)
 	free(s->syms);
 	free(s->names);
 	free(s->build_id);
+	free(s->path);
 	free(s);
 }

@@ -193,6 +193,38 @@ unsigned int symbols__elf_type(const struct symbols *s);
 int symbols__link_base(const struct symbols *s, uint64_t *base);
 
 /**
+ * symbols__set_path() - the file the table was read from, for symbols__path().
+ * @s:    table
+ * @path: its path (copied); symbols__load() and symbols__load_system_map() set it themselves
+ *
+ * Return: 0, or -ENOMEM.
+ */
+int symbols__set_path(struct symbols *s, const char *path);
+
+/**
+ * symbols__path() - the file the table was read from.
+ * @s: table
+ *
+ * Return: the path as it was given (not escaped: it may hold any byte but NUL), or NULL when
+ * none was set (symbols__load_fd()).
+ */
+const char *symbols__path(const struct symbols *s);
+
+/**
+ * symbols__extent() - the link-time addresses the file's code and data occupy.
+ * @s:     table
+ * @start: receives the first: symbols__link_base() when the file has PT_LOAD segments, else
+ *         (a relocatable object, a System.map) the lowest symbol's address
+ * @end:   receives one past the last: the end of the highest PT_LOAD segment (p_vaddr +
+ *         p_memsz), else the highest end of a symbol (symbols__lookup()'s extent)
+ *
+ * O(1) with segments, O(n) in the symbols without.
+ *
+ * Return: 0, or -ENOENT when the file has neither segments nor symbols.
+ */
+int symbols__extent(const struct symbols *s, uint64_t *start, uint64_t *end);
+
+/**
  * symbols__count() - number of symbols in the table.
  * @s: table
  *

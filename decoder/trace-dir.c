@@ -322,6 +322,11 @@ static void load_image(struct trace_dir *t, json_t *vm)
 		goto out;
 	}
 	symbols = symbols__load_fd(fd);
+	if (symbols && symbols__set_path(symbols, image)) {
+		symbols__free(symbols);
+		symbols = NULL;
+		errno = ENOMEM;
+	}
 	if (!symbols) {
 		warn(t, "%s: %s, no symbols", image_q, strerror(errno));
 		goto out;
@@ -406,6 +411,11 @@ static struct symbols *load_vmlinux(struct trace_dir *t, const char *path)
 	}
 	escape__str(q, sizeof(q), path);
 	s = symbols__load_fd(fd);
+	if (s && symbols__set_path(s, path)) {
+		symbols__free(s);
+		s = NULL;
+		errno = ENOMEM;
+	}
 	if (!s) {
 		warn(t, "%s: %s, kernel addresses not symbolized from it", q, strerror(errno));
 		return NULL;
