@@ -18,7 +18,7 @@
 #include "trace-dir.h"
 
 /* The --format names, for messages. */
-#define FORMAT_NAMES "text, jsonl, calls, folded, callgrind, perfetto, lcov, avro"
+#define FORMAT_NAMES "text, jsonl, calls, folded, callgrind, perfetto, lcov, avro, drcov"
 
 static const char decode_usage[] =
 	"usage: vbts decode [OPTIONS] DIR\n"
@@ -42,6 +42,10 @@ static const char decode_usage[] =
 	"      avro             a row per branch with task, vCPU, time and symbols, an\n"
 	"                       Avro object container file (schema in the source tree:\n"
 	"                       decoder/vbts-branch.avsc); not to a terminal\n"
+	"      drcov            the basic blocks run (from a branch's target to the next\n"
+	"                       branch's source), DynamoRIO drcov's file (Lighthouse,\n"
+	"                       bncov); modules: --image, --symbols, the guest kernel's\n"
+	"                       vmlinux or System.map; not to a terminal\n"
 	"  --vcpu N             only vCPU N\n"
 	"  --last N             only the N newest branch records, with the other records\n"
 	"                       among and after them (everything when there are fewer)\n"

@@ -17,6 +17,7 @@
 #include "escape.h"
 #include "export-callgrind.h"
 #include "export-avro.h"
+#include "export-drcov.h"
 #include "export-calls.h"
 #include "export-folded.h"
 #include "export-lcov.h"
@@ -43,6 +44,7 @@ static const struct export_format_ops *const formats[EXPORT_FORMAT_MAX] = {
 	[EXPORT_PERFETTO] = &perfetto_format,
 	[EXPORT_LCOV] = &lcov_format,
 	[EXPORT_AVRO] = &avro_format,
+	[EXPORT_DRCOV] = &drcov_format,
 };
 
 int export_format__parse(const char *name, enum export_format *format)
@@ -74,7 +76,7 @@ bool export_format__symbols(enum export_format format)
 
 bool export_format__binary(enum export_format format)
 {
-	return format == EXPORT_AVRO;
+	return format == EXPORT_AVRO || format == EXPORT_DRCOV;
 }
 
 bool export_format__records(enum export_format format)

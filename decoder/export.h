@@ -40,6 +40,7 @@ enum export_format {
 	EXPORT_PERFETTO,
 	EXPORT_LCOV,
 	EXPORT_AVRO,
+	EXPORT_DRCOV,
 	EXPORT_FORMAT_MAX
 };
 
@@ -73,7 +74,7 @@ bool export_format__symbols(enum export_format format);
  * export_format__binary() - whether a format writes binary data (not for a terminal).
  * @format: EXPORT_*
  *
- * Return: true for avro (and drcov).
+ * Return: true for avro and drcov.
  */
 bool export_format__binary(enum export_format format);
 

@@ -293,6 +293,120 @@ START_TEST(test_avro_read)
 END_TEST
 
 /*
+ * The drcov file read as Lighthouse's drcov parser reads it (consumers/drcov_read.py): the
+ * image is the one module, at its own addresses; a block per run between two branches of a
+ * task and vCPU (from a target, or a gap's end, to the next source, the source's byte
+ * included); the first branch of each stream starts none, and the run into the lost records
+ * of crash does not fit the image.
+ */
+START_TEST(test_drcov_read)
+{
+	char dir[64], out[128], err[TOOL_OUT_MAX], tool[TOOL_OUT_MAX], script[512], path[600];
+	const char *args[] = { "--format", "drcov", NULL };
+	const char *check[] = { PYTHON3, script, out, "1", "8", "module:0=0x0,0xc0", path,
+				"block:0:40:6", "block:0:50:32", "block:0:70:11", "block:0:18:9",
+				"block:0:b0:9", "block:0:44:5", "block:0:72:4", "block:0:5:156",
+				NULL };
+
+	make_golden_trace(dir);
+	snprintf(out, sizeof(out), "%s/trace.drcov", dir);
+	snprintf(path, sizeof(path), "path:0=%s", SYMTEST64);
+	ck_assert_msg(decode_into(out, dir, args, err) == 0, "%s", err);
+	consumer(script, sizeof(script), "drcov_read.py");
+	ck_assert_msg(run_tool(check, tool) == 0, "%s", tool);
+	ck_assert_msg(!strncmp(tool, "flavor  drcov\n", 14), "%s", tool);
+	remove_trace(dir);
+}
+END_TEST
+
+/* A trace directory of one vCPU running the image @image with @n records. */
+static void make_trace(char *dir, const char *image, const struct vbts_record *recs, size_t n)
+{
+	char vm[128];
+	FILE *f;
+
+	snprintf(dir, 64, "/tmp/vbts-drcov-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(vm, sizeof(vm), "%s/vm.json", dir);
+	f = fopen(vm, "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "{\"version\":1,\"vm_id\":\"00000000000000ab\",\"image\":\"%s\","
+		   "\"vcpus\":1}\n", image);
+	ck_assert_int_eq(fclose(f), 0);
+	write_ring(dir, 0, n, recs, n, 0);
+}
+
+/*
+ * A loop run 50 times gives its blocks once each; a run outside the image is left out and
+ * said once on stderr.
+ */
+START_TEST(test_drcov_dedup)
+{
+	enum { LOOPS = 50 };
+	static struct vbts_record recs[3 * LOOPS + 8];
+	char dir[64], out[128], err[TOOL_OUT_MAX], tool[TOOL_OUT_MAX], script[512];
+	const char *args[] = { "--format", "drcov", NULL };
+	const char *check[] = { PYTHON3, script, out, "1", "4", "block:0:40:6", "block:0:50:32",
+				"block:0:46:10", "block:0:20:17", NULL };
+	size_t n = 0;
+	const char *p;
+
+	recs[n++] = (struct vbts_record)ESC(VBTS_ESC_START, 0, VBTS_START_CPL_KERNEL);
+	recs[n++] = br(0x13, 0x40, 0, VBTS_BR_CALL);
+	for (int i = 0; i < LOOPS; i++) {
+		recs[n++] = br(0x45, 0x50, 0, VBTS_BR_JCC);     /* 0x40..0x45 */
+		recs[n++] = br(0x6f, 0x46, 0, VBTS_BR_JMP);     /* 0x50..0x6f */
+		recs[n++] = br(0x4f, 0x40, 0, VBTS_BR_JMP);     /* 0x46..0x4f */
+	}
+	recs[n++] = br(0x45, 0x100000, 0, VBTS_BR_JMP);
+	recs[n++] = br(0x100010, 0x20, 0, VBTS_BR_JMP);         /* in no module */
+	recs[n++] = br(0x30, 0x13, 0, VBTS_BR_RET);             /* 0x20..0x30 */
+	recs[n++] = (struct vbts_record)ESC(VBTS_ESC_STOP, 10, 0);
+	make_trace(dir, SYMTEST64, recs, n);
+	snprintf(out, sizeof(out), "%s/trace.drcov", dir);
+	ck_assert_msg(decode_into(out, dir, args, err) == 0, "%s", err);
+	consumer(script, sizeof(script), "drcov_read.py");
+	ck_assert_msg(run_tool(check, tool) == 0, "%s", tool);
+	p = strstr(err, "no known module");
+	ck_assert_msg(p && !strstr(p + 1, "no known module") &&
+		      strstr(err, "drcov: 1 run between branches in no known module"), "%s", err);
+	remove_trace(dir);
+}
+END_TEST
+
+/*
+ * An image whose path holds a newline, an escape sequence, ", " (the module table's
+ * separator) and a blank at its end (a reader strips the line): one module line with the
+ * path escaped.
+ */
+START_TEST(test_drcov_hostile_path)
+{
+	static const struct vbts_record recs[] = {
+		ESC(VBTS_ESC_START, 0, VBTS_START_CPL_KERNEL),
+		BR(0x13, 0x40, 0, VBTS_BR_CALL),
+		BR(0x45, 0x50, 0, VBTS_BR_JCC),
+		ESC(VBTS_ESC_STOP, 10, 0),
+	};
+	char dir[64], out[128], err[TOOL_OUT_MAX], tool[TOOL_OUT_MAX], script[512];
+	char image[256], want[400], copy[600];
+	const char *args[] = { "--format", "drcov", "--image", image, NULL };
+	const char *check[] = { PYTHON3, script, out, "1", "1", "block:0:40:6", want, NULL };
+	const char *cp[] = { "cp", SYMTEST64, image, NULL };
+
+	make_trace(dir, SYMTEST64, recs, sizeof(recs) / sizeof(recs[0]));
+	snprintf(image, sizeof(image), "%s/ evil\n, 1, 0x0\x1b[31m .o ", dir);
+	snprintf(want, sizeof(want), "path:0=%s/ evil\\n\\x2c 1\\x2c 0x0\\x1b[31m .o\\x20",
+		 dir);
+	ck_assert_msg(run_tool(cp, copy) == 0, "%s", copy);
+	snprintf(out, sizeof(out), "%s/trace.drcov", dir);
+	ck_assert_msg(decode_into(out, dir, args, err) == 0, "%s", err);
+	consumer(script, sizeof(script), "drcov_read.py");
+	ck_assert_msg(run_tool(check, tool) == 0, "%s", tool);
+	remove_trace(dir);
+}
+END_TEST
+
+/*
  * Recursion deeper than the stacks keep (FLOW_DEPTH_MAX frames): 600 calls of parse into
  * itself and 600 returns. The folded stacks stay FLOW_DEPTH_MAX frames deep with every branch
  * counted, the Chrome trace stays balanced, and the call history has a line per level kept.
@@ -374,6 +488,9 @@ static Suite *export_suite(void)
 	tcase_add_test(tc, test_perfetto_read);
 	tcase_add_test(tc, test_lcov_genhtml);
 	tcase_add_test(tc, test_avro_read);
+	tcase_add_test(tc, test_drcov_read);
+	tcase_add_test(tc, test_drcov_dedup);
+	tcase_add_test(tc, test_drcov_hostile_path);
 	tcase_add_test(tc, test_deep_recursion);
 	suite_add_tcase(s, tc);
 	return s;
