@@ -68,6 +68,7 @@ struct diff {
 	struct diff_stream *buckets[1024];
 	struct diff_memo memo[MEMO];
 	bool *want[2];                  /* --task: per process of each trace, or NULL */
+	uint64_t slide[2];              /* kernel addresses are compared less these */
 	struct annotator *annotator[2];
 };
 
@@ -139,10 +140,16 @@ static bool relative(const struct procmap_task *t)
 	return t && t->build_id && t->load_base_valid;
 }
 
-/* The address compared: a PIE's user address as its offset from the load base. */
-static uint64_t key_of(const struct procmap_task *t, uint64_t addr)
+/*
+ * The address compared: a PIE's user address as its offset from the load base, a kernel
+ * address less the KASLR slide when both traces know theirs.
+ */
+static uint64_t key_of(const struct diff *d, int k, const struct procmap_task *t,
+		       uint64_t addr)
 {
-	if (relative(t) && addr < SYMBOLIZER_USER_END)
+	if (addr >= SYMBOLIZER_USER_END)
+		return addr - d->slide[k];
+	if (relative(t))
 		return addr - t->load_base;
 	return addr;
 }
@@ -209,8 +216,8 @@ static int hash_branch(struct diff *d, int k, struct diff_stream *s,
 		x->task = t;
 		x->cur = d->seed;
 	}
-	x->cur = mix(x->cur ^ key_of(t, r->from)) + d->seed;
-	x->cur = mix(x->cur ^ key_of(t, r->to)) + tag_of(x, t);
+	x->cur = mix(x->cur ^ key_of(d, k, t, r->from)) + d->seed;
+	x->cur = mix(x->cur ^ key_of(d, k, t, r->to)) + tag_of(x, t);
 	if (++x->n % TRACE_DIFF_CHUNK == 0) {
 		if (x->n / TRACE_DIFF_CHUNK > x->alloc) {
 			size_t alloc = x->alloc ? 2 * x->alloc : 16;
@@ -242,8 +249,8 @@ static int keep_branch(struct diff *d, int k, struct diff_stream *s,
 			return -ENOMEM;
 	}
 	x->recs[x->nr] = *r;
-	x->keys[x->nr][0] = key_of(t, r->from);
-	x->keys[x->nr][1] = key_of(t, r->to);
+	x->keys[x->nr][0] = key_of(d, k, t, r->from);
+	x->keys[x->nr][1] = key_of(d, k, t, r->to);
 	x->keys[x->nr][2] = tag_of(x, t);
 	x->nr++;
 	return 0;
@@ -414,6 +421,10 @@ int trace_diff__run(const struct trace_diff_options *o, char *err, size_t errlen
 			goto out;
 		}
 	}
+	/* Kernel text at two KASLR slides is the same code when both slides are known. */
+	if (trace_dir__kaslr_slide(o->trace[0], &d.slide[0]) &&
+	    !trace_dir__kaslr_slide(o->trace[1], &d.slide[1]))
+		d.slide[0] = 0;
 	/* First pass: hashes of chunks. */
 	for (k = 0; k < 2; k++) {
 		ret = each_branch(&d, k, hash_branch);

@@ -40,6 +40,8 @@ struct trace_dir {
 	unsigned int warnings;          /* lines passed to opts.warn */
 	unsigned int warnings_dropped;  /* lines past TRACE_DIR_WARN_MAX */
 	unsigned int damaged;           /* problems that left part of the trace unread */
+	uint64_t kaslr_slide;           /* the guest kernel's, when @kaslr_slide_known */
+	bool kaslr_slide_known;
 };
 
 static void vwarn(struct trace_dir *t, const char *fmt, va_list ap)
@@ -447,6 +449,11 @@ static void load_kernel(struct trace_dir *t, json_t *vm, bool linux_guest)
 				   &map_alt);
 	vmlinux = !linux_guest ? NULL :
 		  resolve_path(t, json_string_value(json_object_get(vm, "vmlinux")), &vmlinux_alt);
+	if (t->opts.kaslr_slide_set || json_is_integer(slide)) {
+		t->kaslr_slide_known = true;
+		t->kaslr_slide = t->opts.kaslr_slide_set ? (uint64_t)t->opts.kaslr_slide :
+			       (uint64_t)json_integer_value(slide);
+	}
 	if (!map && !vmlinux) {
 		if (linux_guest)
 			warn(t, "%s: vm.json names no System.map or vmlinux of the guest kernel, "
@@ -707,6 +714,13 @@ struct decoder *trace_dir__decoder(struct trace_dir *t, int vcpu)
 unsigned int trace_dir__damaged(const struct trace_dir *t)
 {
 	return t->damaged;
+}
+
+bool trace_dir__kaslr_slide(const struct trace_dir *t, uint64_t *slide)
+{
+	if (t->kaslr_slide_known)
+		*slide = t->kaslr_slide;
+	return t->kaslr_slide_known;
 }
 
 const struct procmap *trace_dir__procmap(const struct trace_dir *t)

@@ -133,6 +133,15 @@ struct decoder *trace_dir__decoder(struct trace_dir *t, int vcpu);
 unsigned int trace_dir__damaged(const struct trace_dir *t);
 
 /**
+ * trace_dir__kaslr_slide() - the guest kernel's KASLR slide (--kaslr-slide, else vm.json's).
+ * @t:     the trace directory
+ * @slide: the slide, when known
+ *
+ * Return: true when known.
+ */
+bool trace_dir__kaslr_slide(const struct trace_dir *t, uint64_t *slide);
+
+/**
  * trace_dir__procmap() - the process map from events.jsonl (empty when there is none).
  * @t: trace
  *

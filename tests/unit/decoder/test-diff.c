@@ -50,19 +50,28 @@ static void write_text(const char *dir, const char *name, const char *text)
 	ck_assert_int_eq(fclose(f), 0);
 }
 
-/* A one-vCPU trace of @recs with the symtest image and @ev as events.jsonl. */
-static void make_trace(char *dir, const struct vbts_record *recs, size_t n, const char *ev)
+/*
+ * A one-vCPU trace of @recs with the symtest image and @ev as events.jsonl; @vm_extra (or
+ * NULL) adds members to vm.json.
+ */
+static void make_trace_vm(char *dir, const struct vbts_record *recs, size_t n, const char *ev,
+			  const char *vm_extra)
 {
 	char vm[512];
 
 	snprintf(dir, 64, "/tmp/vbts-diff-XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	snprintf(vm, sizeof(vm),
-		 "{\"version\":1,\"vm_id\":\"00000000000000ab\",\"image\":\"%s\",\"vcpus\":1}\n",
-		 SYMTEST64);
+		 "{\"version\":1,\"vm_id\":\"00000000000000ab\",\"image\":\"%s\",\"vcpus\":1%s}\n",
+		 SYMTEST64, vm_extra ? vm_extra : "");
 	write_text(dir, "vm.json", vm);
 	write_text(dir, "events.jsonl", ev);
 	write_ring(dir, 0, n + 16, recs, n, 0);
+}
+
+static void make_trace(char *dir, const struct vbts_record *recs, size_t n, const char *ev)
+{
+	make_trace_vm(dir, recs, n, ev, NULL);
 }
 
 /* Runs `vbts diff ARGS... A B`, returns the status, output in @out and @err. */
@@ -275,6 +284,35 @@ START_TEST(test_diff_aslr)
 }
 END_TEST
 
+/* The kernel at two KASLR slides: the same code when both traces know their slide. */
+START_TEST(test_diff_kaslr)
+{
+	char a[64], b[64], ev[1024], *out, *err;
+	struct vbts_record ra[8], rb[8];
+
+	pie_ring(ra, 0x555555554000ULL);
+	pie_ring(rb, 0x555555554000ULL);
+	rb[4].to += 0x2000000;
+	rb[5].from += 0x2000000;
+	pie_events(ev, sizeof(ev), BUILD_ID, "\"0x555555554000\"");
+	make_trace_vm(a, ra, 8, ev, ",\"kaslr_slide\":16777216");
+	make_trace_vm(b, rb, 8, ev, ",\"kaslr_slide\":50331648");
+	ck_assert_int_eq(run_diff(&out, &err, a, b, NULL), 0);
+	ck_assert_msg(strstr(out, "traces are equal"), "%s", out);
+	free(out);
+	free(err);
+	remove_trace(b);
+	/* B's slide unknown: its kernel addresses are not comparable */
+	make_trace_vm(b, rb, 8, ev, NULL);
+	ck_assert_int_eq(run_diff(&out, &err, a, b, NULL), 1);
+	ck_assert_msg(strstr(out, "first difference at branch 2"), "%s", out);
+	free(out);
+	free(err);
+	remove_trace(a);
+	remove_trace(b);
+}
+END_TEST
+
 START_TEST(test_diff_bad_input)
 {
 	const char *const ctx[] = { "--context", "1001", NULL };
@@ -313,6 +351,7 @@ Suite *diff_suite(void)
 	tcase_add_test(tc, test_diff_planted);
 	tcase_add_loop_test(tc, test_diff_long, 0, sizeof(long_cases) / sizeof(long_cases[0]));
 	tcase_add_loop_test(tc, test_diff_aslr, 0, sizeof(aslr_cases) / sizeof(aslr_cases[0]));
+	tcase_add_test(tc, test_diff_kaslr);
 	tcase_add_test(tc, test_diff_bad_input);
 	suite_add_tcase(s, tc);
 	return s;
