@@ -14,7 +14,7 @@
 #include "call-tree.h"
 #include "export-callgrind.h"
 #include "export.h"
-#include "flow.h"
+#include "export-flow.h"
 
 #define UNKNOWN_FILE "???"
 
@@ -24,8 +24,7 @@ struct call_cost {
 };
 
 struct callgrind {
-	struct export_env env;
-	struct flow *flow;
+	struct flow_export fx;     /* first: see export-flow.h */
 	struct call_tree fns;   /* roots: functions, count = self cost */
 	uint64_t *fn_start;     /* per function: its address */
 	const struct procmap_task **fn_task;    /* per function: a task of its code */
@@ -126,28 +125,11 @@ static void *cg_new(const struct export_env *env)
 	static const struct flow_ops ops = {
 		.enter = cg_enter, .leave = cg_leave, .branch = cg_branch,
 	};
-	struct callgrind *x = calloc(1, sizeof(*x));
+	struct callgrind *x = flow_export__new(sizeof(*x), env, &ops, true);
 
 	if (!x)
-		goto err_nomem;
-	x->env = *env;
-	x->flow = flow__new(env->annotator, &ops, x, true);
-	if (!x->flow)
-		goto err_free;
+		return NULL;
 	return x;
-
-err_free:
-	free(x);
-err_nomem:
-	errno = ENOMEM;
-	return NULL;
-}
-
-static int cg_record(void *ctx, const struct decoded_record *r)
-{
-	struct callgrind *x = ctx;
-
-	return flow__record(x->flow, r);
 }
 
 /* "key=(n) text" the first time (@seen false), "key=(n)" after. */
@@ -186,13 +168,13 @@ static void put_cost(struct out_buf *ob, uint64_t addr, uint64_t cost)
 static int cg_finish(void *ctx)
 {
 	struct callgrind *x = ctx;
-	struct out_buf *ob = x->env.ob;
+	struct out_buf *ob = x->fx.env.ob;
 	size_t nf = x->fns.nr, *first = NULL, *next = NULL;
 	struct call_tree files = { 0 };
 	uint32_t *file_of = NULL;
 	bool *file_seen = NULL, *fn_seen = NULL;
 	uint32_t last_file = UINT32_MAX;
-	int ret = flow__finish(x->flow);
+	int ret = flow__finish(x->fx.flow);
 
 	if (ret)
 		return ret;
@@ -216,7 +198,7 @@ static int cg_finish(void *ctx)
 		int64_t k;
 
 		if (x->fns.nodes[i].key) {
-			a = annotator__addr(x->env.annotator, x->fn_task[i], x->fn_start[i], true);
+			a = annotator__addr(x->fx.env.annotator, x->fn_task[i], x->fn_start[i], true);
 			if (!a)
 				goto out;
 			if (a->file) {
@@ -291,7 +273,7 @@ static void cg_free(void *ctx)
 {
 	struct callgrind *x = ctx;
 
-	flow__free(x->flow);
+	flow__free(x->fx.flow);
 	call_tree__release(&x->fns);
 	call_tree__release(&x->calls);
 	free(x->fn_start);
@@ -303,7 +285,7 @@ static void cg_free(void *ctx)
 const struct export_format_ops callgrind_format = {
 	.name = "callgrind",
 	.new = cg_new,
-	.record = cg_record,
+	.record = flow_export__record,
 	.finish = cg_finish,
 	.free = cg_free,
 };

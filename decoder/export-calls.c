@@ -12,7 +12,7 @@
 
 #include "export-calls.h"
 #include "export.h"
-#include "flow.h"
+#include "export-flow.h"
 
 /* What a stream's last line was. */
 struct calls_line {
@@ -23,8 +23,7 @@ struct calls_line {
 };
 
 struct calls {
-	struct export_env env;
-	struct flow *flow;
+	struct flow_export fx;     /* first: see export-flow.h */
 	struct calls_line *lines;       /* per stream index */
 	size_t nr_lines;
 	const struct flow_stream *last; /* the stream of the last line written */
@@ -49,12 +48,12 @@ static struct calls_line *line_of(struct calls *c, const struct flow_stream *s)
 
 static void header(struct calls *c, const struct flow_stream *s)
 {
-	struct out_buf *ob = c->env.ob;
+	struct out_buf *ob = c->fx.env.ob;
 	const struct annotator_task *l = NULL;
 	char *p;
 
 	if (s->task) {
-		l = annotator__labels(c->env.annotator, s->task);
+		l = annotator__labels(c->fx.env.annotator, s->task);
 		if (!l)
 			return;
 	}
@@ -79,7 +78,7 @@ static int segment(struct calls *c, struct flow_stream *s)
 {
 	struct calls_line *l = line_of(c, s);
 	const struct flow_frame *f;
-	struct out_buf *ob = c->env.ob;
+	struct out_buf *ob = c->fx.env.ob;
 	uint64_t level;
 	char *p;
 
@@ -124,28 +123,11 @@ static int calls_branch(void *ctx, struct flow_stream *s, const struct decoded_r
 static void *calls_new(const struct export_env *env)
 {
 	static const struct flow_ops ops = { .branch = calls_branch };
-	struct calls *c = calloc(1, sizeof(*c));
+	struct calls *c = flow_export__new(sizeof(*c), env, &ops, true);
 
 	if (!c)
-		goto err_nomem;
-	c->env = *env;
-	c->flow = flow__new(env->annotator, &ops, c, true);
-	if (!c->flow)
-		goto err_free;
+		return NULL;
 	return c;
-
-err_free:
-	free(c);
-err_nomem:
-	errno = ENOMEM;
-	return NULL;
-}
-
-static int calls_record(void *x, const struct decoded_record *r)
-{
-	struct calls *c = x;
-
-	return flow__record(c->flow, r);
 }
 
 /* The segment each stream ends in. */
@@ -154,8 +136,8 @@ static int calls_finish(void *x)
 	struct calls *c = x;
 	int ret;
 
-	for (size_t i = 0; i < flow__nr_streams(c->flow); i++) {
-		ret = segment(c, flow__stream_at(c->flow, i));
+	for (size_t i = 0; i < flow__nr_streams(c->fx.flow); i++) {
+		ret = segment(c, flow__stream_at(c->fx.flow, i));
 		if (ret)
 			return ret;
 	}
@@ -166,7 +148,7 @@ static void calls_free(void *x)
 {
 	struct calls *c = x;
 
-	flow__free(c->flow);
+	flow__free(c->fx.flow);
 	free(c->lines);
 	free(c);
 }
@@ -174,7 +156,7 @@ static void calls_free(void *x)
 const struct export_format_ops calls_format = {
 	.name = "calls",
 	.new = calls_new,
-	.record = calls_record,
+	.record = flow_export__record,
 	.finish = calls_finish,
 	.free = calls_free,
 };

@@ -15,12 +15,11 @@
 #include "escape.h"
 #include "export-drcov.h"
 #include "export.h"
-#include "flow.h"
+#include "export-flow.h"
 #include "symbolizer.h"
 
 struct drcov {
-	struct export_env env;
-	struct flow *flow;
+	struct flow_export fx;     /* first: see export-flow.h */
 	struct call_tree mod_keys;      /* table, then base: count = 1 + id */
 	struct symbolizer_module *mods; /* per id */
 	size_t nr_mods, alloc_mods;
@@ -56,7 +55,7 @@ static int64_t module_id(struct drcov *x, const struct symbolizer_module *m)
 static int drcov_branch(void *ctx, struct flow_stream *s, const struct decoded_record *r)
 {
 	struct drcov *x = ctx;
-	const struct symbolizer *sz = x->env.o->symbolizer;
+	const struct symbolizer *sz = x->fx.env.o->symbolizer;
 	struct symbolizer_module m;
 	uint64_t start = s->run_start;
 	int64_t id, b;
@@ -90,28 +89,11 @@ static int drcov_branch(void *ctx, struct flow_stream *s, const struct decoded_r
 static void *drcov_new(const struct export_env *env)
 {
 	static const struct flow_ops ops = { .branch = drcov_branch };
-	struct drcov *x = calloc(1, sizeof(*x));
+	struct drcov *x = flow_export__new(sizeof(*x), env, &ops, false);
 
 	if (!x)
-		goto err_nomem;
-	x->env = *env;
-	x->flow = flow__new(env->annotator, &ops, x, false);
-	if (!x->flow)
-		goto err_free;
+		return NULL;
 	return x;
-
-err_free:
-	free(x);
-err_nomem:
-	errno = ENOMEM;
-	return NULL;
-}
-
-static int drcov_record(void *ctx, const struct decoded_record *r)
-{
-	struct drcov *x = ctx;
-
-	return flow__record(x->flow, r);
 }
 
 /* @path escaped for one field of a module line. Returns 0 or -ENOMEM. */
@@ -142,7 +124,7 @@ static void put_le(unsigned char *p, uint64_t v, unsigned int bytes)
 static int drcov_finish(void *ctx)
 {
 	struct drcov *x = ctx;
-	struct out_buf *ob = x->env.ob;
+	struct out_buf *ob = x->fx.env.ob;
 	char line[160];
 	int ret;
 
@@ -186,7 +168,7 @@ static void drcov_free(void *ctx)
 {
 	struct drcov *x = ctx;
 
-	flow__free(x->flow);
+	flow__free(x->fx.flow);
 	call_tree__release(&x->mod_keys);
 	call_tree__release(&x->blocks);
 	free(x->mods);
@@ -196,7 +178,7 @@ static void drcov_free(void *ctx)
 const struct export_format_ops drcov_format = {
 	.name = "drcov",
 	.new = drcov_new,
-	.record = drcov_record,
+	.record = flow_export__record,
 	.finish = drcov_finish,
 	.free = drcov_free,
 };

@@ -9,7 +9,7 @@
 
 #include "call-tree.h"
 #include "export-folded.h"
-#include "flow.h"
+#include "export-flow.h"
 
 /* The parents of root nodes: a task, a CR3 no task had, no CR3. */
 #define ROOT_TASK CALL_TREE_ROOT
@@ -18,8 +18,7 @@
 #define NO_TASK "[no task]"
 
 struct folded {
-	struct export_env env;
-	struct flow *flow;
+	struct flow_export fx;     /* first: see export-flow.h */
 	struct call_tree tree;
 	char **owned;           /* texts made here (cr3 labels) */
 	size_t nr_owned, alloc_owned;
@@ -61,7 +60,7 @@ static int64_t root_of(struct folded *x, struct flow_stream *s)
 	if (s->user)
 		return (int64_t)s->user - 1;
 	if (s->task) {
-		l = annotator__labels(x->env.annotator, s->task);
+		l = annotator__labels(x->fx.env.annotator, s->task);
 		if (!l)
 			return -ENOMEM;
 		n = call_tree__child(&x->tree, ROOT_TASK, (uintptr_t)s->task, l->text,
@@ -115,28 +114,11 @@ static int folded_branch(void *ctx, struct flow_stream *s, const struct decoded_
 static void *folded_new(const struct export_env *env)
 {
 	static const struct flow_ops ops = { .enter = folded_enter, .branch = folded_branch };
-	struct folded *x = calloc(1, sizeof(*x));
+	struct folded *x = flow_export__new(sizeof(*x), env, &ops, true);
 
 	if (!x)
-		goto err_nomem;
-	x->env = *env;
-	x->flow = flow__new(env->annotator, &ops, x, true);
-	if (!x->flow)
-		goto err_free;
+		return NULL;
 	return x;
-
-err_free:
-	free(x);
-err_nomem:
-	errno = ENOMEM;
-	return NULL;
-}
-
-static int folded_record(void *ctx, const struct decoded_record *r)
-{
-	struct folded *x = ctx;
-
-	return flow__record(x->flow, r);
 }
 
 /* A frame's name with ';' written "\x3b": one frame of the line. */
@@ -156,7 +138,7 @@ static void put_frame(struct out_buf *ob, const char *s, size_t len)
 static int folded_finish(void *ctx)
 {
 	struct folded *x = ctx;
-	struct out_buf *ob = x->env.ob;
+	struct out_buf *ob = x->fx.env.ob;
 	/* A root, FLOW_DEPTH_MAX frames. */
 	uint32_t path[FLOW_DEPTH_MAX + 1];
 
@@ -189,7 +171,7 @@ static void folded_free(void *ctx)
 {
 	struct folded *x = ctx;
 
-	flow__free(x->flow);
+	flow__free(x->fx.flow);
 	call_tree__release(&x->tree);
 	for (size_t i = 0; i < x->nr_owned; i++)
 		free(x->owned[i]);
@@ -200,7 +182,7 @@ static void folded_free(void *ctx)
 const struct export_format_ops folded_format = {
 	.name = "folded",
 	.new = folded_new,
-	.record = folded_record,
+	.record = flow_export__record,
 	.finish = folded_finish,
 	.free = folded_free,
 };

@@ -12,11 +12,10 @@
 
 #include "call-tree.h"
 #include "export-lcov.h"
-#include "flow.h"
+#include "export-flow.h"
 
 struct lcov {
-	struct export_env env;
-	struct flow *flow;
+	struct flow_export fx;     /* first: see export-flow.h */
 	struct call_tree files;         /* roots keyed by text */
 	struct call_tree lines;         /* (file, line), count = executions */
 	struct call_tree branches;      /* (file, source address), count = taken */
@@ -56,7 +55,7 @@ static int64_t file_of(struct lcov *x, const struct annotator_addr *a)
 /* Counts the function of @addr (a call when @addr is its first byte). */
 static int function(struct lcov *x, const struct procmap_task *t, uint64_t addr, bool entry)
 {
-	const struct annotator_addr *a = annotator__addr(x->env.annotator, t, addr, false);
+	const struct annotator_addr *a = annotator__addr(x->fx.env.annotator, t, addr, false);
 	size_t nr = x->fns.nr, alloc = x->alloc_fns;
 	int64_t i;
 
@@ -97,7 +96,7 @@ static int lcov_branch(void *ctx, struct flow_stream *s, const struct decoded_re
 	if (s->run_valid && s->run_start <= r->from && r->from - s->run_start < LCOV_RUN_MAX)
 		start = s->run_start;
 	for (addr = start;; addr++) {
-		a = annotator__addr(x->env.annotator, s->task, addr, true);
+		a = annotator__addr(x->fx.env.annotator, s->task, addr, true);
 		if (!a)
 			return -ENOMEM;
 		if (a->file && (a->file_text != last_file || a->line != last_line)) {
@@ -136,28 +135,11 @@ static int lcov_branch(void *ctx, struct flow_stream *s, const struct decoded_re
 static void *lcov_new(const struct export_env *env)
 {
 	static const struct flow_ops ops = { .branch = lcov_branch };
-	struct lcov *x = calloc(1, sizeof(*x));
+	struct lcov *x = flow_export__new(sizeof(*x), env, &ops, false);
 
 	if (!x)
-		goto err_nomem;
-	x->env = *env;
-	x->flow = flow__new(env->annotator, &ops, x, false);
-	if (!x->flow)
-		goto err_free;
+		return NULL;
 	return x;
-
-err_free:
-	free(x);
-err_nomem:
-	errno = ENOMEM;
-	return NULL;
-}
-
-static int lcov_record(void *ctx, const struct decoded_record *r)
-{
-	struct lcov *x = ctx;
-
-	return flow__record(x->flow, r);
 }
 
 /* "KEY:N\n" */
@@ -216,7 +198,7 @@ static int by_line(const void *a, const void *b, void *tree)
 static int lcov_finish(void *ctx)
 {
 	struct lcov *x = ctx;
-	struct out_buf *ob = x->env.ob;
+	struct out_buf *ob = x->fx.env.ob;
 	struct by_file lines = { 0 }, brs = { 0 }, fns = { 0 };
 	uint32_t *fn_file = NULL;
 	int *fn_line = NULL, ret = -ENOMEM;
@@ -228,7 +210,7 @@ static int lcov_finish(void *ctx)
 	if (!fn_file || !fn_line)
 		goto out;
 	for (size_t i = 0; i < x->fns.nr; i++) {
-		const struct annotator_addr *a = annotator__addr(x->env.annotator, x->fn_task[i],
+		const struct annotator_addr *a = annotator__addr(x->fx.env.annotator, x->fn_task[i],
 								 x->fn_start[i], true);
 		int64_t f;
 
@@ -316,7 +298,7 @@ static void lcov_free(void *ctx)
 {
 	struct lcov *x = ctx;
 
-	flow__free(x->flow);
+	flow__free(x->fx.flow);
 	call_tree__release(&x->files);
 	call_tree__release(&x->lines);
 	call_tree__release(&x->branches);
@@ -330,7 +312,7 @@ static void lcov_free(void *ctx)
 const struct export_format_ops lcov_format = {
 	.name = "lcov",
 	.new = lcov_new,
-	.record = lcov_record,
+	.record = flow_export__record,
 	.finish = lcov_finish,
 	.free = lcov_free,
 };

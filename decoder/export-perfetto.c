@@ -8,11 +8,10 @@
 #include <string.h>
 
 #include "export-perfetto.h"
-#include "flow.h"
+#include "export-flow.h"
 
 struct perfetto {
-	struct export_env env;
-	struct flow *flow;
+	struct flow_export fx;     /* first: see export-flow.h */
 	bool any;               /* an event was written: the next needs a comma */
 };
 
@@ -52,7 +51,7 @@ static char *track(char *p, const struct flow_stream *s)
  */
 static void put_label(struct perfetto *x, const struct flow_stream *s)
 {
-	struct out_buf *ob = x->env.ob;
+	struct out_buf *ob = x->fx.env.ob;
 	char *p, *start;
 	size_t len;
 
@@ -83,7 +82,7 @@ static void put_label(struct perfetto *x, const struct flow_stream *s)
 /* The metadata of @s's track, before its first event. */
 static void metadata(struct perfetto *x, struct flow_stream *s)
 {
-	struct out_buf *ob = x->env.ob;
+	struct out_buf *ob = x->fx.env.ob;
 	char *p;
 
 	p = event_start(x, out_buf__reserve(ob, EVENT_MAX));
@@ -128,7 +127,7 @@ static int perfetto_enter(void *ctx, struct flow_stream *s, struct flow_frame *f
 			const struct decoded_record *r)
 {
 	struct perfetto *x = ctx;
-	struct out_buf *ob = x->env.ob;
+	struct out_buf *ob = x->fx.env.ob;
 	const char *name = f->name ? f->name : FLOW_UNKNOWN;
 	size_t len = strlen(name);
 	char *p;
@@ -159,7 +158,7 @@ static int perfetto_leave(void *ctx, struct flow_stream *s, struct flow_frame *f
 			const struct decoded_record *r)
 {
 	struct perfetto *x = ctx;
-	struct out_buf *ob = x->env.ob;
+	struct out_buf *ob = x->fx.env.ob;
 	char *p = event_start(x, out_buf__reserve(ob, EVENT_MAX));
 
 	p = PUT(p, "\n{\"ph\":\"E\"");
@@ -173,39 +172,22 @@ static int perfetto_leave(void *ctx, struct flow_stream *s, struct flow_frame *f
 static void *perfetto_new(const struct export_env *env)
 {
 	static const struct flow_ops ops = { .enter = perfetto_enter, .leave = perfetto_leave };
-	struct perfetto *x = calloc(1, sizeof(*x));
+	struct perfetto *x = flow_export__new(sizeof(*x), env, &ops, true);
 
 	if (!x)
-		goto err_nomem;
-	x->env = *env;
-	x->flow = flow__new(env->annotator, &ops, x, true);
-	if (!x->flow)
-		goto err_free;
+		return NULL;
 	out_buf__puts(env->ob, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
 	return x;
-
-err_free:
-	free(x);
-err_nomem:
-	errno = ENOMEM;
-	return NULL;
-}
-
-static int perfetto_record(void *ctx, const struct decoded_record *r)
-{
-	struct perfetto *x = ctx;
-
-	return flow__record(x->flow, r);
 }
 
 static int perfetto_finish(void *ctx)
 {
 	struct perfetto *x = ctx;
-	int ret = flow__finish(x->flow);
+	int ret = flow__finish(x->fx.flow);
 
 	if (ret)
 		return ret;
-	out_buf__puts(x->env.ob, "\n]}\n");
+	out_buf__puts(x->fx.env.ob, "\n]}\n");
 	return 0;
 }
 
@@ -213,14 +195,14 @@ static void perfetto_free(void *ctx)
 {
 	struct perfetto *x = ctx;
 
-	flow__free(x->flow);
+	flow__free(x->fx.flow);
 	free(x);
 }
 
 const struct export_format_ops perfetto_format = {
 	.name = "perfetto",
 	.new = perfetto_new,
-	.record = perfetto_record,
+	.record = flow_export__record,
 	.finish = perfetto_finish,
 	.free = perfetto_free,
 };
