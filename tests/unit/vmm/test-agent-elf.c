@@ -424,6 +424,80 @@ START_TEST(test_elf_no_store)
 }
 END_TEST
 
+/*
+ * What vbts-agent really sends (its stdout transport, one scan of this machine's /proc) goes
+ * through the channel without a refusal: this process is reported with its executable's build
+ * ID, and every file stored has the build ID it is stored under.
+ */
+START_TEST(test_agent_program_output)
+{
+	char cmd[256], exe[512], want[2 * VBTS_AGENT_BUILD_ID_MAX + 1], hex[sizeof(want)];
+	char line[VBTS_AGENT_LINE_MAX + 2];
+	struct agent_stats st;
+	struct fixture f;
+	bool self = false, self_map = false;
+	unsigned int elf = 0;
+	struct blob me;
+	ssize_t n;
+	FILE *p;
+	int c;
+
+	fixture_init(&f);
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	ck_assert_int_gt(n, 0);
+	exe[n] = '\0';
+	me = read_blob(exe);
+	ck_assert_int_eq(elf_store__build_id(me.buf, me.len, want, sizeof(want)), 0);
+	free(me.buf);
+	snprintf(cmd, sizeof(cmd), "%s -t stdout -1 -m 4194304 -b 16777216", VBTS_AGENT_EXE);
+	p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	while ((c = fgetc(p)) != EOF)
+		agent__feed(f.a, 0, (uint8_t)c);
+	ck_assert_int_eq(pclose(p), 0);
+	agent__stats(f.a, &st);
+	ck_assert_uint_eq(st.invalid, 0);
+	ck_assert_uint_eq(st.too_long, 0);
+	ck_assert_uint_eq(st.elf_dropped, 0);
+	ck_assert_uint_eq(st.elf.mismatch, 0);
+	ck_assert_uint_eq(st.elf.bad_data, 0);
+	ck_assert_uint_ge(st.elf.stored, 1);
+	fflush(f.ev);
+	rewind(f.ev);
+	while (fgets(line, sizeof(line), f.ev)) {
+		json_t *o = json_loads(line, 0, NULL);
+		const char *ev, *id;
+		char path[256];
+		struct blob b;
+
+		ck_assert_ptr_nonnull(o);
+		ev = json_string_value(json_object_get(o, "event"));
+		if (json_integer_value(json_object_get(o, "pid")) == getpid()) {
+			if (!strcmp(ev, "agent-proc"))
+				self |= !strcmp(json_string_value(json_object_get(o, "exe")), exe);
+			if (!strcmp(ev, "agent-map") && json_object_get(o, "build_id"))
+				self_map |= !strcmp(json_string_value(json_object_get(o, "build_id")),
+						    want);
+		}
+		if (!strcmp(ev, "agent-elf")) {
+			id = json_string_value(json_object_get(o, "build_id"));
+			snprintf(path, sizeof(path), "%s/debuginfod/%s/executable", f.dir, id);
+			b = read_blob(path);
+			ck_assert_uint_eq(b.len, json_integer_value(json_object_get(o, "size")));
+			ck_assert_int_eq(elf_store__build_id(b.buf, b.len, hex, sizeof(hex)), 0);
+			ck_assert_str_eq(hex, id);
+			free(b.buf);
+			elf++;
+		}
+		json_decref(o);
+	}
+	ck_assert(self);
+	ck_assert(self_map);
+	ck_assert_uint_eq(elf, st.elf.stored);
+	fixture_fini(&f);
+}
+END_TEST
+
 Suite *agent_elf_suite(void)
 {
 	Suite *s = suite_create("agent-elf");
@@ -438,6 +512,7 @@ Suite *agent_elf_suite(void)
 	tcase_add_test(tc, test_elf_budget);
 	tcase_add_test(tc, test_agent_map_lines);
 	tcase_add_test(tc, test_elf_no_store);
+	tcase_add_test(tc, test_agent_program_output);
 	suite_add_tcase(s, tc);
 	return s;
 }
