@@ -47,6 +47,7 @@
 
 #define YOUNG_MS 3000          /* a process's maps are read again while it is this young */
 #define POLL_MS 200            /* between those reads */
+#define UPLOAD_SLICE 16        /* upload chunks sent between looks at the proc connector */
 #define MAX_PROCS 4096         /* processes followed */
 #define MAX_MAPS 256           /* executable mappings reported per process */
 #define MAX_FILES 2048         /* ELF files whose build ID is known */
@@ -77,6 +78,9 @@ struct agent {
 	uint64_t budget;
 	bool uploads;
 	uint64_t sent_bytes;
+	int up_fd;         /* the upload in progress, or -1 */
+	uint64_t up_off;   /* bytes of it sent */
+	uint64_t up_size;  /* its size */
 	uint64_t lines_dropped;
 	struct proc procs[MAX_PROCS];
 	struct file_id files[MAX_FILES];
@@ -325,13 +329,12 @@ static void base64(const unsigned char *in, size_t n, char *out)
 }
 
 /*
- * Send the file once, when it fits the per-file limit and what is left of the budget and
- * still has the build ID reported (the host checks that too).
+ * Start sending @f, once, when it fits the per-file limit and what is left of the budget and
+ * still has the build ID reported (the host checks that too). Return: whether it started.
  */
-static void upload(struct agent *a, struct file_id *f)
+static bool upload_start(struct agent *a, struct file_id *f)
 {
-	unsigned char chunk[VBTS_AGENT_ELF_CHUNK];
-	char data[4 * VBTS_AGENT_ELF_CHUNK / 3 + 4], id[sizeof(f->build_id)];
+	char id[sizeof(f->build_id)];
 	struct stat st;
 	uint64_t size;
 	int fd;
@@ -339,29 +342,66 @@ static void upload(struct agent *a, struct file_id *f)
 	f->sent = true;
 	fd = open(f->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0)
-		return;
+		return false;
 	if (fstat(fd, &st) < 0 || st.st_dev != f->dev || st.st_ino != f->ino ||
 	    !elf_build_id(fd, id, sizeof(id)) || strcmp(id, f->build_id))
-		goto out;
+		goto err_close;
 	size = (uint64_t)st.st_size;
 	if (!size || size > a->file_max || size > a->budget)
-		goto out;
+		goto err_close;
 	a->budget -= size;
 	send_line(a, "{\"event\":\"agent-elf-begin\",\"v\":%d,\"build_id\":\"%s\",\"size\":%llu}",
 		  VBTS_AGENT_PROTO_VERSION, f->build_id, (unsigned long long)size);
-	for (uint64_t off = 0; off < size;) {
-		size_t n = size - off < sizeof(chunk) ? (size_t)(size - off) : sizeof(chunk);
+	a->up_fd = fd;
+	a->up_off = 0;
+	a->up_size = size;
+	return true;
 
-		if (!read_exact(fd, chunk, n, (off_t)off))
-			break; /* the host drops the short upload at the end */
+err_close:
+	close(fd);
+	return false;
+}
+
+/*
+ * Send at most @chunks chunks of the upload in progress (starting the next file's when there
+ * is none), so that reports of new processes are not held up behind a long upload: the host
+ * keeps the upload across the report lines in between. Return: whether work is left.
+ */
+static bool upload_step(struct agent *a, unsigned int chunks)
+{
+	unsigned char chunk[VBTS_AGENT_ELF_CHUNK];
+	char data[4 * VBTS_AGENT_ELF_CHUNK / 3 + 4];
+
+	while (a->up_fd < 0) {
+		unsigned int i;
+
+		if (!a->uploads)
+			return false;
+		for (i = 0; i < a->nr_files && a->files[i].sent; i++)
+			;
+		if (i == a->nr_files)
+			return false;
+		upload_start(a, &a->files[i]);
+	}
+	for (; chunks && a->up_off < a->up_size; chunks--) {
+		uint64_t left = a->up_size - a->up_off;
+		size_t n = left < sizeof(chunk) ? (size_t)left : sizeof(chunk);
+
+		if (!read_exact(a->up_fd, chunk, n, (off_t)a->up_off)) {
+			a->up_off = a->up_size; /* the host drops the short upload at the end */
+			break;
+		}
 		base64(chunk, n, data);
 		send_line(a, "{\"event\":\"agent-elf-data\",\"off\":%llu,\"data\":\"%s\"}",
-			  (unsigned long long)off, data);
-		off += n;
+			  (unsigned long long)a->up_off, data);
+		a->up_off += n;
 	}
-	send_line(a, "{\"event\":\"agent-elf-end\"}");
-out:
-	close(fd);
+	if (a->up_off >= a->up_size) {
+		send_line(a, "{\"event\":\"agent-elf-end\"}");
+		close(a->up_fd);
+		a->up_fd = -1;
+	}
+	return true;
 }
 
 /* ---- processes -------------------------------------------------------------------------- */
@@ -451,20 +491,20 @@ static void report_proc(struct agent *a, int pid, bool exec)
 		p->pid = pid;
 	}
 	p->born_ms = now_ms();
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	n = readlink(path, exe, sizeof(exe) - 1);
+	if (n <= 0) /* a kernel thread (nothing mapped), or gone */
+		return;
+	exe[n] = '\0';
+	if (n == (ssize_t)sizeof(exe) - 1)
+		exe[0] = '\0'; /* possibly cut: not a fact */
 	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
 	if (!read_small(path, comm, sizeof(comm)))
 		comm[0] = '\0';
 	comm[strcspn(comm, "\n")] = '\0';
-	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
-	n = readlink(path, exe, sizeof(exe) - 1);
-	exe[n > 0 ? n : 0] = '\0';
-	if (n == (ssize_t)sizeof(exe) - 1)
-		exe[0] = '\0'; /* possibly cut: not a fact */
 	snprintf(path, sizeof(path), "/proc/%d/status", pid);
 	if (read_small(path, status, sizeof(status)) && (pp = strstr(status, "\nPPid:")))
 		ppid = atoi(pp + 6);
-	if (!exe[0]) /* a kernel thread: nothing mapped */
-		return;
 	json_escape(esc_comm, sizeof(esc_comm), comm);
 	if (!json_escape(esc_exe, 300, exe))
 		esc_exe[0] = '\0';
@@ -505,11 +545,11 @@ static void rescan_young(struct agent *a)
 			report_maps(a, &a->procs[i]);
 }
 
-static void upload_pending(struct agent *a)
+/* All uploads, to the end. */
+static void upload_all(struct agent *a)
 {
-	for (unsigned int i = 0; i < a->nr_files && a->uploads; i++)
-		if (!a->files[i].sent)
-			upload(a, &a->files[i]);
+	while (upload_step(a, UINT32_MAX))
+		;
 }
 
 /* ---- proc connector --------------------------------------------------------------------- */
@@ -591,11 +631,10 @@ static int measure(struct agent *a, uint64_t bytes)
 	char line[64];
 	uint64_t t0, t1;
 
-	memset(line, ' ', sizeof(line) - 1);
-	line[sizeof(line) - 1] = '\n';
+	memset(line, '\n', sizeof(line)); /* empty lines: the host ignores them */
 	t0 = now_ms();
 	for (uint64_t done = 0; done < bytes; done += sizeof(line))
-		send_bytes(a, line, sizeof(line)); /* blank lines: the host ignores them */
+		send_bytes(a, line, sizeof(line));
 	t1 = now_ms();
 	printf("vbts-agent: transport %s: %llu bytes in %llu ms: %llu bytes/s\n",
 	       a->t == T_IOPERM ? "ioperm" : a->t == T_DEVPORT ? "/dev/port" : "stdout",
@@ -614,7 +653,7 @@ static void usage(void)
 int main(int argc, char **argv)
 {
 	static struct agent a = {
-		.t = T_AUTO, .port_fd = -1, .file_max = 1 << 20, .budget = 16 << 20,
+		.t = T_AUTO, .port_fd = -1, .up_fd = -1, .file_max = 1 << 20, .budget = 16 << 20,
 		.uploads = true,
 	};
 	struct sigaction sa = { .sa_handler = on_term };
@@ -672,7 +711,8 @@ int main(int argc, char **argv)
 	send_line(&a, "{\"event\":\"agent-hello\",\"v\":%d,\"pid\":%d}", VBTS_AGENT_PROTO_VERSION,
 		  (int)getpid());
 	scan_proc(&a);
-	upload_pending(&a);
+	if (once)
+		upload_all(&a);
 	while (!once && !stop) {
 		struct pollfd pfd = { .fd = nl, .events = POLLIN };
 
@@ -684,14 +724,14 @@ int main(int argc, char **argv)
 			scan_proc(&a);
 		}
 		rescan_young(&a);
-		upload_pending(&a);
+		upload_step(&a, UPLOAD_SLICE);
 	}
 	if (!once) {
 		/* The last look: libraries loaded since, then the files not sent yet. */
 		if (nl >= 0)
 			connector_read(&a, nl);
 		scan_proc(&a);
-		upload_pending(&a);
+		upload_all(&a);
 	}
 	send_line(&a, "{\"event\":\"agent-bye\",\"v\":%d,\"bytes\":%llu,\"dropped\":%llu}",
 		  VBTS_AGENT_PROTO_VERSION, (unsigned long long)a.sent_bytes,

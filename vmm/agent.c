@@ -58,6 +58,8 @@ static const struct {
 	{ "start", JSON_STRING, AGENT_STRING_MAX },
 	{ "end", JSON_STRING, AGENT_STRING_MAX },
 	{ "offset", JSON_STRING, AGENT_STRING_MAX },
+	{ "bytes", JSON_INTEGER, 0 },
+	{ "dropped", JSON_INTEGER, 0 },
 };
 
 struct agent *agent__create(unsigned int nr_vcpus, FILE *events, uint64_t start_ns,
