@@ -16,9 +16,12 @@
  * /dev/port writes consecutive bytes to consecutive ports, so each byte is its own write).
  *
  *   vbts-agent [-t auto|ioperm|devport|stdout] [-m FILE_MAX] [-b BUDGET] [-n] [-1] [-r BYTES]
+ *              [-w FILE]
  *
  * -n: no uploads; -1: scan /proc once, upload, exit; -r BYTES: write BYTES bytes of empty
- * lines through the transport and print the rate (bytes/s) on stdout, then exit.
+ * lines through the transport and print the rate (bytes/s) on stdout, then exit; -w FILE:
+ * write "ready" to FILE (a FIFO, say) once the first /proc scan is reported and SIGTERM is
+ * handled, so a script knows when it may stop the agent.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -646,7 +649,7 @@ static int measure(struct agent *a, uint64_t bytes)
 static void usage(void)
 {
 	fprintf(stderr, "usage: vbts-agent [-t auto|ioperm|devport|stdout] [-m FILE_MAX] "
-			"[-b BUDGET] [-n] [-1] [-r BYTES]\n");
+			"[-b BUDGET] [-n] [-1] [-r BYTES] [-w FILE]\n");
 	exit(2);
 }
 
@@ -658,10 +661,16 @@ int main(int argc, char **argv)
 	};
 	struct sigaction sa = { .sa_handler = on_term };
 	uint64_t rate = 0;
+	const char *ready = NULL;
 	bool once = false;
 	int opt, nl;
 
-	while ((opt = getopt(argc, argv, "t:m:b:n1r:")) != -1) {
+	/* First of all: a SIGTERM sent right after the start must not kill the agent unheard. */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	while ((opt = getopt(argc, argv, "t:m:b:n1r:w:")) != -1) {
 		switch (opt) {
 		case 't':
 			if (!strcmp(optarg, "auto"))
@@ -692,6 +701,9 @@ int main(int argc, char **argv)
 		case 'r':
 			rate = strtoull(optarg, NULL, 0);
 			break;
+		case 'w':
+			ready = optarg;
+			break;
 		default:
 			usage();
 		}
@@ -702,15 +714,19 @@ int main(int argc, char **argv)
 		return 1;
 	if (rate)
 		return measure(&a, rate);
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
 
 	nl = once ? -1 : connector_open();
 	send_line(&a, "{\"event\":\"agent-hello\",\"v\":%d,\"pid\":%d}", VBTS_AGENT_PROTO_VERSION,
 		  (int)getpid());
 	scan_proc(&a);
+	if (ready) {
+		int fd = open(ready, O_WRONLY | O_CLOEXEC);
+
+		if (fd < 0 || write(fd, "ready\n", 6) != 6)
+			fprintf(stderr, "vbts-agent: %s: %s\n", ready, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+	}
 	if (once)
 		upload_all(&a);
 	while (!once && !stop) {
