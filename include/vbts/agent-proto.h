@@ -19,6 +19,8 @@
  *   {"event":"agent-map","v":1,"pid":60,"start":"0x55d0c000","end":"0x55d0d000",
  *    "offset":"0x1000","path":"/bin/demo","build_id":"4f1c..."}  executable mapping
  *   {"event":"agent-exit","v":1,"pid":60,"code":0,"signal":0}
+ *   {"event":"agent-bye","v":1,"bytes":55328,"dropped":0}          agent stopped (bytes sent,
+ *                                                                   lines it could not send)
  *   {"event":"agent-elf","build_id":"4f1c...","size":16384}       (written by the VMM once
  *                                                                   the file is verified)
  * ELF upload (consumed by the VMM, not stored as lines): the agent sends each ELF file whose
