@@ -15,6 +15,7 @@
 #include <vbts/agent-proto.h>
 
 #include "agent.h"
+#include "elf-store.h"
 #include "vm.h"
 
 struct agent_line {
@@ -31,24 +32,34 @@ struct agent {
 	unsigned int nr_vcpus;
 	struct agent_stats stats;
 	struct agent_line *lines; /* [nr_vcpus] */
+	struct elf_store *store;  /* NULL: uploads are counted and dropped */
 };
 
-/* Members kept, with their only accepted JSON type. */
+/* Members kept, with their only accepted JSON type and, for strings, their longest length. */
 static const struct {
 	const char *name;
 	json_type type;
+	size_t max;
 } known_members[] = {
-	{ "event", JSON_STRING },
-	{ "pid", JSON_INTEGER },
-	{ "tid", JSON_INTEGER },
-	{ "ppid", JSON_INTEGER },
-	{ "name", JSON_STRING },
-	{ "comm", JSON_STRING },
-	{ "cr3", JSON_STRING },
-	{ "code", JSON_INTEGER },
-	{ "signal", JSON_INTEGER },
-	{ "addr", JSON_STRING },
-	{ "build_id", JSON_STRING },
+	{ "event", JSON_STRING, AGENT_STRING_MAX },
+	{ "v", JSON_INTEGER, 0 },
+	{ "pid", JSON_INTEGER, 0 },
+	{ "tid", JSON_INTEGER, 0 },
+	{ "ppid", JSON_INTEGER, 0 },
+	{ "name", JSON_STRING, AGENT_STRING_MAX },
+	{ "comm", JSON_STRING, AGENT_STRING_MAX },
+	{ "cr3", JSON_STRING, AGENT_STRING_MAX },
+	{ "code", JSON_INTEGER, 0 },
+	{ "signal", JSON_INTEGER, 0 },
+	{ "addr", JSON_STRING, AGENT_STRING_MAX },
+	{ "build_id", JSON_STRING, VBTS_AGENT_BUILD_ID_MAX },
+	{ "exe", JSON_STRING, VBTS_AGENT_PATH_MAX },
+	{ "path", JSON_STRING, VBTS_AGENT_PATH_MAX },
+	{ "start", JSON_STRING, AGENT_STRING_MAX },
+	{ "end", JSON_STRING, AGENT_STRING_MAX },
+	{ "offset", JSON_STRING, AGENT_STRING_MAX },
+	{ "bytes", JSON_INTEGER, 0 },
+	{ "dropped", JSON_INTEGER, 0 },
 };
 
 struct agent *agent__create(unsigned int nr_vcpus, FILE *events, uint64_t start_ns,
@@ -81,6 +92,7 @@ void agent__destroy(struct agent *a)
 			a->stats.invalid++;
 	if (a->events)
 		fflush(a->events);
+	elf_store__destroy(a->store);
 	pthread_mutex_destroy(&a->lock);
 	free(a->lines);
 	free(a);
@@ -93,43 +105,20 @@ static bool keep_member(const char *key, json_t *value)
 			continue;
 		if (json_typeof(value) != known_members[i].type)
 			return false;
-		if (json_is_string(value) && json_string_length(value) > AGENT_STRING_MAX)
+		if (json_is_string(value) && json_string_length(value) > known_members[i].max)
 			return false;
 		return true;
 	}
 	return false;
 }
 
-/* A complete line: parse, filter, stamp, store. Called with @lock held. */
-static void take_line(struct agent *a, unsigned int vcpu, const char *buf, size_t len)
+/* Stamp @out (consumed) and append it to events.jsonl. Called with @lock held. */
+static void store_event(struct agent *a, unsigned int vcpu, json_t *out)
 {
-	json_t *in, *out, *value;
-	const char *key;
-	json_error_t jerr;
-
-	in = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
-	if (!in || !json_is_object(in) || !json_is_string(json_object_get(in, "event")) ||
-	    !keep_member("event", json_object_get(in, "event"))) {
-		a->stats.invalid++;
-		json_decref(in);
-		return;
-	}
 	if (a->stats.stored >= a->max_events) {
 		a->stats.over_limit++;
-		json_decref(in);
+		json_decref(out);
 		return;
-	}
-	out = json_object();
-	if (!out) {
-		a->stats.invalid++;
-		json_decref(in);
-		return;
-	}
-	json_object_foreach(in, key, value) {
-		if (keep_member(key, value))
-			json_object_set(out, key, value);
-		else
-			a->stats.members_dropped++;
 	}
 	json_object_set_new(out, "time", json_integer((json_int_t)(vm__now_ns() - a->start_ns)));
 	json_object_set_new(out, "vcpu", json_integer(vcpu));
@@ -147,7 +136,151 @@ static void take_line(struct agent *a, unsigned int vcpu, const char *buf, size_
 	}
 	a->stats.stored++;
 	json_decref(out);
+}
+
+/*
+ * Strict base64 (RFC 4648, with padding) of at most VBTS_AGENT_ELF_CHUNK bytes into @out.
+ * Return: the byte count, or -1 when @in is not that.
+ */
+static long decode_base64(const char *in, size_t len, unsigned char *out)
+{
+	size_t n = 0, pad = 0;
+	uint32_t acc = 0;
+
+	if (len % 4 || len / 4 * 3 > VBTS_AGENT_ELF_CHUNK)
+		return -1;
+	if (len && in[len - 1] == '=')
+		pad = len >= 2 && in[len - 2] == '=' ? 2 : 1;
+	for (size_t i = 0; i < len; i++) {
+		char c = in[i];
+		uint32_t v;
+
+		if (i >= len - pad)
+			v = 0;
+		else if (c >= 'A' && c <= 'Z')
+			v = (uint32_t)(c - 'A');
+		else if (c >= 'a' && c <= 'z')
+			v = (uint32_t)(c - 'a' + 26);
+		else if (c >= '0' && c <= '9')
+			v = (uint32_t)(c - '0' + 52);
+		else if (c == '+')
+			v = 62;
+		else if (c == '/')
+			v = 63;
+		else
+			return -1;
+		acc = acc << 6 | v;
+		if (i % 4 == 3) {
+			out[n++] = (unsigned char)(acc >> 16);
+			out[n++] = (unsigned char)(acc >> 8);
+			out[n++] = (unsigned char)acc;
+			acc = 0;
+		}
+	}
+	return (long)(n - pad);
+}
+
+/* agent-elf-begin / -data / -end: the upload path (vbts/agent-proto.h). @lock held. */
+static void take_elf(struct agent *a, unsigned int vcpu, const char *ev, json_t *in)
+{
+	unsigned char chunk[VBTS_AGENT_ELF_CHUNK];
+	json_t *id = json_object_get(in, "build_id");
+	json_t *size = json_object_get(in, "size");
+	json_t *off = json_object_get(in, "off");
+	json_t *data = json_object_get(in, "data");
+	char stored[2 * VBTS_AGENT_BUILD_ID_MAX + 1];
+	uint64_t bytes;
+	long n;
+
+	if (!a->store) {
+		a->stats.elf_dropped++;
+		return;
+	}
+	if (!strcmp(ev, "agent-elf-begin")) {
+		if (!json_is_string(id) || !json_is_integer(size) || json_integer_value(size) < 0 ||
+		    elf_store__begin(a->store, json_string_value(id),
+				     (uint64_t)json_integer_value(size)) < 0)
+			a->stats.elf_dropped++;
+	} else if (!strcmp(ev, "agent-elf-data")) {
+		n = -1;
+		if (json_is_integer(off) && json_integer_value(off) >= 0 && json_is_string(data))
+			n = decode_base64(json_string_value(data), json_string_length(data), chunk);
+		if (n < 0 || elf_store__data(a->store, (uint64_t)json_integer_value(off), chunk,
+					     (size_t)n) < 0) {
+			if (n < 0)
+				elf_store__data(a->store, UINT64_MAX, NULL, 0); /* drop it */
+			a->stats.elf_dropped++;
+		}
+	} else if (!strcmp(ev, "agent-elf-end")) {
+		json_t *out;
+
+		if (elf_store__end(a->store, stored, &bytes) < 0) {
+			a->stats.elf_dropped++;
+			return;
+		}
+		out = json_pack("{s:s, s:s, s:I}", "event", "agent-elf", "build_id", stored,
+				"size", (json_int_t)bytes);
+		if (out)
+			store_event(a, vcpu, out);
+	} else {
+		a->stats.invalid++;
+	}
+}
+
+/* A complete line: parse, filter, stamp, store. Called with @lock held. */
+static void take_line(struct agent *a, unsigned int vcpu, const char *buf, size_t len)
+{
+	json_t *in, *out, *value;
+	const char *key, *ev;
+	json_error_t jerr;
+
+	in = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!in || !json_is_object(in) || !json_is_string(json_object_get(in, "event")) ||
+	    !keep_member("event", json_object_get(in, "event"))) {
+		a->stats.invalid++;
+		json_decref(in);
+		return;
+	}
+	ev = json_string_value(json_object_get(in, "event"));
+	if (!strncmp(ev, "agent-elf", 9)) {
+		/* Only the VMM writes agent-elf, after verifying the file. */
+		if (ev[9] == '-')
+			take_elf(a, vcpu, ev, in);
+		else
+			a->stats.invalid++;
+		json_decref(in);
+		return;
+	}
+	out = json_object();
+	if (!out) {
+		a->stats.invalid++;
+		json_decref(in);
+		return;
+	}
+	json_object_foreach(in, key, value) {
+		if (keep_member(key, value))
+			json_object_set(out, key, value);
+		else
+			a->stats.members_dropped++;
+	}
 	json_decref(in);
+	store_event(a, vcpu, out);
+}
+
+int agent__set_store(struct agent *a, const char *dir)
+{
+	struct elf_store *s = NULL;
+
+	if (dir) {
+		s = elf_store__create(dir, NULL);
+		if (!s)
+			return -ENOMEM;
+	}
+	pthread_mutex_lock(&a->lock);
+	elf_store__destroy(a->store);
+	a->store = s;
+	pthread_mutex_unlock(&a->lock);
+	return 0;
 }
 
 void agent__set_events(struct agent *a, FILE *events, uint64_t start_ns)
@@ -211,5 +344,9 @@ void agent__stats(struct agent *a, struct agent_stats *stats)
 {
 	pthread_mutex_lock(&a->lock);
 	*stats = a->stats;
+	if (a->store)
+		elf_store__stats(a->store, &stats->elf);
+	else
+		memset(&stats->elf, 0, sizeof(stats->elf));
 	pthread_mutex_unlock(&a->lock);
 }

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "elf-store.h"
 #include "iobus.h"
 
 struct agent;
@@ -25,6 +26,8 @@ struct agent;
  * @over_limit:  good lines past VBTS_AGENT_EVENTS_MAX (dropped)
  * @members_dropped: unknown or ill-typed members removed from stored lines
  * @bytes:       bytes received
+ * @elf_dropped: agent-elf-* lines refused (bad members, refused by the store, no store)
+ * @elf:         the ELF store's counters (zero without a store)
  */
 struct agent_stats {
 	uint64_t stored;
@@ -33,6 +36,8 @@ struct agent_stats {
 	uint64_t over_limit;
 	uint64_t members_dropped;
 	uint64_t bytes;
+	uint64_t elf_dropped;
+	struct elf_store_stats elf;
 };
 
 /**
@@ -61,6 +66,16 @@ void agent__destroy(struct agent *a);
  * @start_ns: CLOCK_MONOTONIC of trace start; "time" is relative to it from now on
  */
 void agent__set_events(struct agent *a, FILE *events, uint64_t start_ns);
+
+/**
+ * agent__set_store() - where uploaded ELF files go from now on: DIR/debuginfod (an unfinished
+ * upload is dropped).
+ * @a:   channel
+ * @dir: the trace directory; NULL to count and drop uploads
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int agent__set_store(struct agent *a, const char *dir);
 
 /**
  * agent__feed() - one byte from a vCPU.

@@ -609,6 +609,11 @@ static int collector_init(struct run_ctx *c)
 	for (unsigned int i = 0; i < c->vm.nr_vcpus; i++)
 		vcpu__set_ring(c->vm.vcpus[i], trace__ring(c->trace, i));
 	agent__set_events(c->vm.agent, trace__events(c->trace), c->vm.start_ns);
+	ret = agent__set_store(c->vm.agent, c->opts.trace_dir);
+	if (ret < 0) {
+		pr_err("agent: %s", strerror(-ret));
+		goto err_tasks;
+	}
 	if (c->vm.tasks)
 		guest_tasks__set_events(c->vm.tasks, trace__events(c->trace));
 	return 0;
@@ -749,6 +754,13 @@ static void print_stats(struct run_ctx *c, uint64_t wall_ns)
 			PRIu64 " over the limit, %" PRIu64 " members dropped\n",
 		written, dropped, as.stored, as.too_long, as.invalid, as.over_limit,
 		as.members_dropped);
+	fprintf(stderr, "vbts: stats: agent elf files stored %" PRIu64 " (%" PRIu64 " bytes), %"
+			PRIu64 " messages dropped: bad build id %" PRIu64 ", too big %" PRIu64
+			", over budget %" PRIu64 ", duplicate %" PRIu64 ", abandoned %" PRIu64
+			", bad data %" PRIu64 ", build id mismatch %" PRIu64 ", write errors %"
+			PRIu64 "\n", as.elf.stored, as.elf.bytes, as.elf_dropped, as.elf.bad_id,
+		as.elf.too_big, as.elf.over_budget, as.elf.duplicate, as.elf.abandoned,
+		as.elf.bad_data, as.elf.mismatch, as.elf.io_errors);
 }
 
 #define WAIT_SLICE_NS (100ULL * 1000000ULL)

@@ -14,5 +14,6 @@ Suite *trace_suite(void);
 Suite *cli_suite(void);
 Suite *linux_suite(void);
 Suite *guest_bts_suite(void);
+Suite *agent_elf_suite(void);
 
 #endif /* VBTS_TESTS_UNIT_VMM_TESTS_H */

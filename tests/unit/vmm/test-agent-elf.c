@@ -1,0 +1,519 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * test-agent-elf.c - the guest agent's messages on the host: agent-proc/-map lines, ELF
+ * uploads verified by build ID into DIR/debuginfod, and hostile uploads (forged build IDs,
+ * path traversal, oversize, bad base64, out-of-order chunks, budgets) counted and dropped.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <vbts/agent-proto.h>
+
+#include "agent.h"
+#include "elf-store.h"
+#include "tests.h"
+
+struct blob {
+	unsigned char *buf;
+	size_t len;
+};
+
+static struct blob read_blob(const char *path)
+{
+	struct blob b = { 0 };
+	struct stat st;
+	int fd = open(path, O_RDONLY);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	b.len = (size_t)st.st_size;
+	b.buf = malloc(b.len + 1);
+	ck_assert_ptr_nonnull(b.buf);
+	ck_assert_int_eq(read(fd, b.buf, b.len), (ssize_t)b.len);
+	close(fd);
+	return b;
+}
+
+/* The build ID of HELLO_ELF as binutils' readelf prints it (an independent reader). */
+static void readelf_build_id(char *out, size_t len)
+{
+	char line[512];
+	FILE *p = popen("readelf -n " HELLO_ELF, "r");
+	bool found = false;
+
+	ck_assert_ptr_nonnull(p);
+	while (fgets(line, sizeof(line), p)) {
+		char *s = strstr(line, "Build ID: ");
+
+		if (s && !found) {
+			snprintf(out, len, "%s", s + 10);
+			out[strcspn(out, " \n")] = '\0';
+			found = true;
+		}
+	}
+	pclose(p);
+	ck_assert(found);
+}
+
+static void feed_str(struct agent *a, const char *s)
+{
+	for (; *s; s++)
+		agent__feed(a, 0, (uint8_t)*s);
+}
+
+static void base64(const unsigned char *in, size_t n, char *out)
+{
+	static const char t[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	size_t o = 0;
+
+	for (size_t i = 0; i < n; i += 3) {
+		uint32_t v = (uint32_t)in[i] << 16;
+
+		if (i + 1 < n)
+			v |= (uint32_t)in[i + 1] << 8;
+		if (i + 2 < n)
+			v |= in[i + 2];
+		out[o++] = t[v >> 18 & 63];
+		out[o++] = t[v >> 12 & 63];
+		out[o++] = i + 1 < n ? t[v >> 6 & 63] : '=';
+		out[o++] = i + 2 < n ? t[v & 63] : '=';
+	}
+	out[o] = '\0';
+}
+
+/* Send @b as the agent does, announced as @id (chunks of @chunk bytes). */
+static void upload(struct agent *a, const char *id, const struct blob *b, size_t chunk)
+{
+	char line[2 * VBTS_AGENT_LINE_MAX], data[4 * VBTS_AGENT_ELF_CHUNK / 3 + 8];
+
+	snprintf(line, sizeof(line), "{\"event\":\"agent-elf-begin\",\"v\":1,\"build_id\":\"%s\","
+		 "\"size\":%zu}\n", id, b->len);
+	feed_str(a, line);
+	for (size_t off = 0; off < b->len; off += chunk) {
+		size_t n = b->len - off < chunk ? b->len - off : chunk;
+
+		base64(b->buf + off, n, data);
+		snprintf(line, sizeof(line), "{\"event\":\"agent-elf-data\",\"off\":%zu,"
+			 "\"data\":\"%s\"}\n", off, data);
+		ck_assert_uint_lt(strlen(line), VBTS_AGENT_LINE_MAX);
+		feed_str(a, line);
+	}
+	feed_str(a, "{\"event\":\"agent-elf-end\"}\n");
+}
+
+struct fixture {
+	char dir[64];
+	FILE *ev;
+	struct agent *a;
+	struct blob hello;
+	char id[2 * VBTS_AGENT_BUILD_ID_MAX + 1];
+};
+
+static void fixture_init(struct fixture *f)
+{
+	strcpy(f->dir, "/tmp/vbts-agent-elf.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(f->dir));
+	f->ev = tmpfile();
+	f->a = agent__create(1, f->ev, 0, VBTS_AGENT_EVENTS_MAX);
+	ck_assert_int_eq(agent__set_store(f->a, f->dir), 0);
+	f->hello = read_blob(HELLO_ELF);
+	readelf_build_id(f->id, sizeof(f->id));
+}
+
+static void fixture_fini(struct fixture *f)
+{
+	char cmd[128];
+
+	agent__destroy(f->a);
+	fclose(f->ev);
+	free(f->hello.buf);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+static bool stored(const struct fixture *f, const char *id)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/debuginfod/%s/executable", f->dir, id);
+	return !access(path, F_OK);
+}
+
+static int events(struct fixture *f, const char *name)
+{
+	char line[1024];
+	int n = 0;
+
+	fflush(f->ev);
+	rewind(f->ev);
+	while (fgets(line, sizeof(line), f->ev)) {
+		json_t *o = json_loads(line, 0, NULL);
+
+		ck_assert_ptr_nonnull(o);
+		n += !strcmp(json_string_value(json_object_get(o, "event")), name);
+		json_decref(o);
+	}
+	return n;
+}
+
+START_TEST(test_elf_build_id_reader)
+{
+	struct blob b = read_blob(HELLO_ELF);
+	char hex[2 * VBTS_AGENT_BUILD_ID_MAX + 1], want[sizeof(hex)];
+
+	readelf_build_id(want, sizeof(want));
+	ck_assert_int_eq(elf_store__build_id(b.buf, b.len, hex, sizeof(hex)), 0);
+	ck_assert_str_eq(hex, want);
+	ck_assert_int_eq(elf_store__build_id(b.buf, 10, hex, sizeof(hex)), -ENOEXEC);
+	ck_assert_int_eq(elf_store__build_id("not an elf", 10, hex, sizeof(hex)), -ENOEXEC);
+	free(b.buf);
+}
+END_TEST
+
+START_TEST(test_elf_valid_build_id)
+{
+	ck_assert(elf_store__valid_build_id("0a"));
+	ck_assert(elf_store__valid_build_id("0123456789abcdef0123456789abcdef01234567"));
+	ck_assert(!elf_store__valid_build_id(""));
+	ck_assert(!elf_store__valid_build_id("a"));
+	ck_assert(!elf_store__valid_build_id("abc"));
+	ck_assert(!elf_store__valid_build_id("ABCD"));
+	ck_assert(!elf_store__valid_build_id("../../etc"));
+	ck_assert(!elf_store__valid_build_id("ab/cd"));
+	ck_assert(!elf_store__valid_build_id(".."));
+	ck_assert(!elf_store__valid_build_id(
+		"00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff00"));
+}
+END_TEST
+
+/* A good upload lands, byte for byte, in debuginfod's layout, and is announced once. */
+START_TEST(test_elf_upload_stored)
+{
+	struct fixture f;
+	struct agent_stats st;
+	char path[256];
+	struct blob got;
+
+	fixture_init(&f);
+	upload(f.a, f.id, &f.hello, VBTS_AGENT_ELF_CHUNK);
+	ck_assert(stored(&f, f.id));
+	snprintf(path, sizeof(path), "%s/debuginfod/%s/executable", f.dir, f.id);
+	got = read_blob(path);
+	ck_assert_uint_eq(got.len, f.hello.len);
+	ck_assert_mem_eq(got.buf, f.hello.buf, got.len);
+	free(got.buf);
+	ck_assert_int_eq(events(&f, "agent-elf"), 1);
+	/* Again: a duplicate, dropped, not announced twice. */
+	upload(f.a, f.id, &f.hello, 100);
+	ck_assert_int_eq(events(&f, "agent-elf"), 1);
+	agent__stats(f.a, &st);
+	ck_assert_uint_eq(st.elf.stored, 1);
+	ck_assert_uint_eq(st.elf.bytes, f.hello.len);
+	ck_assert_uint_eq(st.elf.duplicate, 1);
+	ck_assert_uint_ge(st.elf_dropped, 1);
+	fixture_fini(&f);
+}
+END_TEST
+
+/* A file announced under another (valid) build ID is not stored under either. */
+START_TEST(test_elf_forged_build_id)
+{
+	struct fixture f;
+	struct agent_stats st;
+	char forged[sizeof(f.id)];
+
+	fixture_init(&f);
+	strcpy(forged, f.id);
+	forged[0] = forged[0] == '0' ? '1' : '0';
+	upload(f.a, forged, &f.hello, VBTS_AGENT_ELF_CHUNK);
+	ck_assert(!stored(&f, forged));
+	ck_assert(!stored(&f, f.id));
+	agent__stats(f.a, &st);
+	ck_assert_uint_eq(st.elf.mismatch, 1);
+	ck_assert_uint_eq(st.elf.stored, 0);
+	ck_assert_int_eq(events(&f, "agent-elf"), 0);
+	/* Not an ELF file at all. */
+	{
+		struct blob junk = { (unsigned char *)"just some text, no ELF", 22 };
+
+		upload(f.a, f.id, &junk, 10);
+	}
+	agent__stats(f.a, &st);
+	ck_assert_uint_eq(st.elf.mismatch, 2);
+	ck_assert(!stored(&f, f.id));
+	fixture_fini(&f);
+}
+END_TEST
+
+/* Build IDs that would name another directory never reach the file system. */
+START_TEST(test_elf_path_traversal)
+{
+	static const char *const ids[] = { "../../../tmp/x", "..", "ab/../../cd", "ABCDEF",
+					   "abc", "a\\u0000b", "" };
+	struct fixture f;
+	struct agent_stats st;
+	struct stat sb;
+	char path[128];
+
+	fixture_init(&f);
+	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++)
+		upload(f.a, ids[i], &f.hello, VBTS_AGENT_ELF_CHUNK);
+	agent__stats(f.a, &st);
+	/* The NUL is refused by the JSON parser already. */
+	ck_assert_uint_eq(st.elf.bad_id, sizeof(ids) / sizeof(ids[0]) - 1);
+	ck_assert_uint_eq(st.invalid, 1);
+	ck_assert_uint_eq(st.elf.stored, 0);
+	snprintf(path, sizeof(path), "%s/debuginfod", f.dir);
+	ck_assert_int_ne(stat(path, &sb), 0); /* nothing was created */
+	fixture_fini(&f);
+}
+END_TEST
+
+/* Oversize, bad base64, out-of-order and excess chunks, an early end: dropped and counted. */
+START_TEST(test_elf_hostile_uploads)
+{
+	struct fixture f;
+	struct agent_stats st;
+	char line[VBTS_AGENT_LINE_MAX * 2];
+
+	fixture_init(&f);
+	/* Over the per-file limit. */
+	snprintf(line, sizeof(line), "{\"event\":\"agent-elf-begin\",\"build_id\":\"%s\","
+		 "\"size\":%u}\n", f.id, VBTS_AGENT_ELF_FILE_MAX + 1);
+	feed_str(f.a, line);
+	snprintf(line, sizeof(line), "{\"event\":\"agent-elf-begin\",\"build_id\":\"%s\","
+		 "\"size\":-5}\n", f.id);
+	feed_str(f.a, line);
+	agent__stats(f.a, &st);
+	ck_assert_uint_eq(st.elf.too_big, 1);
+	ck_assert_uint_eq(st.elf_dropped, 2);
+	/* Bad base64, then the rest of the upload has nothing to go to. */
+	snprintf(line, sizeof(line), "{\"event\":\"agent-elf-begin\",\"build_id\":\"%s\","
+		 "\"size\":8}\n", f.id);
+	feed_str(f.a, line);
+	feed_str(f.a, "{\"event\":\"agent-elf-data\",\"off\":0,\"data\":\"!!!!\"}\n");
+	feed_str(f.a, "{\"event\":\"agent-elf-data\",\"off\":0,\"data\":\"QUJDRA=A\"}\n");
+	feed_str(f.a, "{\"event\":\"agent-elf-end\"}\n");
+	/* A chunk out of order, one past the announced size. */
+	feed_str(f.a, line);
+	feed_str(f.a, "{\"event\":\"agent-elf-data\",\"off\":4,\"data\":\"QUJDRA==\"}\n");
+	feed_str(f.a, line);
+	feed_str(f.a, "{\"event\":\"agent-elf-data\",\"off\":0,\"data\":\"QUJDREVGR0hJSktM\"}\n");
+	/* An end before all the bytes came. */
+	feed_str(f.a, line);
+	feed_str(f.a, "{\"event\":\"agent-elf-data\",\"off\":0,\"data\":\"QUJDRA==\"}\n");
+	feed_str(f.a, "{\"event\":\"agent-elf-end\"}\n");
+	/* Chunk over the line limit: too long, dropped before parsing. */
+	memset(line, 'A', sizeof(line) - 2);
+	line[sizeof(line) - 2] = '\n';
+	line[sizeof(line) - 1] = '\0';
+	feed_str(f.a, line);
+	/* Ill-typed members, and a forged verified-file event. */
+	feed_str(f.a, "{\"event\":\"agent-elf-begin\",\"build_id\":7,\"size\":\"8\"}\n");
+	feed_str(f.a, "{\"event\":\"agent-elf-data\",\"off\":\"0\",\"data\":1}\n");
+	feed_str(f.a, "{\"event\":\"agent-elf\",\"build_id\":\"abcd\",\"size\":8}\n");
+	feed_str(f.a, "{\"event\":\"agent-elf-what\"}\n");
+	agent__stats(f.a, &st);
+	ck_assert_uint_eq(st.elf.stored, 0);
+	ck_assert_uint_ge(st.elf.bad_data, 5);
+	ck_assert_uint_eq(st.too_long, 1);
+	ck_assert_uint_eq(st.invalid, 2);
+	ck_assert_int_eq(events(&f, "agent-elf"), 0);
+	ck_assert(!stored(&f, f.id));
+	/* The channel still works: a good upload after all that. */
+	upload(f.a, f.id, &f.hello, VBTS_AGENT_ELF_CHUNK);
+	ck_assert(stored(&f, f.id));
+	fixture_fini(&f);
+}
+END_TEST
+
+/* The per-run budgets: files and bytes. */
+START_TEST(test_elf_budget)
+{
+	struct elf_store_limits lim = { .file_max = 1 << 20, .total_max = 1 << 20,
+					.files_max = 1 };
+	struct elf_store_stats st;
+	struct elf_store *s;
+	struct blob b = read_blob(HELLO_ELF);
+	char dir[] = "/tmp/vbts-elf-budget.XXXXXX", cmd[128], id[129];
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	readelf_build_id(id, sizeof(id));
+	s = elf_store__create(dir, &lim);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_int_eq(elf_store__begin(s, id, b.len), 0);
+	ck_assert_int_eq(elf_store__data(s, 0, b.buf, b.len), 0);
+	ck_assert_int_eq(elf_store__end(s, NULL, NULL), 0);
+	/* One file stored: the next begin is over the file count. */
+	ck_assert_int_eq(elf_store__begin(s, "abcd", 10), -ENOSPC);
+	elf_store__destroy(s);
+	lim.files_max = 100;
+	lim.total_max = b.len + 10;
+	s = elf_store__create(dir, &lim);
+	ck_assert_int_eq(elf_store__begin(s, id, b.len), -EEXIST); /* already in DIR */
+	ck_assert_int_eq(elf_store__begin(s, "abcd", 11), 0);
+	ck_assert_int_eq(elf_store__begin(s, "abcd", b.len + 11), -ENOSPC);
+	ck_assert_int_eq(elf_store__begin(s, "abcd", (1 << 20) + 1), -EFBIG);
+	elf_store__stats(s, &st);
+	ck_assert_uint_eq(st.over_budget, 1);
+	ck_assert_uint_eq(st.too_big, 1);
+	ck_assert_uint_eq(st.duplicate, 1);
+	ck_assert_uint_eq(st.abandoned, 1);
+	elf_store__destroy(s);
+	free(b.buf);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+/* agent-proc and agent-map keep their members; paths longer than the limit are dropped. */
+START_TEST(test_agent_map_lines)
+{
+	struct fixture f;
+	char line[VBTS_AGENT_LINE_MAX + 1], path[VBTS_AGENT_PATH_MAX + 2];
+	struct agent_stats st;
+	json_t *o;
+
+	fixture_init(&f);
+	feed_str(f.a, "{\"event\":\"agent-map\",\"v\":1,\"pid\":60,\"start\":\"0x1000\",\"end\":"
+		      "\"0x2000\",\"offset\":\"0x0\",\"path\":\"/bin/demo\",\"build_id\":\"abcd\"}\n");
+	memset(path, 'p', sizeof(path) - 1);
+	path[0] = '/';
+	path[sizeof(path) - 1] = '\0';
+	snprintf(line, sizeof(line), "{\"event\":\"agent-proc\",\"pid\":60,\"exe\":\"%s\"}\n",
+		 path);
+	feed_str(f.a, line);
+	fflush(f.ev);
+	rewind(f.ev);
+	ck_assert_ptr_nonnull(fgets(line, sizeof(line), f.ev));
+	o = json_loads(line, 0, NULL);
+	ck_assert_str_eq(json_string_value(json_object_get(o, "path")), "/bin/demo");
+	ck_assert_str_eq(json_string_value(json_object_get(o, "start")), "0x1000");
+	ck_assert_str_eq(json_string_value(json_object_get(o, "build_id")), "abcd");
+	ck_assert_int_eq(json_integer_value(json_object_get(o, "v")), 1);
+	json_decref(o);
+	ck_assert_ptr_nonnull(fgets(line, sizeof(line), f.ev));
+	o = json_loads(line, 0, NULL);
+	ck_assert_ptr_null(json_object_get(o, "exe"));
+	json_decref(o);
+	agent__stats(f.a, &st);
+	ck_assert_uint_eq(st.stored, 2);
+	ck_assert_uint_eq(st.members_dropped, 1);
+	fixture_fini(&f);
+}
+END_TEST
+
+/* Without a trace directory uploads are counted and dropped. */
+START_TEST(test_elf_no_store)
+{
+	struct agent *a = agent__create(1, NULL, 0, VBTS_AGENT_EVENTS_MAX);
+	struct agent_stats st;
+
+	feed_str(a, "{\"event\":\"agent-elf-begin\",\"build_id\":\"abcd\",\"size\":4}\n");
+	feed_str(a, "{\"event\":\"agent-elf-end\"}\n");
+	agent__stats(a, &st);
+	ck_assert_uint_eq(st.elf_dropped, 2);
+	agent__destroy(a);
+}
+END_TEST
+
+/*
+ * What vbts-agent really sends (its stdout transport, one scan of this machine's /proc) goes
+ * through the channel without a refusal: this process is reported with its executable's build
+ * ID, and every file stored has the build ID it is stored under.
+ */
+START_TEST(test_agent_program_output)
+{
+	char cmd[256], exe[512], want[2 * VBTS_AGENT_BUILD_ID_MAX + 1], hex[sizeof(want)];
+	char line[VBTS_AGENT_LINE_MAX + 2];
+	struct agent_stats st;
+	struct fixture f;
+	bool self = false, self_map = false;
+	unsigned int elf = 0;
+	struct blob me;
+	ssize_t n;
+	FILE *p;
+	int c;
+
+	fixture_init(&f);
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	ck_assert_int_gt(n, 0);
+	exe[n] = '\0';
+	me = read_blob(exe);
+	ck_assert_int_eq(elf_store__build_id(me.buf, me.len, want, sizeof(want)), 0);
+	free(me.buf);
+	snprintf(cmd, sizeof(cmd), "%s -t stdout -1 -m 4194304 -b 16777216", VBTS_AGENT_EXE);
+	p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	while ((c = fgetc(p)) != EOF)
+		agent__feed(f.a, 0, (uint8_t)c);
+	ck_assert_int_eq(pclose(p), 0);
+	agent__stats(f.a, &st);
+	ck_assert_uint_eq(st.invalid, 0);
+	ck_assert_uint_eq(st.too_long, 0);
+	ck_assert_uint_eq(st.elf_dropped, 0);
+	ck_assert_uint_eq(st.elf.mismatch, 0);
+	ck_assert_uint_eq(st.elf.bad_data, 0);
+	ck_assert_uint_ge(st.elf.stored, 1);
+	fflush(f.ev);
+	rewind(f.ev);
+	while (fgets(line, sizeof(line), f.ev)) {
+		json_t *o = json_loads(line, 0, NULL);
+		const char *ev, *id;
+		char path[256];
+		struct blob b;
+
+		ck_assert_ptr_nonnull(o);
+		ev = json_string_value(json_object_get(o, "event"));
+		if (json_integer_value(json_object_get(o, "pid")) == getpid()) {
+			/* Its exe: this program, or the tool that runs it (valgrind). */
+			if (!strcmp(ev, "agent-proc"))
+				self |= json_is_string(json_object_get(o, "exe"));
+			if (!strcmp(ev, "agent-map") && json_object_get(o, "build_id"))
+				self_map |= !strcmp(json_string_value(json_object_get(o, "build_id")),
+						    want);
+		}
+		if (!strcmp(ev, "agent-elf")) {
+			id = json_string_value(json_object_get(o, "build_id"));
+			snprintf(path, sizeof(path), "%s/debuginfod/%s/executable", f.dir, id);
+			b = read_blob(path);
+			ck_assert_uint_eq(b.len, json_integer_value(json_object_get(o, "size")));
+			ck_assert_int_eq(elf_store__build_id(b.buf, b.len, hex, sizeof(hex)), 0);
+			ck_assert_str_eq(hex, id);
+			free(b.buf);
+			elf++;
+		}
+		json_decref(o);
+	}
+	ck_assert(self);
+	ck_assert(self_map);
+	ck_assert_uint_eq(elf, st.elf.stored);
+	fixture_fini(&f);
+}
+END_TEST
+
+Suite *agent_elf_suite(void)
+{
+	Suite *s = suite_create("agent-elf");
+	TCase *tc = tcase_create("store");
+
+	tcase_add_test(tc, test_elf_build_id_reader);
+	tcase_add_test(tc, test_elf_valid_build_id);
+	tcase_add_test(tc, test_elf_upload_stored);
+	tcase_add_test(tc, test_elf_forged_build_id);
+	tcase_add_test(tc, test_elf_path_traversal);
+	tcase_add_test(tc, test_elf_hostile_uploads);
+	tcase_add_test(tc, test_elf_budget);
+	tcase_add_test(tc, test_agent_map_lines);
+	tcase_add_test(tc, test_elf_no_store);
+	tcase_add_test(tc, test_agent_program_output);
+	suite_add_tcase(s, tc);
+	return s;
+}
