@@ -483,8 +483,10 @@ static int process_crashes(struct vcpu *v)
 	if (!v->tv.tasks)
 		return VCPU_CONTINUE;
 	while (guest_tasks__take_crash(v->tv.tasks, v->index, &gc)) {
-		pr_info("vcpu %u: process %d was killed by %s", v->index, (int)gc.pid,
-			crash_report__signal_name(gc.signo));
+		/* Said for the crashes that get a report: a guest cannot flood the log. */
+		if (__atomic_load_n(&v->vm->nr_crashes, __ATOMIC_RELAXED) < CRASH_REPORT_MAX)
+			pr_info("vcpu %u: process %d was killed by %s", v->index, (int)gc.pid,
+				crash_report__signal_name(gc.signo));
 		if (vcpu__crash(v, CRASH_PROCESS, &gc) == CRASH_ACTION_EXIT) {
 			vm__request_stop(v->vm, 1);
 			ret = VCPU_STOP;
