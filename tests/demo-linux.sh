@@ -21,7 +21,8 @@ fail() { say "$1" >&2; exit "${2:-1}"; }
 
 [ -x "$vbts" ] || fail "$vbts is not built" 2
 [ -x "$crashme" ] || fail "$crashme is not built" 2
-"$vbts" help run 2>&1 | grep -q -- '--task' ||
+# Read whole (grep -q would end the pipe early: SIGPIPE, a failure under pipefail).
+"$vbts" help run 2>&1 | grep -- '--task' > /dev/null ||
 	fail "this vbts run has no --task: tracing one Linux process needs it" 2
 
 # The kernel: the harness's pinned Debian release, fetched and unpacked by prepare.
@@ -40,7 +41,7 @@ mkdir -p "$work"
 	"$busybox" "$crashme" || fail "cannot build the initramfs (Debian's busybox-static?)" 2
 
 where=()
-if ! "$vbts" probe 2>/dev/null | grep -qx 'kvm bts backend: yes'; then
+if ! "$vbts" probe 2>/dev/null | grep -x 'kvm bts backend: yes' > /dev/null; then
 	say "this host's KVM has no in-kernel tracer; running in the QEMU harness (nested SVM, kvm-patches/'s modules)"
 	where=(--harness)
 fi
