@@ -16,6 +16,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <vbts/ring-format.h>
+
 #include "annotator.h"
 #include "crash-print.h"
 #include "escape.h"
@@ -27,8 +29,47 @@
 #define TEXT_MAX 256
 
 struct branch {
-	uint64_t from, to;
+	uint64_t from, to, flags;
 };
+
+/* Exceptions by vector, for the line that says where a process crashed. */
+static const char *exception_name(unsigned int vector)
+{
+	static const char *const names[] = {
+		[0] = "divide error",        [1] = "debug",           [3] = "breakpoint",
+		[4] = "overflow",            [5] = "bound range",     [6] = "invalid opcode",
+		[7] = "device not available", [8] = "double fault",   [10] = "invalid TSS",
+		[11] = "segment not present", [12] = "stack fault",   [13] = "general protection",
+		[14] = "page fault",         [16] = "x87 error",      [17] = "alignment check",
+		[18] = "machine check",      [19] = "SIMD floating point",
+	};
+
+	return vector < sizeof(names) / sizeof(names[0]) ? names[vector] : NULL;
+}
+
+static unsigned int branch_kind(const struct branch *b)
+{
+	return (unsigned int)((b->flags & VBTS_REC_KIND_MASK) >> VBTS_REC_KIND_SHIFT);
+}
+
+static bool branch_vector(const struct branch *b, unsigned int *vector)
+{
+	*vector = (unsigned int)((b->flags & VBTS_REC_VECTOR_MASK) >> VBTS_REC_VECTOR_SHIFT);
+	return b->flags & VBTS_REC_VECTOR_VALID;
+}
+
+/* " (call)", " (exception 14)", as the text output names a branch; nothing when unknown. */
+static void print_kind(FILE *out, const struct branch *b)
+{
+	unsigned int kind = branch_kind(b), vector;
+
+	if (!kind)
+		return;
+	fprintf(out, " (%s", branch_kind__name(kind));
+	if (branch_vector(b, &vector))
+		fprintf(out, " %u", vector);
+	fputc(')', out);
+}
 
 /* "0x..." hex, as the VMM writes addresses; false for anything else. */
 static bool get_hex(json_t *o, const char *key, uint64_t *v)
@@ -63,7 +104,7 @@ static void sym(FILE *out, struct annotator *a, const struct procmap_task *t, ui
 	const struct annotator_addr *r = a ? annotator__addr(a, t, addr, false) : NULL;
 
 	if (r && r->name_text)
-		fprintf(out, "%.*s+%#" PRIx64, (int)r->name_text_len, r->name_text, r->offset);
+		fprintf(out, "%.*s+0x%" PRIx64, (int)r->name_text_len, r->name_text, r->offset);
 	else
 		fputs("?", out);
 }
@@ -134,13 +175,22 @@ static void print_where(FILE *out, const struct branch *last, json_t *regs,
 		return;
 
 	if (process && last->from < USER_TOP && last->to >= USER_TOP) {
+		unsigned int vector;
+		const char *what;
+
 		/* An exception (or a system call) took it out of its code: the fault's site. */
 		f = fun_name(a, t, last->from, &len);
 		fprintf(out, "crashed in %.*s: its last branch left user code at ", f ? len : 1,
 			f ? f : "?");
 		addr_sym(out, a, t, last->from);
-		fputs(" for the kernel (the faulting instruction, when it was an exception)\n",
-		      out);
+		if (branch_kind(last) == VBTS_BR_EXCEPTION && branch_vector(last, &vector)) {
+			what = exception_name(vector);
+			fprintf(out, " for the kernel: exception %u%s%s%s, the faulting instruction\n",
+				vector, what ? " (" : "", what ? what : "", what ? ")" : "");
+		} else {
+			fputs(" for the kernel (the faulting instruction, when it was an exception)\n",
+			      out);
+		}
 		return;
 	}
 	f = fun_name(a, t, last->to, &len);
@@ -163,7 +213,8 @@ static int parse_branches(json_t *arr, struct branch **out, size_t *n)
 		json_t *e = json_array_get(arr, i);
 
 		if (!json_is_object(e) || !get_hex(e, "from", &b[i].from) ||
-		    !get_hex(e, "to", &b[i].to)) {
+		    !get_hex(e, "to", &b[i].to) ||
+		    (json_object_get(e, "flags") && !get_hex(e, "flags", &b[i].flags))) {
 			free(b);
 			return -EINVAL;
 		}
@@ -310,6 +361,7 @@ int crash_print__file(FILE *out, const char *path, const char *label, struct ann
 			addr_sym(out, a, t, b->from);
 			fputs(" -> ", out);
 			addr_sym(out, a, t, b->to);
+			print_kind(out, b);
 			fputc('\n', out);
 		}
 	}

@@ -161,7 +161,8 @@ static const char usage[] =
 	"\n"
 	"Exit status: the guest's debug-exit status ((value << 1) | 1); 0 when a Linux guest\n"
 	"powers off or resets (i8042, ACPI reset or triple fault); 1 when the guest or the VMM\n"
-	"fails (pvpanic, a multiboot guest's triple fault, KVM error, timeout); 2 on bad input;\n"
+	"fails (pvpanic, a multiboot guest's triple fault, a process crash with --on-crash exit,\n"
+	"KVM error, timeout); 2 on bad input;\n"
 	"128 + N when signal N (SIGINT, SIGTERM, SIGHUP) ended the run. A run ended before its\n"
 	"guest started leaves DIR as it was; once the guest ran, DIR is closed and decodes.\n";
 

@@ -8,13 +8,12 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-
-#include "crash-report.h"
-#include "guest-tasks.h"
 #include <linux/kvm.h>
 
+#include "crash-report.h"
 #include "guest-bts.h"
 
+struct guest_crash;
 struct ring_writer;
 struct vcpu;
 struct vm;
