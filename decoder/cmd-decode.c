@@ -11,7 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "annotator.h"
 #include "commands.h"
+#include "crash-print.h"
 #include "escape.h"
 #include "export.h"
 #include "progress.h"
@@ -57,6 +59,13 @@ static const char decode_usage[] =
 	"                       and freeze records are always shown\n"
 	"  --crashed            like --task, for the task that crashed last (exit code of\n"
 	"                       128 or more in events.jsonl, e.g. 139 for a fatal fault)\n"
+	"  --crash              print the crash reports of DIR (crash.json, crash-1.json, ...,\n"
+	"                       written by `vbts run` when a guest process is killed by a\n"
+	"                       fatal signal, the kernel panics or a vCPU triple-faults) as\n"
+	"                       a backtrace: what died, the process, where it crashed, then\n"
+	"                       its last branches newest first with symbols (--symbols,\n"
+	"                       --image, --system-map and --kaslr-slide apply); no other\n"
+	"                       output option goes with it. Exit status 2 when DIR has none\n"
 	"  --cpl all|user|kernel  only branch records from CPL > 0 (user) or CPL 0 (kernel);\n"
 	"                       other records are kept (default all)\n"
 	"  --summary            text and jsonl: then print a summary of the vCPUs decoded\n"
@@ -95,6 +104,7 @@ struct decode_opts {
 	bool kaslr_slide_set;
 	int64_t kaslr_slide;
 	bool crashed;
+	bool crash;
 	int cpl;        /* -1 all, 0 kernel, 3 user */
 	enum export_format format;
 	int vcpu;
@@ -203,7 +213,8 @@ static void free_opts(struct decode_opts *o)
 static int parse_args(int argc, char **argv, struct decode_opts *o)
 {
 	enum { OPT_FORMAT = 256, OPT_VCPU, OPT_LAST, OPT_TASK, OPT_SUMMARY, OPT_IMAGE, OPT_LINES,
-	       OPT_CRASHED, OPT_CPL, OPT_SYMBOLS, OPT_SYSTEM_MAP, OPT_KASLR_SLIDE, OPT_QUIET };
+	       OPT_CRASHED, OPT_CPL, OPT_SYMBOLS, OPT_SYSTEM_MAP, OPT_KASLR_SLIDE, OPT_QUIET,
+	       OPT_CRASH };
 	static const struct option longopts[] = {
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "vcpu", required_argument, NULL, OPT_VCPU },
@@ -213,6 +224,7 @@ static int parse_args(int argc, char **argv, struct decode_opts *o)
 		{ "image", required_argument, NULL, OPT_IMAGE },
 		{ "lines", no_argument, NULL, OPT_LINES },
 		{ "crashed", no_argument, NULL, OPT_CRASHED },
+		{ "crash", no_argument, NULL, OPT_CRASH },
 		{ "cpl", required_argument, NULL, OPT_CPL },
 		{ "symbols", required_argument, NULL, OPT_SYMBOLS },
 		{ "system-map", required_argument, NULL, OPT_SYSTEM_MAP },
@@ -293,6 +305,9 @@ static int parse_args(int argc, char **argv, struct decode_opts *o)
 		case OPT_CRASHED:
 			o->crashed = true;
 			break;
+		case OPT_CRASH:
+			o->crash = true;
+			break;
 		case OPT_CPL:
 			if (!strcmp(optarg, "all")) {
 				o->cpl = -1;
@@ -317,6 +332,12 @@ static int parse_args(int argc, char **argv, struct decode_opts *o)
 	}
 	if (o->summary && !export_format__records(o->format)) {
 		fprintf(stderr, "vbts decode: --summary goes with --format text or jsonl only\n");
+		return -EINVAL;
+	}
+	if (o->crash && (o->nr_tasks || o->crashed || o->summary || o->last_set ||
+			 o->vcpu >= 0 || o->cpl >= 0 || o->lines || o->format != EXPORT_TEXT)) {
+		fprintf(stderr, "vbts decode: --crash goes with no --task, --crashed, --summary, "
+				"--last, --vcpu, --cpl, --lines or --format\n");
 		return -EINVAL;
 	}
 	if (o->nr_tasks && o->crashed) {
@@ -378,6 +399,32 @@ static bool task_matches(struct exporter *e, const struct decoded_record *r,
 	return t && want[t->process];
 }
 
+/* --crash: the crash reports, symbolized with the trace's tables; the exit status. */
+static int print_crashes(struct trace_dir *t, const struct decode_opts *o)
+{
+	struct annotator *a = annotator__new(trace_dir__procmap(t), trace_dir__symbolizer(t));
+	char err[1024];
+	int ret;
+
+	if (!a) {
+		fprintf(stderr, "vbts decode: out of memory\n");
+		return 1;
+	}
+	ret = crash_print__dir(stdout, o->dir, a, trace_dir__procmap(t), err, sizeof(err));
+	annotator__free(a);
+	if (fflush(stdout) && ret >= 0) {
+		fprintf(stderr, "vbts decode: write error: %s\n", strerror(errno));
+		return 1;
+	}
+	if (ret < 0) {
+		char q[256];
+
+		fprintf(stderr, "vbts decode: %s: %s\n", escape__str(q, sizeof(q), o->dir), err);
+		return ret == -EIO ? 1 : 2;
+	}
+	return trace_dir__damaged(t) ? 2 : 0;
+}
+
 static int decode(int argc, char **argv)
 {
 	struct trace_dir_options topts = { .warn = print_warning };
@@ -420,6 +467,10 @@ static int decode(int argc, char **argv)
 		fprintf(stderr, "vbts decode: %s\n", err);
 		free_opts(&o);
 		return 2;
+	}
+	if (o.crash) {
+		status = print_crashes(t, &o);
+		goto out_close;
 	}
 	eo.out = stdout;
 	eo.format = o.format;

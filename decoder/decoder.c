@@ -168,6 +168,7 @@ const char *freeze_reason__name(uint64_t reason)
 	static const char *const names[] = {
 		[VBTS_FREEZE_OPERATOR] = "operator", [VBTS_FREEZE_TRIPLE_FAULT] = "triple-fault",
 		[VBTS_FREEZE_PANIC] = "panic",       [VBTS_FREEZE_VMM_ERROR] = "vmm-error",
+		[VBTS_FREEZE_PROCESS_CRASH] = "process-crash",
 	};
 
 	return reason < sizeof(names) / sizeof(names[0]) ? names[reason] : "unknown";

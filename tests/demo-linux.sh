@@ -3,7 +3,8 @@
 # demo-linux.sh - `./vbts demo linux`: boot Debian's kernel (the harness's pinned release) in
 # the vbts VMM with a busybox initramfs whose /init runs crashme (tests/linux/demo), trace only
 # crashme's user mode with the kvm backend, and show the guest console, crashme's last
-# branches with function names and a summary of the trace.
+# branches with function names, a summary of the trace and the crash report written when
+# crashme died of SIGSEGV (where it crashed, its last branches newest first).
 # usage: tests/demo-linux.sh BUILD_DIR
 set -euo pipefail
 
@@ -20,7 +21,8 @@ fail() { say "$1" >&2; exit "${2:-1}"; }
 
 [ -x "$vbts" ] || fail "$vbts is not built" 2
 [ -x "$crashme" ] || fail "$crashme is not built" 2
-"$vbts" help run 2>&1 | grep -q -- '--task' ||
+# Read whole (grep -q would end the pipe early: SIGPIPE, a failure under pipefail).
+"$vbts" help run 2>&1 | grep -- '--task' > /dev/null ||
 	fail "this vbts run has no --task: tracing one Linux process needs it" 2
 
 # The kernel: the harness's pinned Debian release, fetched and unpacked by prepare.
@@ -39,7 +41,7 @@ mkdir -p "$work"
 	"$busybox" "$crashme" || fail "cannot build the initramfs (Debian's busybox-static?)" 2
 
 where=()
-if ! "$vbts" probe 2>/dev/null | grep -qx 'kvm bts backend: yes'; then
+if ! "$vbts" probe 2>/dev/null | grep -x 'kvm bts backend: yes' > /dev/null; then
 	say "this host's KVM has no in-kernel tracer; running in the QEMU harness (nested SVM, kvm-patches/'s modules)"
 	where=(--harness)
 fi
@@ -77,23 +79,13 @@ say "the last 16 user-mode branches of crashme (kernel addresses unsymbolized: D
 decode --task crashme --cpl user --last 16 --symbols "$crashme"
 echo
 decode --summary --last 0 | sed -n '/^summary/p'
-# crashme's end, from the exit event the VMM wrote.
-python3 - "$trace/events.jsonl" <<'PY'
-import json, sys
-pids = set()
-for line in open(sys.argv[1], errors="replace"):
-    try:
-        e = json.loads(line)
-    except ValueError:
-        continue
-    if not isinstance(e, dict) or not isinstance(e.get("pid"), int):
-        continue
-    if e.get("event") in ("task", "exec") and e.get("name") == "crashme":
-        pids.add(e["pid"])
-    elif e.get("event") == "exit" and e["pid"] in pids and isinstance(e.get("code"), int):
-        code = e["code"]
-        how = " (SIGSEGV)" if code == 139 else ""
-        print(f"vbts demo: crashme[{e['pid']}] exited with status {code}{how}")
-PY
+# crashme's end: the crash report the VMM wrote when it saw crashme killed by SIGSEGV.
+echo
+if [ -f "$trace/crash.json" ]; then
+	say "the crash report (vbts decode ${trace#"$top"/} --crash --symbols crashme):"
+	decode --crash --symbols "$crashme" | sed 's/^/  /'
+else
+	say "no crash report in ${trace#"$top"/} (crash.json)" >&2
+fi
 echo
 say "trace directory ${trace#"$top"/}; try: ./vbts decode ${trace#"$top"/} --task crashme --symbols ${crashme#"$top"/} --format jsonl"

@@ -69,6 +69,8 @@ struct run_opts {
 	const char *tasks[GUEST_TASKS_MAX_SELECT];
 	unsigned int nr_tasks;
 	bool guest_bts;
+	enum crash_action on_crash;
+	unsigned int crash_branches;
 };
 
 struct run_ctx {
@@ -133,6 +135,19 @@ static const char usage[] =
 	"                     kvm the harness loads kvm-patches/'s modules, built on first use\n"
 	"                     (kvm-patches/build, cached in BUILD/kvm-patches); auto uses them\n"
 	"                     once built\n"
+	"  --on-crash exit|continue|pause\n"
+	"                     what the VM does after a crash: a guest process killed by\n"
+	"                     SIGSEGV, SIGBUS, SIGILL, SIGFPE or SIGABRT (seen by\n"
+	"                     introspection), a kernel panic (pvpanic) or a triple fault. exit\n"
+	"                     ends the run (status 1; a Linux guest's triple fault: 0);\n"
+	"                     continue lets the guest run on (a triple fault ends the run\n"
+	"                     anyway); pause stops every vCPU where it is and waits, the trace\n"
+	"                     open, until SIGINT, SIGTERM, SIGHUP or --timeout ends the run.\n"
+	"                     Default: continue after a process crash, exit after a panic or\n"
+	"                     a triple fault. Each crash writes a report into DIR: crash.json,\n"
+	"                     then crash-1.json, ... (`vbts decode DIR --crash` prints them)\n"
+	"  --crash-branches N the last N branches of the crashed task in a crash report\n"
+	"                     (default 32, at most 4096)\n"
 	"\n"
 	"A Linux guest traced by --backend kvm has its processes resolved from guest memory\n"
 	"through the kernel's BTF: events.jsonl gets a task event for each address space first\n"
@@ -146,7 +161,8 @@ static const char usage[] =
 	"\n"
 	"Exit status: the guest's debug-exit status ((value << 1) | 1); 0 when a Linux guest\n"
 	"powers off or resets (i8042, ACPI reset or triple fault); 1 when the guest or the VMM\n"
-	"fails (pvpanic, a multiboot guest's triple fault, KVM error, timeout); 2 on bad input;\n"
+	"fails (pvpanic, a multiboot guest's triple fault, a process crash with --on-crash exit,\n"
+	"KVM error, timeout); 2 on bad input;\n"
 	"128 + N when signal N (SIGINT, SIGTERM, SIGHUP) ended the run. A run ended before its\n"
 	"guest started leaves DIR as it was; once the guest ran, DIR is closed and decodes.\n";
 
@@ -386,8 +402,8 @@ static void pvpanic_notify(void *opaque, unsigned int vcpu, unsigned int events)
 	if (!(events & PVPANIC_PANICKED) || vcpu >= vm->nr_vcpus || vm__stop_requested(vm))
 		return;
 	pr_err("vcpu %u: the guest panicked (pvpanic)", vcpu);
-	vcpu__note_crash(vm->vcpus[vcpu], VBTS_FREEZE_PANIC);
-	vm__request_stop(vm, 1);
+	if (vcpu__crash(vm->vcpus[vcpu], CRASH_PANIC, NULL) == CRASH_ACTION_EXIT)
+		vm__request_stop(vm, 1);
 }
 
 static void devices_fini(struct run_ctx *c);
@@ -569,6 +585,9 @@ static int collector_init(struct run_ctx *c)
 	if (ret < 0)
 		return ret;
 	c->vm.ring_records = c->opts.ring_records;
+	c->vm.crash_dir = c->opts.trace_dir;
+	c->vm.crash_branches = c->opts.crash_branches;
+	c->vm.on_crash = c->opts.on_crash;
 	/* The step backend needs to know what single-step can do here; the kvm one does not. */
 	if (strcmp(c->vm.tracer->name, "kvm")) {
 		ret = probe__run(&c->vm.caps);
@@ -886,6 +905,8 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 		{ "task", required_argument, NULL, 'p' },
 		{ "system-map", required_argument, NULL, 'S' },
 		{ "guest-bts", no_argument, NULL, 'g' },
+		{ "on-crash", required_argument, NULL, 'C' },
+		{ "crash-branches", required_argument, NULL, 'N' },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t v;
@@ -895,6 +916,7 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 	o->ring_records = TRACE_DEFAULT_RING_RECORDS;
 	o->vcpus = 1;
 	o->memory_mib = DEFAULT_MEMORY_MIB;
+	o->crash_branches = CRASH_REPORT_BRANCHES_DEFAULT;
 	optind = 1;
 	opterr = 0; /* one line of our own instead of getopt's */
 	while ((opt = getopt_long(argc, argv, "+:", longopts, NULL)) != -1) {
@@ -977,6 +999,23 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 			break;
 		case 'g':
 			o->guest_bts = true;
+			break;
+		case 'C':
+			if (!strcmp(optarg, "exit")) {
+				o->on_crash = CRASH_ACTION_EXIT;
+			} else if (!strcmp(optarg, "continue")) {
+				o->on_crash = CRASH_ACTION_CONTINUE;
+			} else if (!strcmp(optarg, "pause")) {
+				o->on_crash = CRASH_ACTION_PAUSE;
+			} else {
+				pr_err("--on-crash %s: expected exit, continue or pause", optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'N':
+			if (parse_u64("--crash-branches", optarg, 0, CRASH_REPORT_BRANCHES_MAX, &v))
+				return -EINVAL;
+			o->crash_branches = v;
 			break;
 		default:
 			command__option_error("run", opt, optopt, argv[optind - 1]);

@@ -93,6 +93,9 @@ struct guest_tasks {
 	uint64_t written;	/* events written */
 	uint64_t dropped;	/* events over GUEST_TASKS_MAX_EVENTS */
 	unsigned int nr_vcpus;
+	struct guest_crash *crashes;	/* per vCPU: GUEST_TASKS_MAX_CRASHES, oldest first */
+	unsigned int *nr_crashes;	/* per vCPU */
+	uint64_t crashes_dropped;
 };
 
 /* ---- guest memory as introspection reads it ---------------------------------------------- */
@@ -181,7 +184,11 @@ struct guest_tasks *guest_tasks__create(const struct guest_tasks_config *cfg, ch
 	gt->procs = calloc(GUEST_TASKS_MAX_PROCS, sizeof(*gt->procs));
 	gt->current = malloc((cfg->nr_vcpus ? cfg->nr_vcpus : 1) * sizeof(*gt->current));
 	gt->renewed = calloc(cfg->nr_vcpus ? cfg->nr_vcpus : 1, sizeof(*gt->renewed));
-	if (!gt->sel || !gt->procs || !gt->current || !gt->renewed)
+	gt->crashes = calloc((cfg->nr_vcpus ? cfg->nr_vcpus : 1) * GUEST_TASKS_MAX_CRASHES,
+			     sizeof(*gt->crashes));
+	gt->nr_crashes = calloc(cfg->nr_vcpus ? cfg->nr_vcpus : 1, sizeof(*gt->nr_crashes));
+	if (!gt->sel || !gt->procs || !gt->current || !gt->renewed || !gt->crashes ||
+	    !gt->nr_crashes)
 		goto err_free;
 	for (unsigned int i = 0; i < cfg->nr_vcpus; i++)
 		gt->current[i] = -1;
@@ -215,6 +222,8 @@ void guest_tasks__destroy(struct guest_tasks *gt)
 	free(gt->procs);
 	free(gt->current);
 	free(gt->renewed);
+	free(gt->crashes);
+	free(gt->nr_crashes);
 	pthread_mutex_destroy(&gt->lock);
 	free(gt);
 }
@@ -463,6 +472,86 @@ static bool flush(struct guest_tasks *gt, struct gt_proc *p, bool force)
 	return false;
 }
 
+/* Linux x86's numbers of the signals whose death is a crash. */
+static bool fatal_signal(int signo)
+{
+	return signo == 4 || signo == 6 || signo == 7 || signo == 8 || signo == 11;
+}
+
+/*
+ * @p (read as @t) was killed by signal @signo: queue its crash for the vCPU it ran on last
+ * (@vcpu, where its exit was seen, when none has it loaded).
+ */
+static void queue_crash(struct guest_tasks *gt, const struct gt_proc *p,
+			const struct guest_task *t, int signo, uint64_t time, unsigned int vcpu)
+{
+	struct guest_crash *c;
+
+	for (unsigned int i = 0; i < gt->nr_vcpus; i++) {
+		if (gt->current[i] == (int)(p - gt->procs)) {
+			vcpu = i;
+			break;
+		}
+	}
+	if (gt->nr_crashes[vcpu] >= GUEST_TASKS_MAX_CRASHES) {
+		if (!gt->crashes_dropped++)
+			pr_warn("vcpu %u: more than %u process crashes waiting: later ones are "
+				"not reported", vcpu, GUEST_TASKS_MAX_CRASHES);
+		return;
+	}
+	c = &gt->crashes[vcpu * GUEST_TASKS_MAX_CRASHES + gt->nr_crashes[vcpu]++];
+	memset(c, 0, sizeof(*c));
+	c->pid = p->pid;
+	c->tgid = p->tgid;
+	c->signo = signo;
+	c->id = p->id;
+	c->time_ns = time;
+	snprintf(c->comm, sizeof(c->comm), "%s", t->comm);
+}
+
+bool guest_tasks__take_crash(struct guest_tasks *gt, unsigned int vcpu, struct guest_crash *c)
+{
+	bool ret = false;
+
+	if (vcpu >= gt->nr_vcpus)
+		return false;
+	pthread_mutex_lock(&gt->lock);
+	if (gt->nr_crashes[vcpu]) {
+		struct guest_crash *q = &gt->crashes[vcpu * GUEST_TASKS_MAX_CRASHES];
+
+		*c = q[0];
+		memmove(q, q + 1, --gt->nr_crashes[vcpu] * sizeof(*q));
+		ret = true;
+	}
+	pthread_mutex_unlock(&gt->lock);
+	return ret;
+}
+
+bool guest_tasks__current(struct guest_tasks *gt, unsigned int vcpu, struct guest_crash *c)
+{
+	struct guest_task t;
+	struct gt_proc *p;
+	bool ret = false;
+	int cur;
+
+	if (vcpu >= gt->nr_vcpus)
+		return false;
+	pthread_mutex_lock(&gt->lock);
+	cur = gt->in ? gt->current[vcpu] : -1;
+	if (cur >= 0 && gt->procs[cur].used) {
+		p = &gt->procs[cur];
+		memset(c, 0, sizeof(*c));
+		c->pid = p->pid;
+		c->tgid = p->tgid;
+		c->id = p->id;
+		if (!introspect__read_task(gt->in, p->task, &t) && t.pid == p->pid)
+			snprintf(c->comm, sizeof(c->comm), "%s", t.comm);
+		ret = true;
+	}
+	pthread_mutex_unlock(&gt->lock);
+	return ret;
+}
+
 /* @p left its address space for good: it exited unless it exec'd (mm changed, same pid). */
 static void check_exit(struct guest_tasks *gt, struct gt_proc *p, uint64_t time,
 		       unsigned int vcpu)
@@ -476,6 +565,8 @@ static void check_exit(struct guest_tasks *gt, struct gt_proc *p, uint64_t time,
 	if (!ret && t.pid == p->pid && t.mm)
 		return; /* still alive: another thread, or an exec in progress */
 	flush(gt, p, true);
+	if (!ret && t.pid == p->pid && (t.exit_code & 0x7f) && fatal_signal(t.exit_code & 0x7f))
+		queue_crash(gt, p, &t, t.exit_code & 0x7f, time, vcpu);
 	write_event(gt, json_pack("{s:s, s:i, s:i, s:I, s:i}", "event", "exit", "pid",
 				  (int)p->pid, "code",
 				  !ret && t.pid == p->pid ? exit_status(t.exit_code) : 0,

@@ -201,6 +201,47 @@ bool guest_tasks__gone(struct guest_tasks *gt, unsigned int vcpu, uint64_t time_
  */
 unsigned int guest_tasks__reap(struct guest_tasks *gt, uint64_t time_ns, bool *gone);
 
+/* Crashes waiting per vCPU for guest_tasks__take_crash(); more are counted and dropped. */
+#define GUEST_TASKS_MAX_CRASHES 8
+
+/**
+ * struct guest_crash - a guest process, and the fatal signal that killed it.
+ * @pid, @tgid: its ids
+ * @signo:      the signal (Linux x86 numbers), 0 for a process that did not crash
+ * @id:         its address-space id (guest_tasks__id())
+ * @time_ns:    when its exit was seen (ns since the trace started)
+ * @comm:       its comm (guest bytes, NUL-terminated)
+ */
+struct guest_crash {
+	int32_t pid;
+	int32_t tgid;
+	int signo;
+	uint64_t id;
+	uint64_t time_ns;
+	char comm[64 + 1];
+};
+
+/**
+ * guest_tasks__take_crash() - a process that ran on a vCPU last and was killed by SIGSEGV,
+ * SIGBUS, SIGILL, SIGFPE or SIGABRT, as its exit was seen (oldest first).
+ * @gt:   the object
+ * @vcpu: the vCPU index
+ * @c:    receives it
+ *
+ * Return: true when there was one (it is taken off the queue).
+ */
+bool guest_tasks__take_crash(struct guest_tasks *gt, unsigned int vcpu, struct guest_crash *c);
+
+/**
+ * guest_tasks__current() - the process a vCPU loaded last, with its comm now.
+ * @gt:   the object
+ * @vcpu: the vCPU index
+ * @c:    receives it (@signo 0)
+ *
+ * Return: true when known.
+ */
+bool guest_tasks__current(struct guest_tasks *gt, unsigned int vcpu, struct guest_crash *c);
+
 /**
  * guest_tasks__id() - the address-space id of a CR3, as in the events and the ring's task
  * escape records.

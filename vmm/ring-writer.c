@@ -163,6 +163,14 @@ uint64_t ring_writer__committed(const struct ring_writer *w)
 	return w->seq;
 }
 
+int ring_writer__read(const struct ring_writer *w, uint64_t seq, struct vbts_record *rec)
+{
+	if (seq >= w->seq || w->seq - seq > w->capacity)
+		return -ENOENT;
+	*rec = w->slots[seq % w->capacity];
+	return 0;
+}
+
 int ring_writer__close(struct ring_writer *w)
 {
 	int ret = 0;

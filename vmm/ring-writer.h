@@ -74,6 +74,16 @@ void ring_writer__freeze(struct ring_writer *w);
 uint64_t ring_writer__committed(const struct ring_writer *w);
 
 /**
+ * ring_writer__read() - a record still in the ring, read back by its writer's thread.
+ * @w:   writer
+ * @seq: its sequence number
+ * @rec: the record
+ *
+ * Return: 0, or -ENOENT when @seq is not committed yet or was overwritten.
+ */
+int ring_writer__read(const struct ring_writer *w, uint64_t seq, struct vbts_record *rec);
+
+/**
  * ring_writer__close() - mark the file closed, sync it and unmap it; frees @w.
  * @w: writer, may be NULL
  *

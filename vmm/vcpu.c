@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include "cpuid.h"
+#include "crash-report.h"
+#include "guest-tasks.h"
 #include "iobus.h"
 #include "kvm.h"
 #include "log.h"
@@ -354,9 +356,149 @@ void vcpu__note_crash(struct vcpu *v, unsigned int reason)
 	v->frozen = true;
 }
 
+/* The vCPU's registers now, into @g; false when KVM would not give them. */
+static bool crash_regs(struct vcpu *v, struct crash_regs *g)
+{
+	struct kvm_sregs sregs;
+	struct kvm_regs regs;
+
+	if (v->fd < 0 || kvm__ioctl_quiet(v->fd, KVM_GET_REGS, &regs) < 0 ||
+	    kvm__ioctl_quiet(v->fd, KVM_GET_SREGS, &sregs) < 0)
+		return false;
+	*g = (struct crash_regs){
+		.rax = regs.rax, .rbx = regs.rbx, .rcx = regs.rcx, .rdx = regs.rdx,
+		.rsi = regs.rsi, .rdi = regs.rdi, .rbp = regs.rbp, .rsp = regs.rsp,
+		.r8 = regs.r8, .r9 = regs.r9, .r10 = regs.r10, .r11 = regs.r11,
+		.r12 = regs.r12, .r13 = regs.r13, .r14 = regs.r14, .r15 = regs.r15,
+		.rip = regs.rip, .rflags = regs.rflags,
+		.cr0 = sregs.cr0, .cr2 = sregs.cr2, .cr3 = sregs.cr3, .cr4 = sregs.cr4,
+		.efer = sregs.efer, .cs = sregs.cs.selector, .ss = sregs.ss.selector,
+	};
+	return true;
+}
+
+static void write_crash_report(struct vcpu *v, enum crash_kind kind, const struct guest_crash *gc)
+{
+	struct crash_report r = { .kind = kind, .vcpu = v->index };
+	struct guest_crash cur;
+	struct vbts_record *br = NULL;
+	unsigned int index;
+	uint64_t id = ~0ULL;
+	int ret;
+
+	if (!v->vm->crash_dir)
+		return;
+	index = __atomic_fetch_add(&v->vm->nr_crashes, 1, __ATOMIC_RELAXED);
+	if (index >= CRASH_REPORT_MAX) {
+		if (index == CRASH_REPORT_MAX)
+			pr_warn("more than %u crashes: later ones get no report", CRASH_REPORT_MAX);
+		return;
+	}
+	r.time_ns = vm__now_ns() - v->tv.start_ns;
+	r.requested = v->vm->crash_branches;
+	if (kind == CRASH_PROCESS) {
+		r.regs_note = "the process had exited when its exit was seen: the vCPU's registers "
+			      "then are not those of the fault, none are given";
+		r.signo = gc->signo;
+		r.time_ns = gc->time_ns;
+	} else {
+		r.have_regs = crash_regs(v, &r.regs);
+		if (!r.have_regs)
+			r.regs_note = "KVM_GET_REGS or KVM_GET_SREGS failed";
+		gc = v->tv.tasks && guest_tasks__current(v->tv.tasks, v->index, &cur) ? &cur :
+									      NULL;
+	}
+	if (gc) {
+		r.have_process = true;
+		r.pid = gc->pid;
+		r.tgid = gc->tgid;
+		snprintf(r.comm, sizeof(r.comm), "%s", gc->comm);
+		r.cr3 = gc->id;
+		/* A process's own branches; a kernel's crash: whatever the vCPU ran last. */
+		if (kind == CRASH_PROCESS)
+			id = gc->id;
+	}
+	if (!r.cr3 && r.have_regs)
+		r.cr3 = r.regs.cr3 & VBTS_CR3_MASK;
+	if (v->tv.ring && r.requested) {
+		br = calloc(r.requested, sizeof(*br));
+		if (br)
+			r.nr_branches = crash_report__collect(v->tv.ring, id, r.requested, br,
+							      &r.ring_seq);
+	}
+	r.branches = br;
+	ret = crash_report__write(v->vm->crash_dir, index, &r);
+	if (ret)
+		pr_err("vcpu %u: cannot write the crash report: %s", v->index, strerror(-ret));
+	free(br);
+}
+
+enum crash_action vcpu__crash(struct vcpu *v, enum crash_kind kind, const struct guest_crash *gc)
+{
+	enum crash_action act = v->vm->on_crash;
+	unsigned int reason;
+
+	if (act == CRASH_ACTION_DEFAULT)
+		act = kind == CRASH_PROCESS ? CRASH_ACTION_CONTINUE : CRASH_ACTION_EXIT;
+	switch (kind) {
+	case CRASH_PROCESS:
+		reason = VBTS_FREEZE_PROCESS_CRASH;
+		break;
+	case CRASH_PANIC:
+		reason = VBTS_FREEZE_PANIC;
+		break;
+	default:
+		reason = VBTS_FREEZE_TRIPLE_FAULT;
+		break;
+	}
+	if (kind == CRASH_PROCESS && act == CRASH_ACTION_CONTINUE) {
+		/* The ring goes on: the FREEZE record marks the crash, the report keeps it. */
+		if (v->tv.ring && !v->frozen)
+			ring_writer__escape(v->tv.ring, VBTS_ESC_FREEZE,
+					    vm__now_ns() - v->tv.start_ns, reason);
+	} else {
+		vcpu__note_crash(v, reason);
+	}
+	write_crash_report(v, kind, gc);
+	if (act == CRASH_ACTION_PAUSE) {
+		pr_info("vcpu %u: the guest crashed (%s): vCPUs paused, waiting for SIGINT, SIGTERM "
+			"or SIGHUP", v->index, crash_report__kind_name(kind));
+		for (unsigned int i = 0; i < v->vm->nr_vcpus; i++)
+			if (v->vm->vcpus[i] != v)
+				vcpu__request(v->vm->vcpus[i], VCPU_PAUSED);
+		pthread_mutex_lock(&v->lock);
+		if (v->request == VCPU_RUNNING)
+			v->request = VCPU_PAUSED;
+		pthread_mutex_unlock(&v->lock);
+	}
+	return act;
+}
+
+/* Process crashes introspection saw on this vCPU: a report each, then --on-crash. */
+static int process_crashes(struct vcpu *v)
+{
+	struct guest_crash gc;
+	int ret = VCPU_CONTINUE;
+
+	if (!v->tv.tasks)
+		return VCPU_CONTINUE;
+	while (guest_tasks__take_crash(v->tv.tasks, v->index, &gc)) {
+		/* Said for the crashes that get a report: a guest cannot flood the log. */
+		if (__atomic_load_n(&v->vm->nr_crashes, __ATOMIC_RELAXED) < CRASH_REPORT_MAX)
+			pr_info("vcpu %u: process %d was killed by %s", v->index, (int)gc.pid,
+				crash_report__signal_name(gc.signo));
+		if (vcpu__crash(v, CRASH_PROCESS, &gc) == CRASH_ACTION_EXIT) {
+			vm__request_stop(v->vm, 1);
+			ret = VCPU_STOP;
+		}
+	}
+	return ret;
+}
+
 int vcpu__exit_shutdown(struct vcpu *v, struct kvm_run *run)
 {
-	vcpu__note_crash(v, VBTS_FREEZE_TRIPLE_FAULT);
+	if (vcpu__crash(v, CRASH_TRIPLE_FAULT, NULL) == CRASH_ACTION_PAUSE)
+		return VCPU_CONTINUE;
 	/* An operating system's last way to reset the machine (Linux: reboot=t): not an error. */
 	if (v->vm->pc) {
 		pr_info("vcpu %u: the guest reset the machine (triple fault)", v->index);
@@ -586,6 +728,8 @@ static int run_once(struct vcpu *v)
 		if (ret < 0)
 			return vcpu_fail(v, "tracer %s after exit %u: %s", ops->name,
 					 run->exit_reason, strerror(-ret));
+		if (process_crashes(v) == VCPU_STOP)
+			return VCPU_STOP;
 		if (ret == 1)
 			return VCPU_CONTINUE;
 	}

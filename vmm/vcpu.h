@@ -10,8 +10,10 @@
 #include <stdint.h>
 #include <linux/kvm.h>
 
+#include "crash-report.h"
 #include "guest-bts.h"
 
+struct guest_crash;
 struct ring_writer;
 struct vcpu;
 struct vm;
@@ -154,6 +156,25 @@ int vcpu__join_timed(struct vcpu *v, uint64_t timeout_ns);
  * @reason: enum vbts_freeze_reason
  */
 void vcpu__note_crash(struct vcpu *v, unsigned int reason);
+
+/**
+ * vcpu__crash() - the guest crashed on this vCPU: write a FREEZE escape record, write the crash
+ * report (crash.json or crash-N.json in vm->crash_dir, with the last vm->crash_branches
+ * branches of the task) and carry out --on-crash. Call it from the vCPU's own thread.
+ * @v:    vCPU
+ * @kind: what crashed
+ * @gc:   CRASH_PROCESS: the process and its signal; otherwise NULL (the process the vCPU ran
+ *        is named when introspection knows it)
+ *
+ * A process crash freezes the ring only when the run does not go on; a panic or a triple
+ * fault always freezes it (vcpu__note_crash()). The registers are the vCPU's now: for a panic
+ * or a triple fault those of the crash; a process is gone when its exit is seen, so its
+ * report has none.
+ *
+ * Return: the action taken: CRASH_ACTION_CONTINUE, CRASH_ACTION_EXIT (the caller ends the
+ * run) or CRASH_ACTION_PAUSE (every vCPU was asked to pause).
+ */
+enum crash_action vcpu__crash(struct vcpu *v, enum crash_kind kind, const struct guest_crash *gc);
 
 /**
  * vcpu__dispatch() - handle one exit: the one switch on exit_reason, dispatch only.

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "crash-report.h"
 #include "debug-exit.h"
 #include "iobus.h"
 #include "kvm.h"
@@ -75,6 +76,10 @@ struct vm {
 	struct guest_tasks *tasks;
 	bool guest_bts;
 	bool guest_bts_kvm;
+	const char *crash_dir;
+	unsigned int crash_branches;
+	enum crash_action on_crash;
+	unsigned int nr_crashes;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	bool stop_requested;

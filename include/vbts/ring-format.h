@@ -140,6 +140,8 @@ enum vbts_freeze_reason {
 	VBTS_FREEZE_TRIPLE_FAULT = 1,
 	VBTS_FREEZE_PANIC = 2,       /* pvpanic or guest-reported panic */
 	VBTS_FREEZE_VMM_ERROR = 3,
+	VBTS_FREEZE_PROCESS_CRASH = 4, /* a guest process was killed by a fatal signal; the ring
+					* goes on when the VM continues (--on-crash continue) */
 };
 
 #define VBTS_ESC_KIND_MASK 0xffULL

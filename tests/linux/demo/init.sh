@@ -9,6 +9,7 @@ echo "demo: $(uname -sr), up $(cut -d' ' -f1 /proc/uptime) s, $(grep -c ^process
 echo "demo: ls /: $(ls / | tr "\n" " ")"
 echo "demo: $(grep MemTotal /proc/meminfo)"
 echo "demo: running crashme"
-crashme
+# A shell that says its pid, then becomes crashme (same pid), in the foreground.
+sh -c 'echo "demo: crashme is pid $$"; exec crashme'
 echo "demo: crashme exited with status $?"
 poweroff -f

@@ -27,6 +27,7 @@ Suite *linux_decode_suite(void);
 Suite *linux_debian_suite(void);
 Suite *consumers_suite(void);
 Suite *diff_suite(void);
+Suite *crash_suite(void);
 
 struct vbts_command;
 

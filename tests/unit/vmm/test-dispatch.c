@@ -4,6 +4,8 @@
  * (no KVM), with the real UART and debug-exit devices on the bus; the vCPU state requests.
  */
 #include <check.h>
+#include <jansson.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -260,6 +262,120 @@ START_TEST(test_crash_noted_in_ring)
 }
 END_TEST
 
+/* A ring with a task's branches for the crash tests; @path receives its (unlinked) name. */
+static struct ring_writer *crash_ring(void)
+{
+	struct ring_writer_config rc = { .capacity = 16, .mode = VBTS_RING_WRAP };
+	char path[] = "/tmp/check-vmm-ring-XXXXXX";
+	struct ring_writer *w;
+	int fd = mkstemp(path);
+
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	unlink(path);
+	w = ring_writer__create(path, &rc);
+	ck_assert_ptr_nonnull(w);
+	unlink(path);
+	ck_assert_int_eq(ring_writer__escape(w, VBTS_ESC_TASK_ARRIVE, 0x5000, 1), 0);
+	for (uint64_t i = 1; i <= 3; i++) {
+		struct vbts_record r = { .from = 0x100 * i, .to = 0x100 * i + 0x10 };
+
+		ck_assert_int_eq(ring_writer__append(w, &r), 0);
+	}
+	return w;
+}
+
+static json_t *load_report(const char *dir, const char *name)
+{
+	char path[256];
+	json_error_t je;
+	json_t *o;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	o = json_load_file(path, 0, &je);
+	ck_assert_msg(o, "%s: %s", path, je.text);
+	return o;
+}
+
+static void remove_reports(const char *dir)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/crash.json", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/crash-1.json", dir);
+	unlink(path);
+	rmdir(dir);
+}
+
+/* A triple fault writes crash.json: reason, vCPU, the vCPU's last branches; the run ends. */
+START_TEST(test_crash_report_triple_fault)
+{
+	struct fixture *f = setup();
+	char dir[] = "/tmp/check-vmm-crash-XXXXXX";
+	json_t *o, *br;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	f->vm.crash_dir = dir;
+	f->vm.crash_branches = 2;
+	f->v.tv.ring = crash_ring();
+	f->run->exit_reason = KVM_EXIT_SHUTDOWN;
+	ck_assert_int_eq(vcpu__dispatch(&f->v, f->run), VCPU_STOP);
+	ck_assert(vm__stop_requested(&f->vm));
+	o = load_report(dir, "crash.json");
+	ck_assert_str_eq(json_string_value(json_object_get(o, "reason")), "triple-fault");
+	ck_assert_int_eq(json_integer_value(json_object_get(o, "vcpu")), 0);
+	/* No vCPU file descriptor here: no registers, and the report says why. */
+	ck_assert(json_is_null(json_object_get(o, "registers")));
+	ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(o, "registers_note")),
+				     "KVM_GET_REGS"));
+	br = json_object_get(o, "branches");
+	ck_assert_uint_eq(json_array_size(br), 2);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(br, 0), "from")),
+			 "0x200");
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(br, 1), "to")),
+			 "0x310");
+	json_decref(o);
+	ck_assert_int_eq(ring_writer__close(f->v.tv.ring), 0);
+	remove_reports(dir);
+	teardown(f);
+}
+END_TEST
+
+/* --on-crash pause: the vCPU parks instead of ending the run; a second crash gets crash-1. */
+START_TEST(test_crash_pause)
+{
+	struct fixture *f = setup();
+	char dir[] = "/tmp/check-vmm-crash-XXXXXX";
+	struct vcpu *vcpus[1] = { &f->v };
+	json_t *o;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	f->vm.crash_dir = dir;
+	f->vm.crash_branches = 32;
+	f->vm.on_crash = CRASH_ACTION_PAUSE;
+	f->vm.vcpus = vcpus;
+	f->vm.nr_vcpus = 1;
+	f->v.tv.ring = crash_ring();
+	f->run->exit_reason = KVM_EXIT_SHUTDOWN;
+	ck_assert_int_eq(vcpu__dispatch(&f->v, f->run), VCPU_CONTINUE);
+	ck_assert(!vm__stop_requested(&f->vm));
+	ck_assert_int_eq(f->v.request, VCPU_PAUSED);
+	ck_assert_int_eq(vcpu__crash(&f->v, CRASH_PANIC, NULL), CRASH_ACTION_PAUSE);
+	o = load_report(dir, "crash.json");
+	ck_assert_uint_eq(json_array_size(json_object_get(o, "branches")), 3);
+	json_decref(o);
+	o = load_report(dir, "crash-1.json");
+	ck_assert_str_eq(json_string_value(json_object_get(o, "reason")), "panic");
+	json_decref(o);
+	f->vm.vcpus = NULL;
+	f->vm.nr_vcpus = 0;
+	ck_assert_int_eq(ring_writer__close(f->v.tv.ring), 0);
+	remove_reports(dir);
+	teardown(f);
+}
+END_TEST
+
 START_TEST(test_msr_refused)
 {
 	struct fixture *f = setup();
@@ -358,6 +474,8 @@ Suite *dispatch_suite(void)
 	tcase_add_test(tc, test_mmio_unclaimed);
 	tcase_add_loop_test(tc, test_exit_table, 0, sizeof(exit_table) / sizeof(exit_table[0]));
 	tcase_add_test(tc, test_crash_noted_in_ring);
+	tcase_add_test(tc, test_crash_report_triple_fault);
+	tcase_add_test(tc, test_crash_pause);
 	tcase_add_test(tc, test_msr_refused);
 	tcase_add_test(tc, test_probe_modes);
 	tcase_add_test(tc, test_state_requests);

@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * crash-report.c - crash.json and crash-N.json: a crash's reason, vCPU, registers, process and
+ * the last branches of the task that crashed, copied out of its ring.
+ *
+ * Locking: none. crash_report__collect() runs on the ring writer's thread (the vCPU's).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "crash-report.h"
+#include "escape.h"
+#include "ring-writer.h"
+
+/* The address-space id bits of a CR3 (as GUEST_TASKS_CR3_ID). */
+#define TASK_ID_BITS 0x7fffffffffffe000ULL
+
+unsigned int crash_report__collect(const struct ring_writer *w, uint64_t id, unsigned int n,
+				   struct vbts_record *out, uint64_t *seq)
+{
+	uint64_t end = ring_writer__committed(w), first, s, cur = ~0ULL, total = 0;
+	struct vbts_record r;
+	unsigned int i, nr;
+
+	*seq = end;
+	if (!n)
+		return 0;
+	first = end > CRASH_REPORT_WINDOW ? end - CRASH_REPORT_WINDOW : 0;
+	/* Records before the first one still there are gone: the first readable is the start. */
+	for (s = first; s < end && ring_writer__read(w, s, &r); s++)
+		;
+	/* Forward, so that each branch has the task of the TASK_ARRIVE before it: a ring of n. */
+	for (; s < end; s++) {
+		if (ring_writer__read(w, s, &r))
+			continue;
+		if (vbts_record__is_escape(&r)) {
+			switch (vbts_record__escape_kind(&r)) {
+			case VBTS_ESC_TASK_ARRIVE:
+				cur = r.to & TASK_ID_BITS;
+				break;
+			case VBTS_ESC_TASK_DEPART:
+				cur = ~0ULL;
+				break;
+			default:
+				break;
+			}
+			continue;
+		}
+		if (id != ~0ULL && cur != (id & TASK_ID_BITS))
+			continue;
+		out[total % n] = r;
+		total++;
+	}
+	nr = total < n ? (unsigned int)total : n;
+	if (total > n) {
+		/* Oldest first: rotate the ring of n so that its oldest entry comes first. */
+		struct vbts_record *tmp = malloc(n * sizeof(*tmp));
+
+		if (!tmp)
+			return 0;
+		for (i = 0; i < n; i++)
+			tmp[i] = out[(total + i) % n];
+		memcpy(out, tmp, n * sizeof(*tmp));
+		free(tmp);
+	}
+	return nr;
+}
+
+const char *crash_report__signal_name(int signo)
+{
+	/* Linux x86's numbers: the guest's, not the host's <signal.h>. */
+	switch (signo) {
+	case 4:
+		return "SIGILL";
+	case 6:
+		return "SIGABRT";
+	case 7:
+		return "SIGBUS";
+	case 8:
+		return "SIGFPE";
+	case 11:
+		return "SIGSEGV";
+	default:
+		return NULL;
+	}
+}
+
+const char *crash_report__kind_name(enum crash_kind kind)
+{
+	switch (kind) {
+	case CRASH_PROCESS:
+		return "process-crash";
+	case CRASH_PANIC:
+		return "panic";
+	case CRASH_TRIPLE_FAULT:
+		return "triple-fault";
+	}
+	return "unknown";
+}
+
+static json_t *hex(uint64_t v)
+{
+	char buf[24];
+
+	snprintf(buf, sizeof(buf), "%#" PRIx64, v);
+	return json_string(buf);
+}
+
+/* Guest bytes as valid UTF-8: each byte that starts no valid sequence becomes U+FFFD. */
+static json_t *guest_string(const char *s, size_t max)
+{
+	size_t n = strnlen(s, max), i = 0, o = 0;
+	char *buf = malloc(n * 3 + 1);
+	json_t *j;
+
+	if (!buf)
+		return NULL;
+	while (i < n) {
+		uint32_t cp;
+		size_t len = escape__utf8_char(s + i, n - i, &cp);
+
+		if (len) {
+			memcpy(buf + o, s + i, len);
+			o += len;
+			i += len;
+		} else {
+			memcpy(buf + o, "\xef\xbf\xbd", 3);
+			o += 3;
+			i++;
+		}
+	}
+	buf[o] = '\0';
+	j = json_string(buf);
+	free(buf);
+	return j;
+}
+
+static int set(json_t *o, const char *key, json_t *v)
+{
+	return v && !json_object_set_new(o, key, v) ? 0 : -ENOMEM;
+}
+
+static json_t *regs_json(const struct crash_regs *g)
+{
+	const struct {
+		const char *name;
+		uint64_t v;
+	} r[] = {
+		{ "rip", g->rip }, { "rsp", g->rsp }, { "rbp", g->rbp }, { "rflags", g->rflags },
+		{ "rax", g->rax }, { "rbx", g->rbx }, { "rcx", g->rcx }, { "rdx", g->rdx },
+		{ "rsi", g->rsi }, { "rdi", g->rdi }, { "r8", g->r8 },   { "r9", g->r9 },
+		{ "r10", g->r10 }, { "r11", g->r11 }, { "r12", g->r12 }, { "r13", g->r13 },
+		{ "r14", g->r14 }, { "r15", g->r15 }, { "cs", g->cs },   { "ss", g->ss },
+		{ "cr0", g->cr0 }, { "cr2", g->cr2 }, { "cr3", g->cr3 }, { "cr4", g->cr4 },
+		{ "efer", g->efer },
+	};
+	json_t *o = json_object();
+
+	for (size_t i = 0; o && i < sizeof(r) / sizeof(r[0]); i++) {
+		if (set(o, r[i].name, hex(r[i].v))) {
+			json_decref(o);
+			return NULL;
+		}
+	}
+	return o;
+}
+
+static json_t *report_json(const struct crash_report *r)
+{
+	json_t *o = json_object(), *br, *p;
+	const char *sig;
+	int ret = 0;
+
+	if (!o)
+		return NULL;
+	ret |= set(o, "version", json_integer(CRASH_REPORT_VERSION));
+	ret |= set(o, "reason", json_string(crash_report__kind_name(r->kind)));
+	if (r->kind == CRASH_PROCESS) {
+		sig = crash_report__signal_name(r->signo);
+		ret |= set(o, "signal", sig ? json_string(sig) : json_null());
+		ret |= set(o, "signo", json_integer(r->signo));
+	}
+	ret |= set(o, "time", json_integer((json_int_t)r->time_ns));
+	ret |= set(o, "vcpu", json_integer(r->vcpu));
+	ret |= set(o, "cr3", r->cr3 ? hex(r->cr3) : json_null());
+	if (r->have_process) {
+		p = json_pack("{s:i, s:i}", "pid", (int)r->pid, "tgid", (int)r->tgid);
+		ret |= set(o, "process", p);
+		if (p)
+			ret |= set(p, "comm", guest_string(r->comm, sizeof(r->comm)));
+	} else {
+		ret |= set(o, "process", json_null());
+	}
+	ret |= set(o, "registers", r->have_regs ? regs_json(&r->regs) : json_null());
+	if (r->regs_note)
+		ret |= set(o, "registers_note", json_string(r->regs_note));
+	ret |= set(o, "ring_seq", json_integer((json_int_t)r->ring_seq));
+	ret |= set(o, "branches_requested", json_integer(r->requested));
+	br = json_array();
+	ret |= set(o, "branches", br);
+	for (unsigned int i = 0; br && i < r->nr_branches; i++) {
+		json_t *b = json_object();
+
+		if (!b || json_array_append_new(br, b)) {
+			ret = -ENOMEM;
+			break;
+		}
+		ret |= set(b, "from", hex(r->branches[i].from));
+		ret |= set(b, "to", hex(r->branches[i].to));
+		ret |= set(b, "flags", hex(r->branches[i].flags));
+	}
+	if (ret) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+int crash_report__write(const char *dir, unsigned int index, const struct crash_report *r)
+{
+	char path[4096], tmp[4096 + 8];
+	json_t *o = report_json(r);
+	int ret = 0, fd;
+	FILE *f;
+
+	if (!o)
+		return -ENOMEM;
+	if (index)
+		ret = snprintf(path, sizeof(path), "%s/crash-%u.json", dir, index);
+	else
+		ret = snprintf(path, sizeof(path), "%s/crash.json", dir);
+	if (ret < 0 || (size_t)ret >= sizeof(path)) {
+		ret = -ENAMETOOLONG;
+		goto out;
+	}
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		ret = -errno;
+		goto out;
+	}
+	f = fdopen(fd, "w");
+	if (!f) {
+		ret = -errno;
+		close(fd);
+		goto err_unlink;
+	}
+	ret = json_dumpf(o, f, JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII) ? -EIO : 0;
+	if (fputc('\n', f) == EOF && !ret)
+		ret = -errno;
+	if (fclose(f) && !ret)
+		ret = -errno;
+	if (ret)
+		goto err_unlink;
+	if (rename(tmp, path)) {
+		ret = -errno;
+		goto err_unlink;
+	}
+	goto out;
+
+err_unlink:
+	unlink(tmp);
+out:
+	json_decref(o);
+	return ret;
+}
