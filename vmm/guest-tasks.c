@@ -32,6 +32,11 @@
 /* Linux's TASK_COMM_LEN - 1: what a comm keeps of a name. */
 #define COMM_KEEP 15
 #define EXE_NAME_MAX 256
+/* Address spaces no process was found for (the kernel's temporary ones, a dead process's
+ * still loaded lazily), not walked for again while the task list keeps its tail, for at most
+ * UNRESOLVED_TTL_NS. */
+#define UNRESOLVED_MAX 16
+#define UNRESOLVED_TTL_NS 1000000000ULL
 
 /**
  * struct gt_select - one --task value.
@@ -90,6 +95,13 @@ struct guest_tasks {
 	unsigned int nr_procs;
 	int *current;		/* per vCPU: index in @procs of the process loaded, or -1 */
 	bool *renewed;		/* per vCPU: its last load was resolved anew */
+	struct {
+		uint64_t id;	/* ~0: free */
+		uint64_t tail;	/* init_task.tasks's tail then */
+		uint64_t time;
+	} unresolved[UNRESOLVED_MAX];
+	unsigned int unresolved_next;
+	uint64_t walks_saved;	/* loads not walked for thanks to @unresolved */
 	uint64_t written;	/* events written */
 	uint64_t dropped;	/* events over GUEST_TASKS_MAX_EVENTS */
 	unsigned int nr_vcpus;
@@ -180,6 +192,8 @@ struct guest_tasks *guest_tasks__create(const struct guest_tasks_config *cfg, ch
 	pthread_mutex_init(&gt->lock, NULL);
 	gt->mem = cfg->mem;
 	gt->nr_vcpus = cfg->nr_vcpus;
+	for (unsigned int i = 0; i < UNRESOLVED_MAX; i++)
+		gt->unresolved[i].id = ~0ULL;
 	gt->sel = calloc(cfg->nr_select ? cfg->nr_select : 1, sizeof(*gt->sel));
 	gt->procs = calloc(GUEST_TASKS_MAX_PROCS, sizeof(*gt->procs));
 	gt->current = malloc((cfg->nr_vcpus ? cfg->nr_vcpus : 1) * sizeof(*gt->current));
@@ -676,6 +690,49 @@ bool guest_tasks__settle(struct guest_tasks *gt, unsigned int vcpu, bool force)
 }
 
 /*
+ * Whether address space @id was walked for in vain lately and no process was created since:
+ * a process that has it now either came since (the task list's tail moved) or exec'd into it
+ * (seen as its old address space left, which bypasses this).
+ */
+static bool unresolved(struct guest_tasks *gt, uint64_t id, uint64_t time_ns)
+{
+	uint64_t tail;
+
+	for (unsigned int i = 0; i < UNRESOLVED_MAX; i++) {
+		if (gt->unresolved[i].id != id)
+			continue;
+		if (time_ns - gt->unresolved[i].time > UNRESOLVED_TTL_NS ||
+		    introspect__tasks_tail(gt->in, &tail) || tail != gt->unresolved[i].tail) {
+			gt->unresolved[i].id = ~0ULL;
+			return false;
+		}
+		gt->walks_saved++;
+		return true;
+	}
+	return false;
+}
+
+static void remember_unresolved(struct guest_tasks *gt, uint64_t id, uint64_t time_ns)
+{
+	unsigned int i = gt->unresolved_next++ % UNRESOLVED_MAX;
+
+	if (introspect__tasks_tail(gt->in, &gt->unresolved[i].tail))
+		return;
+	gt->unresolved[i].id = id;
+	gt->unresolved[i].time = time_ns;
+}
+
+uint64_t guest_tasks__walks_saved(struct guest_tasks *gt)
+{
+	uint64_t n;
+
+	pthread_mutex_lock(&gt->lock);
+	n = gt->walks_saved;
+	pthread_mutex_unlock(&gt->lock);
+	return n;
+}
+
+/*
  * Whether the process that forked @t is recorded: a child starts with its parent's registers,
  * TF of the tracer's frames included, so it is recorded too (and its single-step traps are
  * the tracer's, not the guest's).
@@ -698,7 +755,7 @@ bool guest_tasks__switch(struct guest_tasks *gt, unsigned int vcpu, uint64_t old
 	char exe[EXE_NAME_MAX];
 	struct guest_task t;
 	struct gt_proc *p;
-	bool traced = false, exec = false;
+	bool traced = false, exec = false, left = false;
 
 	if (vcpu >= gt->nr_vcpus)
 		return false;
@@ -708,19 +765,25 @@ bool guest_tasks__switch(struct guest_tasks *gt, unsigned int vcpu, uint64_t old
 	gt->current[vcpu] = -1;
 	gt->renewed[vcpu] = false;
 	p = old_id != id ? find_id(gt, old_id) : NULL;
-	if (p && !still_there(gt, p, &t))
+	if (p && !still_there(gt, p, &t)) {
 		check_exit(gt, p, time_ns, vcpu);
+		left = true;
+	}
 
 	p = find_id(gt, id);
 	if (!p || !still_there(gt, p, &t)) {
-		gt->renewed[vcpu] = true;
 		/* an address space used again: its last owner exec'd or exited unseen */
 		if (p && p->mm)
 			check_exit(gt, p, time_ns, vcpu);
 		if (p && p->used)
 			p->id = ~0ULL; /* it exec'd: its new address space is resolved anew */
-		if (introspect__resolve_cr3(gt->in, new_cr3, &t))
+		if (!p && !left && unresolved(gt, id, time_ns))
+			goto out;
+		if (introspect__resolve_cr3(gt->in, new_cr3, &t)) {
+			remember_unresolved(gt, id, time_ns);
 			goto out; /* not a process's address space (yet) */
+		}
+		gt->renewed[vcpu] = true;
 		p = find_pid(gt, t.pid);
 		if (p && p->mm != t.mm) {
 			flush(gt, p, true); /* what it was before the exec */

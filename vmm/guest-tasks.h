@@ -136,6 +136,15 @@ bool guest_tasks__switch(struct guest_tasks *gt, unsigned int vcpu, uint64_t old
 			 uint64_t new_cr3, uint64_t time_ns);
 
 /**
+ * guest_tasks__walks_saved() - loads of an address space that recently had no process, not
+ * walked for again.
+ * @gt: the object
+ *
+ * Return: the count.
+ */
+uint64_t guest_tasks__walks_saved(struct guest_tasks *gt);
+
+/**
  * guest_tasks__current_pid() - the process a vCPU loaded last.
  * @gt:   the object
  * @vcpu: the vCPU index

@@ -641,6 +641,14 @@ uint64_t introspect__page_offset_base(const struct introspect *in)
 	return in->page_offset_base;
 }
 
+int introspect__tasks_tail(struct introspect *in, uint64_t *tail)
+{
+	const struct kernel_layout *l = &in->l;
+
+	/* struct list_head { next; prev; }: prev of init_task.tasks, where new tasks go */
+	return rd64(in, in->init_task + l->task_tasks + l->list_next + 8, tail);
+}
+
 uint64_t introspect__kernel_root(const struct introspect *in)
 {
 	return in->root;

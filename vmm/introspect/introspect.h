@@ -236,6 +236,17 @@ uint64_t introspect__slide(const struct introspect *in);
 uint64_t introspect__page_offset_base(const struct introspect *in);
 
 /**
+ * introspect__tasks_tail() - the last task of init_task.tasks, where a new process is added.
+ * @in:   the object
+ * @tail: its list node's address
+ *
+ * One read: a changed tail says that processes were created (or the last one exited).
+ *
+ * Return: 0, or -EFAULT when unreadable.
+ */
+int introspect__tasks_tail(struct introspect *in, uint64_t *tail);
+
+/**
  * introspect__kernel_root() - the kernel's own top-level page table (init_mm.pgd).
  * @in: the object
  *

@@ -255,6 +255,46 @@ START_TEST(test_renewed_address_space)
 }
 END_TEST
 
+START_TEST(test_unresolved_not_walked_again)
+{
+	uint64_t pgd = fk_pgd(&fk, true), pgd_b = fk_pgd(&fk, true), tasks[2];
+
+	tasks[0] = fk_task(&fk, 60, 60, "other", fk_mm(&fk, pgd_b));
+	fk_link(&fk, tasks, 1);
+	start(NULL, 0);
+	/* no process has pgd: one walk, not one per load */
+	for (int i = 0; i < 5; i++) {
+		ck_assert(!guest_tasks__switch(gt, 0, pgd_b, pgd, 10 + i));
+		ck_assert(guest_tasks__switch(gt, 0, pgd, pgd_b, 10 + i));
+	}
+	ck_assert_uint_eq(guest_tasks__walks_saved(gt), 4);
+	/* a process created since has it: the task list's tail moved */
+	tasks[1] = fk_task(&fk, 61, 61, "new", fk_mm(&fk, pgd));
+	fk_link(&fk, tasks, 2);
+	sync_ram();
+	ck_assert_msg(guest_tasks__switch(gt, 0, pgd_b, pgd, 20),
+		      "a process created after the walk is found");
+	ck_assert_uint_eq(guest_tasks__walks_saved(gt), 4);
+}
+END_TEST
+
+START_TEST(test_unresolved_walked_again_later)
+{
+	uint64_t pgd = fk_pgd(&fk, true), pgd_b = fk_pgd(&fk, true), t;
+
+	t = fk_task(&fk, 70, 70, "other", fk_mm(&fk, pgd_b));
+	fk_link(&fk, &t, 1);
+	start(NULL, 0);
+	ck_assert(!guest_tasks__switch(gt, 0, pgd_b, pgd, 100));
+	ck_assert(!guest_tasks__switch(gt, 0, pgd, pgd, 200));
+	ck_assert(!guest_tasks__switch(gt, 0, pgd_b, pgd, 300));
+	ck_assert_uint_eq(guest_tasks__walks_saved(gt), 2);
+	/* a second later it is walked for again, whatever the task list */
+	ck_assert(!guest_tasks__switch(gt, 0, pgd_b, pgd, 300 + 2000000000ULL));
+	ck_assert_uint_eq(guest_tasks__walks_saved(gt), 2);
+}
+END_TEST
+
 START_TEST(test_hostile_comm)
 {
 	uint64_t pgd = fk_pgd(&fk, true), t;
@@ -348,6 +388,8 @@ Suite *guest_tasks_suite(void)
 	tcase_add_test(tc, test_select_pid_and_children);
 	tcase_add_test(tc, test_all_processes);
 	tcase_add_test(tc, test_renewed_address_space);
+	tcase_add_test(tc, test_unresolved_not_walked_again);
+	tcase_add_test(tc, test_unresolved_walked_again_later);
 	tcase_add_test(tc, test_hostile_comm);
 	tcase_add_test(tc, test_bad_select);
 	tcase_add_test(tc, test_exe_name_reads);
