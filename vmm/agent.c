@@ -33,6 +33,7 @@ struct agent {
 	struct agent_stats stats;
 	struct agent_line *lines; /* [nr_vcpus] */
 	struct elf_store *store;  /* NULL: uploads are counted and dropped */
+	bool introspected;        /* task/exec/exit are the VMM's own events */
 };
 
 /* Members kept, with their only accepted JSON type and, for strings, their longest length. */
@@ -242,6 +243,12 @@ static void take_line(struct agent *a, unsigned int vcpu, const char *buf, size_
 		return;
 	}
 	ev = json_string_value(json_object_get(in, "event"));
+	if (a->introspected &&
+	    (!strcmp(ev, "task") || !strcmp(ev, "exec") || !strcmp(ev, "exit"))) {
+		a->stats.forged++;
+		json_decref(in);
+		return;
+	}
 	if (!strncmp(ev, "agent-elf", 9)) {
 		/* Only the VMM writes agent-elf, after verifying the file. */
 		if (ev[9] == '-')
@@ -265,6 +272,13 @@ static void take_line(struct agent *a, unsigned int vcpu, const char *buf, size_
 	}
 	json_decref(in);
 	store_event(a, vcpu, out);
+}
+
+void agent__set_introspected(struct agent *a, bool on)
+{
+	pthread_mutex_lock(&a->lock);
+	a->introspected = on;
+	pthread_mutex_unlock(&a->lock);
 }
 
 int agent__set_store(struct agent *a, const char *dir)

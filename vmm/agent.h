@@ -27,6 +27,8 @@ struct agent;
  * @members_dropped: unknown or ill-typed members removed from stored lines
  * @bytes:       bytes received
  * @elf_dropped: agent-elf-* lines refused (bad members, refused by the store, no store)
+ * @forged:      task, exec or exit lines of a guest whose processes the VMM follows itself
+ *               (dropped: those events are the VMM's own, see agent__set_introspected())
  * @elf:         the ELF store's counters (zero without a store)
  */
 struct agent_stats {
@@ -37,6 +39,7 @@ struct agent_stats {
 	uint64_t members_dropped;
 	uint64_t bytes;
 	uint64_t elf_dropped;
+	uint64_t forged;
 	struct elf_store_stats elf;
 };
 
@@ -93,6 +96,14 @@ void agent__feed(struct agent *a, unsigned int vcpu, uint8_t byte);
  * Return: 0.
  */
 int agent__io(void *dev, struct io_access *acc);
+
+/**
+ * agent__set_introspected() - the VMM follows the guest's processes itself (a Linux guest).
+ * @a:  the channel
+ * @on: from now on, the guest's own task, exec and exit lines are dropped and counted as
+ *      forged: in events.jsonl those names are the VMM's, which decode trusts
+ */
+void agent__set_introspected(struct agent *a, bool on);
 
 /**
  * agent__stats() - copy the counters.

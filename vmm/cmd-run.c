@@ -549,6 +549,7 @@ static int tasks_init(struct run_ctx *c)
 		c->fail_status = ret == -ENOMEM ? 1 : 2;
 		return ret;
 	}
+	agent__set_introspected(c->vm.agent, true);
 	return 0;
 }
 
@@ -770,9 +771,9 @@ static void print_stats(struct run_ctx *c, uint64_t wall_ns)
 	agent__stats(c->vm.agent, &as);
 	fprintf(stderr, "vbts: stats: console %" PRIu64 " bytes (%" PRIu64 " dropped); agent %"
 			PRIu64 " events stored, %" PRIu64 " too long, %" PRIu64 " invalid, %"
-			PRIu64 " over the limit, %" PRIu64 " members dropped\n",
+			PRIu64 " over the limit, %" PRIu64 " members dropped, %" PRIu64 " forged\n",
 		written, dropped, as.stored, as.too_long, as.invalid, as.over_limit,
-		as.members_dropped);
+		as.members_dropped, as.forged);
 	fprintf(stderr, "vbts: stats: agent elf files stored %" PRIu64 " (%" PRIu64 " bytes), %"
 			PRIu64 " messages dropped: bad build id %" PRIu64 ", too big %" PRIu64
 			", over budget %" PRIu64 ", duplicate %" PRIu64 ", abandoned %" PRIu64

@@ -441,6 +441,32 @@ START_TEST(test_agent_good_line)
 }
 END_TEST
 
+/* A Linux guest's processes are the VMM's to report: the guest cannot add its own. */
+START_TEST(test_agent_introspected_forged)
+{
+	FILE *ev = tmpfile();
+	struct agent *a = agent__create(1, ev, 0, VBTS_AGENT_EVENTS_MAX);
+	struct agent_stats st;
+	json_t *o;
+
+	agent__set_introspected(a, true);
+	feed_str(a, 0, "{\"event\":\"task\",\"pid\":1,\"name\":\"fake\",\"cr3\":\"0x1000\"}\n");
+	feed_str(a, 0, "{\"event\":\"exec\",\"pid\":1,\"name\":\"fake\"}\n");
+	feed_str(a, 0, "{\"event\":\"exit\",\"pid\":1,\"code\":0}\n");
+	feed_str(a, 0, "{\"event\":\"agent-proc\",\"pid\":1,\"comm\":\"real\"}\n");
+	agent__stats(a, &st);
+	ck_assert_uint_eq(st.forged, 3);
+	ck_assert_uint_eq(st.stored, 1);
+	ck_assert_int_eq(count_lines(ev), 1);
+	o = event_line(ev, 0);
+	ck_assert_ptr_nonnull(o);
+	ck_assert_str_eq(json_string_value(json_object_get(o, "event")), "agent-proc");
+	json_decref(o);
+	agent__destroy(a);
+	fclose(ev);
+}
+END_TEST
+
 START_TEST(test_agent_over_long_line)
 {
 	FILE *ev = tmpfile();
@@ -634,6 +660,7 @@ Suite *devices_suite(void)
 	tcase_add_test(tc, test_debug_exit);
 	tcase_add_test(tc, test_pvpanic);
 	tcase_add_test(tc, test_agent_good_line);
+	tcase_add_test(tc, test_agent_introspected_forged);
 	tcase_add_test(tc, test_agent_over_long_line);
 	tcase_add_test(tc, test_agent_hostile_lines);
 	tcase_add_test(tc, test_agent_stores_ascii);
