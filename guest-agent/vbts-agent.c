@@ -65,6 +65,7 @@ struct file_id {
 	char build_id[2 * VBTS_AGENT_BUILD_ID_MAX / 2 * 2 + 1];
 	char path[VBTS_AGENT_PATH_MAX + 1];
 	bool sent; /* uploaded, or refused by the limits */
+	bool uploaded; /* its upload was started */
 };
 
 struct proc {
@@ -343,6 +344,10 @@ static bool upload_start(struct agent *a, struct file_id *f)
 	int fd;
 
 	f->sent = true;
+	/* Another file with the same build ID (a copy, a hard link elsewhere) went already. */
+	for (unsigned int i = 0; i < a->nr_files; i++)
+		if (a->files[i].uploaded && !strcmp(a->files[i].build_id, f->build_id))
+			return false;
 	fd = open(f->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0)
 		return false;
@@ -358,6 +363,7 @@ static bool upload_start(struct agent *a, struct file_id *f)
 	a->up_fd = fd;
 	a->up_off = 0;
 	a->up_size = size;
+	f->uploaded = true;
 	return true;
 
 err_close:
