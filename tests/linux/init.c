@@ -137,7 +137,7 @@ int main(void)
 	param(cmdline, "vbts.action", action, sizeof(action));
 	param(cmdline, "vbts.token", token, sizeof(token));
 	cpus = cpus_online();
-	agent_send("{\"event\":\"task\",\"pid\":1,\"name\":\"init\"}\n");
+	agent_send("{\"event\":\"agent-proc\",\"pid\":1,\"comm\":\"init\"}\n");
 	printf("vbts-init: user space after %s s, cpus online %d, token %s\n", uptime, cpus, token);
 	drain();
 
