@@ -6,6 +6,7 @@
  * what it becomes; the buffer, FILE and stream interfaces only differ in where that goes.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -236,4 +237,29 @@ void escape_stream__putc(struct escape_stream *es, FILE *f, unsigned char c)
 void escape_stream__flush(struct escape_stream *es, FILE *f)
 {
 	stream_drain(es, f, true);
+}
+
+char *escape__utf8_dup(const char *s, size_t max)
+{
+	size_t n = strnlen(s, max), i = 0, o = 0;
+	char *buf = malloc(n * 3 + 1);
+
+	if (!buf)
+		return NULL;
+	while (i < n) {
+		uint32_t cp;
+		size_t len = escape__utf8_char(s + i, n - i, &cp);
+
+		if (len) {
+			memcpy(buf + o, s + i, len);
+			o += len;
+			i += len;
+		} else {
+			memcpy(buf + o, "\xef\xbf\xbd", 3);
+			o += 3;
+			i++;
+		}
+	}
+	buf[o] = '\0';
+	return buf;
 }

@@ -53,6 +53,17 @@ size_t escape__buf(char *dst, size_t size, const void *src, size_t len, unsigned
 const char *escape__str(char *dst, size_t size, const char *src);
 
 /**
+ * escape__utf8_dup() - guest bytes as valid UTF-8, for JSON.
+ * @s:   NUL-terminated bytes
+ * @max: at most this many bytes of @s are taken
+ *
+ * Each byte that starts no well-formed UTF-8 character becomes U+FFFD.
+ *
+ * Return: a malloc'd string, or NULL when out of memory.
+ */
+char *escape__utf8_dup(const char *s, size_t max);
+
+/**
  * escape__utf8_char() - the well-formed UTF-8 character at @p.
  * @p:  bytes
  * @n:  how many, at least 1

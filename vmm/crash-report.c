@@ -115,27 +115,11 @@ static json_t *hex(uint64_t v)
 /* Guest bytes as valid UTF-8: each byte that starts no valid sequence becomes U+FFFD. */
 static json_t *guest_string(const char *s, size_t max)
 {
-	size_t n = strnlen(s, max), i = 0, o = 0;
-	char *buf = malloc(n * 3 + 1);
+	char *buf = escape__utf8_dup(s, max);
 	json_t *j;
 
 	if (!buf)
 		return NULL;
-	while (i < n) {
-		uint32_t cp;
-		size_t len = escape__utf8_char(s + i, n - i, &cp);
-
-		if (len) {
-			memcpy(buf + o, s + i, len);
-			o += len;
-			i += len;
-		} else {
-			memcpy(buf + o, "\xef\xbf\xbd", 3);
-			o += 3;
-			i++;
-		}
-	}
-	buf[o] = '\0';
 	j = json_string(buf);
 	free(buf);
 	return j;

@@ -242,6 +242,18 @@ START_TEST(test_escape_exhaustive)
 }
 END_TEST
 
+START_TEST(test_escape_utf8_dup)
+{
+	char *u = escape__utf8_dup("a\xff\xc3\xa9" "b\xc3", SIZE_MAX);
+
+	ck_assert_str_eq(u, "a\xef\xbf\xbd\xc3\xa9" "b\xef\xbf\xbd");
+	free(u);
+	u = escape__utf8_dup("abcdef", 3);
+	ck_assert_str_eq(u, "abc");
+	free(u);
+}
+END_TEST
+
 static Suite *escape_suite(void)
 {
 	Suite *s = suite_create("escape");
@@ -253,6 +265,7 @@ static Suite *escape_suite(void)
 	tcase_add_test(tc, test_escape_stream);
 	tcase_add_test(tc, test_escape_stream_holds_only_undecided);
 	tcase_add_test(tc, test_escape_exhaustive);
+	tcase_add_test(tc, test_escape_utf8_dup);
 	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
 	return s;
