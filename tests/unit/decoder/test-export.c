@@ -2,9 +2,9 @@
 /*
  * test-export.c - the outputs of `vbts decode --format` read by their real consumers: each
  * trace is decoded into a file and handed to the program that reads that format (Debian's
- * genhtml, callgrind_annotate, an Avro reader, or, where Debian has none, a reader written
- * from the format's description in tests/unit/decoder/consumers/), which must accept it and
- * find in it what the trace holds.
+ * genhtml, callgrind_annotate, an Avro reader, speedscope (npm) in Debian's headless Chromium,
+ * or, where none is packaged, a reader written from the format's description in
+ * tests/unit/decoder/consumers/), which must accept it and find in it what the trace holds.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -199,6 +199,74 @@ START_TEST(test_perfetto_read)
 	ck_assert_msg(run_tool(check, tool) == 0, "%s", tool);
 	ck_assert_str_eq(tool, "13 slices\n");
 	remove_trace(dir);
+}
+END_TEST
+
+/*
+ * speedscope (npm), the flame graph viewer, in headless Chromium: it reads folded stacks,
+ * callgrind profiles and Chrome trace events, each by its own importer. Decodes the golden
+ * trace into @name in the format @format and checks speedscope's Sandwich view (and profile
+ * list) for @want (consumers/speedscope.py's arguments).
+ */
+static void speedscope_check(const char *format, const char *name, const char *const *want)
+{
+	char dir[64], out[128], err[TOOL_OUT_MAX], tool[TOOL_OUT_MAX], script[512];
+	const char *args[] = { "--format", format, NULL };
+	const char *check[16] = { PYTHON3, script, SPEEDSCOPE_DIR, out };
+	size_t n = 4;
+
+	for (size_t i = 0; want[i]; i++) {
+		ck_assert_uint_lt(n, sizeof(check) / sizeof(check[0]) - 1);
+		check[n++] = want[i];
+	}
+	make_golden_trace(dir);
+	snprintf(out, sizeof(out), "%s/%s", dir, name);
+	ck_assert_msg(decode_into(out, dir, args, err) == 0, "%s", err);
+	consumer(script, sizeof(script), "speedscope.py");
+	ck_assert_msg(run_tool(check, tool) == 0, "%s", tool);
+	remove_trace(dir);
+}
+
+/*
+ * The golden trace's 12 branches as folded stacks: main is on the stack of 11 of them and
+ * makes 4 itself (one per task's main, two in ping's), parse 6 and 3, deref 3 and 2; the task
+ * frames carry their branches (ping 6, crash 4, the two of [no task]).
+ */
+START_TEST(test_speedscope_folded)
+{
+	const char *want[] = { "main=11/4", "parse=6/3", "deref=3/2", "isr_entry=1/1",
+			       "isr_common=1/1", "[unknown]=1/1", "ping[1]=6/0", "crash[2]=4/0",
+			       "[no task]=2/0", NULL };
+
+	speedscope_check("folded", "out.folded", want);
+}
+END_TEST
+
+/*
+ * The same trace as a callgrind profile gives the same inclusive and self branches per
+ * function (speedscope merges the tasks: callgrind has no task level).
+ */
+START_TEST(test_speedscope_callgrind)
+{
+	const char *want[] = { "main=11/4", "parse=6/3", "deref=3/2", "isr_common=1/1",
+			       "[unknown]=1/1", NULL };
+
+	speedscope_check("callgrind", "callgrind.out", want);
+}
+END_TEST
+
+/*
+ * As Chrome trace events: a profile per task and vCPU, named as the trace names them, the
+ * first (vCPU 1's kernel side) with its one slice of main, 100 ns long.
+ */
+START_TEST(test_speedscope_chrome_trace)
+{
+	const char *want[] = { "profile:[no task] (pid 0), vcpu1 [no task] (tid 1)=100.00ns",
+			       "profile:ping[1] (pid 1), vcpu0 ping[1] (tid 0)=100.00ns",
+			       "profile:crash[2] (pid 2), vcpu0 crash[2] (tid 2)=0.00ns",
+			       "main {\"addr\":\"0x0\"}=100.00ns/100.00ns", NULL };
+
+	speedscope_check("perfetto", "trace.json", want);
 }
 END_TEST
 
@@ -486,6 +554,9 @@ static Suite *export_suite(void)
 	tcase_add_test(tc, test_folded_read);
 	tcase_add_test(tc, test_callgrind_annotate);
 	tcase_add_test(tc, test_perfetto_read);
+	tcase_add_test(tc, test_speedscope_folded);
+	tcase_add_test(tc, test_speedscope_callgrind);
+	tcase_add_test(tc, test_speedscope_chrome_trace);
 	tcase_add_test(tc, test_lcov_genhtml);
 	tcase_add_test(tc, test_avro_read);
 	tcase_add_test(tc, test_drcov_read);
