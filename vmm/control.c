@@ -46,7 +46,7 @@
 
 #define SCAN_MAX 65536          /* records one vCPU's event scan looks at per round */
 #define TICK_MS 50              /* event scan period while someone is subscribed */
-#define RESPONSE_MAX (64U << 10) /* bytes of records in one drain response */
+#define RESPONSE_MAX (128U << 10) /* bytes of records in one drain response */
 #define ID_MAX 64               /* bytes of a string request id that is echoed */
 
 /* One vCPU's ring file, mapped read-only. */
@@ -672,7 +672,7 @@ static json_t *do_drain(struct control *c, struct request *r)
 		if (ret < 0)
 			break;
 		one = record_json(r->vcpu, seq, &rec);
-		bytes += 160; /* a record's JSON is shorter than this */
+		bytes += 200; /* a record's JSON is shorter than this */
 		json_array_append_new(arr, one);
 	}
 	resp = ok_obj(r->verb);
