@@ -1047,22 +1047,20 @@ static void client_line(struct control *c, struct client *cl, const char *line, 
 	client_send(c, cl, resp);
 }
 
-static void client_read(struct control *c, struct client *cl)
+/* Room for a response: a client's lines wait while half its queue is taken. */
+static bool client_has_room(const struct client *cl)
 {
-	char *nl;
-	ssize_t n;
-	size_t done;
+	return cl->out_len - cl->out_off < CONTROL_QUEUE_MAX / 2;
+}
 
-	n = recv(cl->fd, cl->in + cl->in_len, sizeof(cl->in) - cl->in_len, MSG_DONTWAIT);
-	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
-		return;
-	if (n <= 0) {
-		client_close(cl);
-		return;
-	}
-	cl->in_len += (size_t)n;
-	done = 0;
-	while (cl->fd >= 0 && (nl = memchr(cl->in + done, '\n', cl->in_len - done))) {
+/* Answer the complete lines read, as long as the client's queue has room. */
+static void client_process(struct control *c, struct client *cl)
+{
+	size_t done = 0;
+	char *nl;
+
+	while (cl->fd >= 0 && client_has_room(cl) &&
+	       (nl = memchr(cl->in + done, '\n', cl->in_len - done))) {
 		size_t len = (size_t)(nl - (cl->in + done));
 
 		if (cl->discarding)
@@ -1075,7 +1073,7 @@ static void client_read(struct control *c, struct client *cl)
 		return;
 	memmove(cl->in, cl->in + done, cl->in_len - done);
 	cl->in_len -= done;
-	if (cl->in_len == sizeof(cl->in)) {
+	if (cl->in_len == sizeof(cl->in) && !memchr(cl->in, '\n', cl->in_len)) {
 		/* CONTROL_LINE_MAX bytes and no newline: refused, skipped up to its newline. */
 		if (!cl->discarding) {
 			c->too_long++;
@@ -1085,9 +1083,28 @@ static void client_read(struct control *c, struct client *cl)
 						     "discarded up to its newline",
 						     CONTROL_LINE_MAX - 1));
 		}
-		cl->discarding = true;
-		cl->in_len = 0;
+		if (cl->fd >= 0) {
+			cl->discarding = true;
+			cl->in_len = 0;
+		}
 	}
+}
+
+static void client_read(struct control *c, struct client *cl)
+{
+	ssize_t n;
+
+	if (cl->in_len == sizeof(cl->in))
+		return; /* full of lines that wait for room in the queue */
+	n = recv(cl->fd, cl->in + cl->in_len, sizeof(cl->in) - cl->in_len, MSG_DONTWAIT);
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+		return;
+	if (n <= 0) {
+		client_close(cl);
+		return;
+	}
+	cl->in_len += (size_t)n;
+	client_process(c, cl);
 }
 
 /* A new connection: its peer's uid checked, refused when not allowed or no slot is free. */
@@ -1174,7 +1191,7 @@ static void *control_thread(void *arg)
 				continue;
 			subscribers |= cl->subscribed;
 			/* Not read while its responses pile up: it has to read them first. */
-			if (!cl->closing && cl->out_len - cl->out_off < CONTROL_QUEUE_MAX / 2)
+			if (!cl->closing && client_has_room(cl) && cl->in_len < sizeof(cl->in))
 				ev |= POLLIN;
 			if (cl->out_off < cl->out_len)
 				ev |= POLLOUT;
@@ -1194,6 +1211,13 @@ static void *control_thread(void *arg)
 				client_read(c, cl);
 			if (cl->fd >= 0 && cl->out_off < cl->out_len)
 				client_flush(cl);
+			/* Lines that waited for room: answered as long as the socket takes them. */
+			while (cl->fd >= 0 && client_has_room(cl) &&
+			       memchr(cl->in, '\n', cl->in_len)) {
+				client_process(c, cl);
+				if (cl->fd >= 0)
+					client_flush(cl);
+			}
 			if (cl->fd >= 0 && cl->closing && cl->out_off >= cl->out_len)
 				client_close(cl);
 		}

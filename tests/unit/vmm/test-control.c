@@ -781,6 +781,41 @@ START_TEST(test_socket_stuck_subscriber)
 }
 END_TEST
 
+START_TEST(test_socket_pipelined)
+{
+	struct control *c = server("step", true);
+	struct ring_writer_config rc = { .capacity = 4096, .mode = VBTS_RING_WRAP };
+	char path[PATH_MAX + 32];
+	json_t *o;
+	int fd;
+
+	ring_writer__close(rings[0]);
+	snprintf(path, sizeof(path), "%s/vcpu0.ring", dir);
+	unlink(path);
+	rings[0] = ring_writer__create(path, &rc);
+	ck_assert_ptr_nonnull(rings[0]);
+	append_branches(0, 4000);
+	ck_assert_int_eq(control__start(c), 0);
+	fd = connect_sock();
+	/* 60 large responses asked for at once, megabytes in all, read only afterwards */
+	for (int i = 0; i < 60; i++)
+		send_str(fd, "{\"verb\":\"drain\",\"vcpu\":0}\n", 26);
+	for (int i = 0; i < 60; i++) {
+		o = recv_obj(fd);
+		ck_assert_msg(!code_of(o), "%d: %s", i, json_string_value(json_object_get(o, "error")));
+		ck_assert_uint_eq(json_array_size(json_object_get(o, "records")),
+				  CONTROL_DRAIN_MAX);
+		json_decref(o);
+	}
+	send_str(fd, "{\"verb\":\"status\"}\n", 18);
+	o = recv_obj(fd);
+	ck_assert_int_eq(json_integer_value(json_object_get(o, "dropped_clients")), 0);
+	json_decref(o);
+	close(fd);
+	control__destroy(c);
+}
+END_TEST
+
 Suite *control_suite(void)
 {
 	Suite *s = suite_create("control");
@@ -805,6 +840,7 @@ Suite *control_suite(void)
 	tcase_add_test(ts, test_socket_hostile_lines);
 	tcase_add_test(ts, test_socket_clients_bounded);
 	tcase_add_test(ts, test_socket_stuck_subscriber);
+	tcase_add_test(ts, test_socket_pipelined);
 	suite_add_tcase(s, ts);
 	return s;
 }
