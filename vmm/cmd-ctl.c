@@ -28,10 +28,11 @@ static const char usage[] =
 	"       vbts ctl SOCKET --raw LINE\n"
 	"\n"
 	"Send one request to the control socket of `vbts run --control SOCKET` and print its\n"
-	"response, one JSON object on one line (doc/control-protocol.md). VERB is one of status,\n"
-	"start, stop, config, get, count, drain, clear, freeze, subscribe; each KEY=VALUE becomes\n"
-	"a member of the request: a VALUE of digits an integer, tasks=A,B an array of names, any\n"
-	"other a string. Examples:\n"
+	"response, one JSON object on one line (doc/control-protocol.md) in printable ASCII\n"
+	"(other characters as \\uXXXX; a line that is not JSON is escaped byte by byte). VERB\n"
+	"is one of status, start, stop, config, get, count, drain, clear, freeze, subscribe;\n"
+	"each KEY=VALUE becomes a member of the request: a VALUE of digits an integer,\n"
+	"tasks=A,B an array of names, any other a string. Examples:\n"
 	"  vbts ctl /tmp/vm.sock status\n"
 	"  vbts ctl /tmp/vm.sock get vcpu=0 seq=12\n"
 	"  vbts ctl /tmp/vm.sock drain vcpu=0 cursor=100 max=50\n"
@@ -189,29 +190,48 @@ static int read_line(int fd, char **buf, size_t *cap, size_t *have, size_t *len)
 	}
 }
 
-/* Print one line escaped; whether it is a JSON object without "error". */
+/* Whether @s is printable ASCII, nothing a terminal could act on. */
+static bool printable_ascii(const char *s)
+{
+	for (; *s; s++)
+		if (*s < 0x20 || *s > 0x7e)
+			return false;
+	return true;
+}
+
+/*
+ * Print one line safely; whether it is a JSON object without "error". A JSON line is printed
+ * as JSON again, every character outside printable ASCII as \uXXXX (still JSON, for jq and
+ * friends); anything else is escaped byte by byte (common/escape.h).
+ */
 static bool print_line(const char *line, size_t len)
 {
-	char *s = malloc(len + 1);
-	json_t *o;
-	bool ok;
+	json_t *o = json_loadb(line, len, JSON_DECODE_ANY, NULL);
+	char *out = o ? json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_PRESERVE_ORDER |
+				   JSON_ENCODE_ANY) : NULL;
+	bool ok = json_is_object(o) && !json_object_get(o, "error");
 
-	if (!s)
-		return false;
-	memcpy(s, line, len);
-	s[len] = '\0';
-	/* escape__fputs stops at a NUL: what follows one is shown escaped too */
-	for (size_t off = 0; off <= len; off += strlen(s + off) + 1) {
-		if (off)
-			fputs("\\x00", stdout);
-		escape__fputs(stdout, s + off);
+	if (out && printable_ascii(out)) {
+		fputs(out, stdout);
+	} else {
+		char *s = malloc(len + 1);
+
+		if (s) {
+			memcpy(s, line, len);
+			s[len] = '\0';
+			/* escape__fputs stops at a NUL: what follows one is shown escaped too */
+			for (size_t off = 0; off <= len; off += strlen(s + off) + 1) {
+				if (off)
+					fputs("\\x00", stdout);
+				escape__fputs(stdout, s + off);
+			}
+			free(s);
+		}
 	}
 	putchar('\n');
 	fflush(stdout);
-	o = json_loadb(line, len, 0, NULL);
-	ok = json_is_object(o) && !json_object_get(o, "error");
+	free(out);
 	json_decref(o);
-	free(s);
 	return ok;
 }
 

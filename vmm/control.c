@@ -48,6 +48,8 @@
 #define TICK_MS 50              /* event scan period while someone is subscribed */
 #define RESPONSE_MAX (128U << 10) /* bytes of records in one drain response */
 #define ID_MAX 64               /* bytes of a string request id that is echoed */
+#define ACCEPT_BATCH 64         /* connections accepted per round */
+#define BACKLOG 64              /* connections waiting to be accepted */
 
 /* One vCPU's ring file, mapped read-only. */
 struct ring_view {
@@ -1107,19 +1109,22 @@ static void client_read(struct control *c, struct client *cl)
 	client_process(c, cl);
 }
 
-/* A new connection: its peer's uid checked, refused when not allowed or no slot is free. */
-static void accept_client(struct control *c)
+/*
+ * A new connection: its peer's uid checked, refused when not allowed or no slot is free.
+ * False when none was waiting.
+ */
+static bool accept_client(struct control *c)
 {
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
 	struct client *cl = NULL;
 	json_t *err = NULL;
-	char *s;
+	char *s, junk[512];
 	int fd;
 
 	fd = accept4(c->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (fd < 0)
-		return;
+		return errno != EAGAIN && errno != EWOULDBLOCK;
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 ||
 	    !control__peer_allowed(cred.uid, geteuid())) {
 		err = error_obj("forbidden", "peer uid not allowed: only uid %u and root",
@@ -1142,11 +1147,17 @@ static void accept_client(struct control *c)
 			free(s);
 		}
 		json_decref(err);
+		/* What it sent already is read (8 KiB at most): unread data would reset the
+		 * connection and lose the error object with it. */
+		for (unsigned int i = 0;
+		     i < 16 && recv(fd, junk, sizeof(junk), MSG_DONTWAIT) > 0; i++)
+			;
 		close(fd);
-		return;
+		return true;
 	}
 	memset(cl, 0, sizeof(*cl));
 	cl->fd = fd;
+	return true;
 }
 
 static void broadcast_events(struct control *c)
@@ -1221,8 +1232,10 @@ static void *control_thread(void *arg)
 			if (cl->fd >= 0 && cl->closing && cl->out_off >= cl->out_len)
 				client_close(cl);
 		}
-		if (pfd[1].revents & POLLIN)
-			accept_client(c);
+		/* Every waiting connection, a bounded number per round. */
+		for (unsigned int i = 0; (pfd[1].revents & POLLIN) && i < ACCEPT_BATCH; i++)
+			if (!accept_client(c))
+				break;
 		if (subscribers) {
 			broadcast_events(c);
 			for (unsigned int i = 0; i < CONTROL_CLIENTS_MAX; i++)
@@ -1282,7 +1295,7 @@ static int make_socket(struct control *c, const char *path, char *err, size_t er
 	old = umask(0177);
 	ret = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
 	umask(old);
-	if (ret < 0 || chmod(path, 0600) < 0 || listen(fd, CONTROL_CLIENTS_MAX) < 0) {
+	if (ret < 0 || chmod(path, 0600) < 0 || listen(fd, BACKLOG) < 0) {
 		ret = -errno;
 		close(fd);
 		if (ret != -EADDRINUSE)
