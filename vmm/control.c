@@ -271,10 +271,12 @@ static uint64_t view_lost(const struct ring_view *v)
 }
 
 /*
- * Whether the writer appends nothing for now: its ring is frozen or closed, or its vCPU does
- * not record (stopped by this socket). A vCPU sets itself recording before it appends again
- * (vcpu.c, with a full fence), so a reader that finds it quiet before and after copying a
- * slot, with committed unchanged, copied a slot nobody was writing: the oldest one too.
+ * Whether the writer appends nothing for now: its ring is frozen or closed (the header says
+ * so), or its vCPU was stopped by this socket. A stopped vCPU says it records again, or is
+ * frozen by a crash, before it appends again (vcpu.c, with a full fence), so a reader that
+ * finds it stopped before and after copying a slot, with committed unchanged, copied a slot
+ * nobody was writing: the oldest one too. A crash's freeze is not quiet until the header
+ * says so: the tracer's last records follow it.
  */
 static bool view_quiet(struct control *c, unsigned int vcpu)
 {
@@ -287,7 +289,7 @@ static bool view_quiet(struct control *c, unsigned int vcpu)
 	    (VBTS_RING_F_FROZEN | VBTS_RING_F_CLOSED))
 		quiet = true;
 	else if (c->ops && c->ops->state && c->ops->state(c->opaque, vcpu, &st) == 0)
-		quiet = st.rec != VCPU_REC_ON;
+		quiet = st.rec == VCPU_REC_OFF;
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	return quiet;
 }

@@ -320,6 +320,18 @@ static void set_recording(struct vcpu *v, enum vcpu_recording rec)
 	__atomic_store_n(&v->rec, rec, __ATOMIC_RELEASE);
 }
 
+/*
+ * Before a stopped vCPU appends to its ring: said first, with a full fence, since a reader
+ * trusts a stopped ring whole (vmm/control.c).
+ */
+static void before_append(struct vcpu *v)
+{
+	if (__atomic_load_n(&v->rec, __ATOMIC_RELAXED) != VCPU_REC_OFF)
+		return;
+	__atomic_store_n(&v->rec, VCPU_REC_ON, __ATOMIC_SEQ_CST);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
 /* The START record's aux for a CPL filter (as the step backend writes it). */
 static uint64_t start_aux(unsigned int cpl)
 {
@@ -354,11 +366,13 @@ static void apply_control(struct vcpu *v)
 			ring_writer__escape(v->ring, VBTS_ESC_START, now, start_aux(v->tv.cpl));
 	}
 	if (req & VCPU_CTL_FREEZE) {
+		before_append(v);
 		ring_writer__escape(v->ring, VBTS_ESC_FREEZE, now, VBTS_FREEZE_OPERATOR);
 		ring_writer__freeze(v->ring);
 		v->frozen = true;
 		if (detach)
 			v->tv.ring = NULL;
+		/* After the header's flag: "frozen" in status means the ring is read whole. */
 		set_recording(v, VCPU_REC_FROZEN);
 		return;
 	}
@@ -367,9 +381,7 @@ static void apply_control(struct vcpu *v)
 		v->tv.ring = NULL;
 		set_recording(v, VCPU_REC_OFF);
 	} else if ((req & VCPU_CTL_START) && rec == VCPU_REC_OFF) {
-		/* Said before the first append: a reader of the ring trusts a quiet one whole. */
-		__atomic_store_n(&v->rec, VCPU_REC_ON, __ATOMIC_SEQ_CST);
-		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		before_append(v);
 		v->tv.ring = v->ring;
 		ring_writer__escape(v->ring, VBTS_ESC_START, now, start_aux(v->tv.cpl));
 		set_recording(v, VCPU_REC_ON);
@@ -447,6 +459,8 @@ void vcpu__note_crash(struct vcpu *v, unsigned int reason)
 	/* The ring's own pointer: a crash while the control socket stopped recording counts. */
 	if (!ring || v->frozen)
 		return;
+	if (v->ring)
+		before_append(v);
 	ring_writer__escape(ring, VBTS_ESC_FREEZE, vm__now_ns() - v->tv.start_ns, reason);
 	v->frozen = true;
 	if (v->ring)
@@ -868,8 +882,8 @@ static void *vcpu_thread(void *arg)
 	}
 	if (v->tracing)
 		ops->vcpu_fini(&v->tv);
-	if (v->frozen && v->ring)
-		ring_writer__freeze(v->ring);
+	if (v->frozen)
+		ring_writer__freeze(v->ring ? v->ring : v->tv.ring);
 out:
 	if (live)
 		vm__vcpu_done(v->vm);
