@@ -240,7 +240,7 @@ static int ctl(int argc, char **argv)
 	struct sigaction sa = { .sa_handler = on_signal };
 	size_t cap = 65536, have = 0, len;
 	bool subscribe, ok;
-	char *req, *buf;
+	char *req, *buf, *line;
 	int fd, ret, status;
 
 	if (argc < 3) {
@@ -252,14 +252,29 @@ static int ctl(int argc, char **argv)
 			fprintf(stderr, "vbts: ctl: --raw takes one LINE; see 'vbts help ctl'\n");
 			return 2;
 		}
+		json_t *o = json_loads(argv[3], 0, NULL);
+
 		req = strdup(argv[3]);
-		subscribe = strstr(argv[3], "subscribe") != NULL;
+		/* followed when the server would take it as a subscription */
+		subscribe = json_is_object(o) &&
+			    json_is_string(json_object_get(o, "verb")) &&
+			    !strcmp(json_string_value(json_object_get(o, "verb")), "subscribe");
+		json_decref(o);
 	} else {
 		req = build_request(argc - 2, argv + 2);
 		subscribe = !strcmp(argv[2], "subscribe");
 	}
 	if (!req)
 		return 2;
+	line = malloc(strlen(req) + 2);
+	if (!line) {
+		free(req);
+		return 2;
+	}
+	/* one write: the request and its newline */
+	sprintf(line, "%s\n", req);
+	free(req);
+	req = line;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
@@ -278,7 +293,7 @@ static int ctl(int argc, char **argv)
 		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	}
 	status = 2;
-	if (send_all(fd, req, strlen(req)) < 0 || send_all(fd, "\n", 1) < 0) {
+	if (send_all(fd, req, strlen(req)) < 0) {
 		fprintf(stderr, "vbts: ctl: sending the request: %s\n", strerror(errno));
 		goto out;
 	}
