@@ -749,7 +749,7 @@ static int control_init(struct run_ctx *c)
 	if (!c->control) {
 		ret = -errno;
 		pr_err("%s", err);
-		if (ret == -EEXIST || ret == -ENAMETOOLONG)
+		if (ret != -ENOMEM)
 			c->fail_status = 2;
 		return ret;
 	}
@@ -1194,11 +1194,13 @@ static int run(int argc, char **argv)
 	}
 	/* Refuse a bad ring size or trace directory before touching anything. */
 	if (c->opts.trace_dir) {
-		char err[256];
+		char err[512];
 
 		if (trace__check_budget(c->opts.ring_records, c->opts.vcpus,
 					trace__host_available_memory(), err, sizeof(err)) < 0 ||
-		    trace__check_dir(c->opts.trace_dir, err, sizeof(err)) < 0) {
+		    trace__check_dir(c->opts.trace_dir, err, sizeof(err)) < 0 ||
+		    (c->opts.control &&
+		     control__check_path(c->opts.control, err, sizeof(err)) < 0)) {
 			pr_err("%s", err);
 			free(c);
 			return 2;

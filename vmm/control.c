@@ -410,6 +410,9 @@ static json_t *with_vcpus(json_t *resp, json_t *arr)
 	return resp;
 }
 
+/* enum vcpu_recording as status names it */
+static const char *const rec_names[] = { "none", "on", "stopped", "frozen" };
+
 static json_t *do_status(struct control *c, struct request *r)
 {
 	json_t *resp = ok_obj(r->verb), *arr = json_array(), *tasks, *one;
@@ -420,7 +423,6 @@ static json_t *do_status(struct control *c, struct request *r)
 	for (unsigned int i = 0; i < c->nr_vcpus; i++) {
 		struct control_vcpu_state st = { .run = "unknown" };
 		uint64_t first = 0, end = 0, lost = 0;
-		static const char *const rec_names[] = { "none", "on", "stopped", "frozen" };
 
 		if (c->ops && c->ops->state)
 			c->ops->state(c->opaque, i, &st);
@@ -437,7 +439,8 @@ static json_t *do_status(struct control *c, struct request *r)
 				"mode", "wrap", "size", (json_int_t)c->ring_records,
 				"filters", "cpl", cpl_name(st.cpl), "tasks", tasks,
 				"state", st.run ? st.run : "unknown",
-				"recording", st.rec < 4 ? rec_names[st.rec] : "unknown",
+				"recording", st.rec < sizeof(rec_names) / sizeof(rec_names[0]) ?
+						     rec_names[st.rec] : "unknown",
 				"pending", st.pending != 0);
 		json_array_append_new(arr, one);
 	}
@@ -1249,6 +1252,42 @@ static void *control_thread(void *arg)
 }
 
 /* ---- set-up ---------------------------------------------------------------------------- */
+
+int control__check_path(const char *path, char *err, size_t errlen)
+{
+	struct sockaddr_un sa;
+	struct stat st;
+	char *copy, *slash;
+	int ret = 0;
+
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		snprintf(err, errlen, "--control %s: a socket path has at most %zu bytes", path,
+			 sizeof(sa.sun_path) - 1);
+		return -ENAMETOOLONG;
+	}
+	if (lstat(path, &st) == 0) {
+		if (S_ISSOCK(st.st_mode))
+			return 0;
+		snprintf(err, errlen, "--control %s exists and is not a socket: not replaced", path);
+		return -EEXIST;
+	}
+	copy = strdup(path);
+	if (!copy)
+		return -ENOMEM;
+	slash = strrchr(copy, '/');
+	if (slash) {
+		slash[slash == copy] = '\0'; /* "/s": the root directory */
+		if (stat(copy, &st) < 0)
+			ret = -errno;
+		else if (!S_ISDIR(st.st_mode))
+			ret = -ENOTDIR;
+		if (ret)
+			snprintf(err, errlen, "--control %s: directory %s: %s", path, copy,
+				 strerror(-ret));
+	}
+	free(copy);
+	return ret;
+}
 
 /*
  * Make the socket at @path: refuse anything there but a socket nobody listens on, which is

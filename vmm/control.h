@@ -86,6 +86,19 @@ struct control_config {
 struct control *control__create(const struct control_config *cfg, char *err, size_t errlen);
 
 /**
+ * control__check_path() - whether control__create() could make a socket at @path, checked
+ * before a run touches anything.
+ * @path:   the socket's path
+ * @err:    one error line on failure
+ * @errlen: room in @err
+ *
+ * Return: 0 (nothing there, or a socket: control__create() decides whether it is stale),
+ * -EEXIST when something else is there, -ENAMETOOLONG, -ENOENT or -ENOTDIR when its directory
+ * is missing, -ENOMEM.
+ */
+int control__check_path(const char *path, char *err, size_t errlen);
+
+/**
  * control__start() - start the `control` thread that serves the socket.
  * @c: server
  *

@@ -164,7 +164,7 @@ END_TEST
 
 /* The arguments, and words the error line must contain. */
 static const struct {
-	const char *args[6];
+	const char *args[8];
 	const char *mention;
 } option_errors[] = {
 	{ { "run", NULL }, "IMAGE" },
@@ -184,6 +184,11 @@ static const struct {
 	{ { "decode", "--frob", "dir", NULL }, "--frob" },
 	{ { "decode", NULL }, "directory" },
 	{ { "run", "--control", "s", "x.elf", NULL }, "--trace" },
+	/* refused before anything is created: the trace directory is not made */
+	{ { "run", "--trace", "/tmp/check-vmm-cli-no-trace", "--control", VBTS_EXE, "x.elf", NULL },
+	  "--control" },
+	{ { "run", "--trace", "/tmp/check-vmm-cli-no-trace", "--control", "/nonexistent-dir/s",
+	    "x.elf", NULL }, "/nonexistent-dir" },
 	{ { "ctl", NULL }, "SOCKET" },
 	{ { "ctl", "/nonexistent/vbts.sock", NULL }, "VERB" },
 	{ { "ctl", "/nonexistent/vbts.sock", "status", NULL }, "cannot connect" },
@@ -203,6 +208,8 @@ START_TEST(test_option_error)
 		      option_errors[_i].args[0], lines(o->err));
 	ck_assert_msg(strstr(o->err, option_errors[_i].mention), "'%s' not in: %s",
 		      option_errors[_i].mention, o->err);
+	ck_assert_int_eq(access("/tmp/check-vmm-cli-no-trace", F_OK), -1);
+	ck_assert_int_eq(access(VBTS_EXE, X_OK), 0);
 	free(o);
 }
 END_TEST
