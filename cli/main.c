@@ -12,6 +12,7 @@ static const struct vbts_command *const commands[] = {
 	&cmd_probe,
 	&cmd_decode,
 	&cmd_diff,
+	&cmd_ctl,
 };
 
 #define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))

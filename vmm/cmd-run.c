@@ -21,6 +21,7 @@
 
 #include "agent.h"
 #include "commands.h"
+#include "control.h"
 #include "debug-exit.h"
 #include "guest-bts.h"
 #include "guest-tasks.h"
@@ -71,6 +72,7 @@ struct run_opts {
 	bool guest_bts;
 	enum crash_action on_crash;
 	unsigned int crash_branches;
+	const char *control;
 };
 
 struct run_ctx {
@@ -82,6 +84,7 @@ struct run_ctx {
 	bool guest_ran;  /* vCPU threads were started: the trace is kept, not removed */
 	bool *gone;      /* per vCPU, for guest_tasks__reap() */
 	int fail_status; /* exit status when a stage fails: 1, or 2 for bad input */
+	struct control *control;
 };
 
 static const char usage[] =
@@ -89,6 +92,7 @@ static const char usage[] =
 	"                [--ring RECORDS] [--vcpus N] [--memory MIB] [--console FILE] [--stats]\n"
 	"                [--timeout SECONDS] [--harness] [--initrd FILE] [--append CMDLINE]\n"
 	"                [--task NAME|PID]... [--system-map FILE] [--guest-bts]\n"
+	"                [--control SOCKET]\n"
 	"                IMAGE | --kernel IMAGE\n"
 	"\n"
 	"Boot IMAGE in a KVM virtual machine and run it until it writes to the debug-exit port\n"
@@ -146,6 +150,10 @@ static const char usage[] =
 	"                     Default: continue after a process crash, exit after a panic or\n"
 	"                     a triple fault. Each crash writes a report into DIR: crash.json,\n"
 	"                     then crash-1.json, ... (`vbts decode DIR --crash` prints them)\n"
+	"  --control SOCKET   serve the control socket SOCKET (a new unix socket, mode 0600;\n"
+	"                     a stale one is replaced): JSON lines with the verbs status,\n"
+	"                     start, stop, config, get, count, drain, clear, freeze and\n"
+	"                     subscribe (`vbts ctl`, doc/control-protocol.md); needs --trace\n"
 	"  --crash-branches N the last N branches of the crashed task in a crash report\n"
 	"                     (default 32, at most 4096)\n"
 	"\n"
@@ -669,6 +677,97 @@ static void collector_fini(struct run_ctx *c)
 	c->trace = NULL;
 }
 
+/* ---- control socket --------------------------------------------------------------------- */
+
+static int control_state(void *opaque, unsigned int vcpu, struct control_vcpu_state *st)
+{
+	struct vm *vm = opaque;
+	static const char *const run_names[] = {
+		[VCPU_RUNNING] = "running", [VCPU_PAUSED] = "paused",
+		[VCPU_STEPPING] = "running", [VCPU_STOPPED] = "stopped",
+	};
+	enum vcpu_state s;
+
+	if (vcpu >= vm->nr_vcpus)
+		return -EINVAL;
+	s = vcpu__state(vm->vcpus[vcpu]);
+	st->run = (unsigned int)s < 4 ? run_names[s] : "unknown";
+	st->rec = vcpu__recording(vm->vcpus[vcpu], &st->pending, &st->cpl);
+	return 0;
+}
+
+static int control_request(void *opaque, unsigned int vcpu, unsigned int req, unsigned int cpl)
+{
+	struct vm *vm = opaque;
+
+	if (vcpu >= vm->nr_vcpus)
+		return -EINVAL;
+	vcpu__control(vm->vcpus[vcpu], req, cpl);
+	return 0;
+}
+
+/*
+ * config mode: what a running trace can switch to. Every ring is a wrap-mode ring today; the
+ * stream mode's segments come with their writer.
+ */
+static int control_set_mode(void *opaque, unsigned int vcpu, unsigned int mode, char *err,
+			    size_t errlen)
+{
+	if (mode == VBTS_RING_WRAP)
+		return 0;
+	snprintf(err, errlen, "stream mode is not available in this vbts: the rings are wrap-mode "
+		 "flight recorders");
+	return -ENOTSUP;
+}
+
+static const struct control_target_ops control_ops = {
+	.state = control_state,
+	.request = control_request,
+	.set_mode = control_set_mode,
+};
+
+/* --control: the socket and its thread, once the trace exists. */
+static int control_init(struct run_ctx *c)
+{
+	struct control_config cfg = {
+		.path = c->opts.control,
+		.trace_dir = c->opts.trace_dir,
+		.nr_vcpus = c->opts.vcpus,
+		.ring_records = c->opts.ring_records,
+		.backend = c->vm.tracer ? c->vm.tracer->name : NULL,
+		.tasks = c->opts.tasks,
+		.nr_tasks = c->opts.nr_tasks,
+		.ops = &control_ops,
+		.opaque = &c->vm,
+	};
+	char err[512];
+	int ret;
+
+	if (!c->opts.control)
+		return 0;
+	c->control = control__create(&cfg, err, sizeof(err));
+	if (!c->control) {
+		ret = -errno;
+		pr_err("%s", err);
+		if (ret != -ENOMEM)
+			c->fail_status = 2;
+		return ret;
+	}
+	ret = control__start(c->control);
+	if (ret < 0) {
+		pr_err("cannot start the control thread: %s", strerror(-ret));
+		control__destroy(c->control);
+		c->control = NULL;
+	}
+	return ret;
+}
+
+static void control_fini(struct run_ctx *c)
+{
+	control__destroy(c->control);
+	c->control = NULL;
+}
+
 /*
  * The guest's console: the last stage, so that a run refused for any other reason leaves
  * the file as it was (opening it truncates it).
@@ -714,6 +813,7 @@ static const struct stage {
 	{ "vcpus", vcpus_init, vcpus_fini },
 	{ "devices", devices_init, devices_fini },
 	{ "collector", collector_init, collector_fini },
+	{ "control", control_init, control_fini },
 	{ "console", console_init, console_fini },
 };
 
@@ -908,6 +1008,7 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 		{ "guest-bts", no_argument, NULL, 'g' },
 		{ "on-crash", required_argument, NULL, 'C' },
 		{ "crash-branches", required_argument, NULL, 'N' },
+		{ "control", required_argument, NULL, 'X' },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t v;
@@ -1013,6 +1114,9 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 				return -EINVAL;
 			}
 			break;
+		case 'X':
+			o->control = optarg;
+			break;
 		case 'N':
 			if (parse_u64("--crash-branches", optarg, 0, CRASH_REPORT_BRANCHES_MAX, &v))
 				return -EINVAL;
@@ -1044,6 +1148,10 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 	}
 	if (!o->image)
 		o->image = argv[optind];
+	if (o->control && !o->trace_dir) {
+		pr_err("--control serves a trace's rings: give --trace DIR too; %s", HELP_HINT);
+		return -EINVAL;
+	}
 	if (o->nr_tasks && !o->trace_dir) {
 		pr_err("--task selects what is recorded: give --trace DIR too; %s", HELP_HINT);
 		return -EINVAL;
@@ -1086,11 +1194,13 @@ static int run(int argc, char **argv)
 	}
 	/* Refuse a bad ring size or trace directory before touching anything. */
 	if (c->opts.trace_dir) {
-		char err[256];
+		char err[512];
 
 		if (trace__check_budget(c->opts.ring_records, c->opts.vcpus,
 					trace__host_available_memory(), err, sizeof(err)) < 0 ||
-		    trace__check_dir(c->opts.trace_dir, err, sizeof(err)) < 0) {
+		    trace__check_dir(c->opts.trace_dir, err, sizeof(err)) < 0 ||
+		    (c->opts.control &&
+		     control__check_path(c->opts.control, err, sizeof(err)) < 0)) {
 			pr_err("%s", err);
 			free(c);
 			return 2;

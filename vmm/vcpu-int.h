@@ -33,6 +33,12 @@
  * @frozen:   the vCPU died (triple fault, KVM error): its ring is frozen after the tracer's
  *            last records
  * @gbts:     its guest-visible BTS (used when vm->guest_bts)
+ * @ring:     the ring this vCPU owns (what vcpu__set_ring() gave); @tv.ring is it while
+ *            recording and NULL while the control socket stopped or froze recording
+ * @ctl_req:  VCPU_CTL_* bits asked for by the control thread, taken by the vCPU thread
+ *            (atomic)
+ * @ctl_cpl:  the CPL filter of a VCPU_CTL_CPL request (atomic)
+ * @rec:      enum vcpu_recording, written by the vCPU thread, read by others (atomic)
  */
 struct vcpu {
 	struct vm *vm;
@@ -53,6 +59,10 @@ struct vcpu {
 	uint64_t exits[VCPU_NR_EXIT_COUNTERS];
 	bool frozen;
 	struct guest_bts gbts;
+	struct ring_writer *ring;
+	unsigned int ctl_req;
+	unsigned int ctl_cpl;
+	unsigned int rec;
 };
 
 /*

@@ -94,6 +94,7 @@ void vcpu__init_detached(struct vcpu *v, struct vm *vm, unsigned int index, stru
 	v->tv.ring_records = vm->ring_records;
 	v->tv.tasks = vm->tasks;
 	v->tv.gbts = vm->guest_bts ? &v->gbts : NULL;
+	v->ctl_cpl = vm->cpl;
 }
 
 /*
@@ -282,6 +283,109 @@ int vcpu__set_boot(struct vcpu *v, const struct vcpu_boot *b)
 void vcpu__set_ring(struct vcpu *v, struct ring_writer *ring)
 {
 	v->tv.ring = ring;
+	v->ring = ring;
+	v->rec = ring ? VCPU_REC_ON : VCPU_REC_NONE;
+}
+
+void vcpu__control(struct vcpu *v, unsigned int req, unsigned int cpl)
+{
+	unsigned int old, new;
+
+	if (req & VCPU_CTL_CPL)
+		__atomic_store_n(&v->ctl_cpl, cpl, __ATOMIC_RELAXED);
+	old = __atomic_load_n(&v->ctl_req, __ATOMIC_RELAXED);
+	do {
+		new = old | req;
+		/* The last of stop and start wins. */
+		if (req & VCPU_CTL_STOP)
+			new &= ~VCPU_CTL_START;
+		if (req & VCPU_CTL_START)
+			new &= ~VCPU_CTL_STOP;
+	} while (!__atomic_compare_exchange_n(&v->ctl_req, &old, new, false, __ATOMIC_RELEASE,
+					      __ATOMIC_RELAXED));
+	vcpu__kick(v);
+}
+
+enum vcpu_recording vcpu__recording(struct vcpu *v, unsigned int *pending, unsigned int *cpl)
+{
+	if (pending)
+		*pending = __atomic_load_n(&v->ctl_req, __ATOMIC_ACQUIRE);
+	if (cpl)
+		*cpl = __atomic_load_n(&v->ctl_cpl, __ATOMIC_RELAXED);
+	return __atomic_load_n(&v->rec, __ATOMIC_ACQUIRE);
+}
+
+static void set_recording(struct vcpu *v, enum vcpu_recording rec)
+{
+	__atomic_store_n(&v->rec, rec, __ATOMIC_RELEASE);
+}
+
+/*
+ * Before a stopped vCPU appends to its ring: said first, with a full fence, since a reader
+ * trusts a stopped ring whole (vmm/control.c).
+ */
+static void before_append(struct vcpu *v)
+{
+	if (__atomic_load_n(&v->rec, __ATOMIC_RELAXED) != VCPU_REC_OFF)
+		return;
+	__atomic_store_n(&v->rec, VCPU_REC_ON, __ATOMIC_SEQ_CST);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+/* The START record's aux for a CPL filter (as the step backend writes it). */
+static uint64_t start_aux(unsigned int cpl)
+{
+	uint64_t aux = 0;
+
+	if (cpl != VBTS_CPL_KERNEL)
+		aux |= VBTS_START_CPL_USER;
+	if (cpl != VBTS_CPL_USER)
+		aux |= VBTS_START_CPL_KERNEL;
+	return aux;
+}
+
+/*
+ * Apply what the control socket asked for, in the vCPU's own thread (the ring's one writer)
+ * and between two runs. Only a backend that runs without a ring (the step backend: it then
+ * leaves the guest unstepped) has @tv.ring taken away; the control socket refuses stop, start
+ * and a CPL change for another one, and a frozen ring refuses what it would still append.
+ */
+static void apply_control(struct vcpu *v)
+{
+	unsigned int req = __atomic_exchange_n(&v->ctl_req, 0, __ATOMIC_ACQUIRE);
+	bool detach = v->vm->tracer && !strcmp(v->vm->tracer->name, "step");
+	uint64_t now = vm__now_ns() - v->tv.start_ns;
+	enum vcpu_recording rec = __atomic_load_n(&v->rec, __ATOMIC_RELAXED);
+
+	if (!v->ring || rec == VCPU_REC_FROZEN)
+		return;
+	if (req & VCPU_CTL_CPL) {
+		v->tv.cpl = __atomic_load_n(&v->ctl_cpl, __ATOMIC_RELAXED);
+		/* A new filter is told like the first one, unless a STOP follows at once. */
+		if (rec == VCPU_REC_ON && !(req & (VCPU_CTL_STOP | VCPU_CTL_FREEZE)))
+			ring_writer__escape(v->ring, VBTS_ESC_START, now, start_aux(v->tv.cpl));
+	}
+	if (req & VCPU_CTL_FREEZE) {
+		before_append(v);
+		ring_writer__escape(v->ring, VBTS_ESC_FREEZE, now, VBTS_FREEZE_OPERATOR);
+		ring_writer__freeze(v->ring);
+		v->frozen = true;
+		if (detach)
+			v->tv.ring = NULL;
+		/* After the header's flag: "frozen" in status means the ring is read whole. */
+		set_recording(v, VCPU_REC_FROZEN);
+		return;
+	}
+	if ((req & VCPU_CTL_STOP) && rec == VCPU_REC_ON && detach) {
+		ring_writer__escape(v->ring, VBTS_ESC_STOP, now, 0);
+		v->tv.ring = NULL;
+		set_recording(v, VCPU_REC_OFF);
+	} else if ((req & VCPU_CTL_START) && rec == VCPU_REC_OFF) {
+		before_append(v);
+		v->tv.ring = v->ring;
+		ring_writer__escape(v->ring, VBTS_ESC_START, now, start_aux(v->tv.cpl));
+		set_recording(v, VCPU_REC_ON);
+	}
 }
 
 /* Best effort, for messages: the guest's RIP, or ~0 when it cannot be read (tests). */
@@ -350,10 +454,17 @@ int vcpu__exit_hlt(struct vcpu *v, struct kvm_run *run)
 
 void vcpu__note_crash(struct vcpu *v, unsigned int reason)
 {
-	if (!v->tv.ring || v->frozen)
+	struct ring_writer *ring = v->ring ? v->ring : v->tv.ring;
+
+	/* The ring's own pointer: a crash while the control socket stopped recording counts. */
+	if (!ring || v->frozen)
 		return;
-	ring_writer__escape(v->tv.ring, VBTS_ESC_FREEZE, vm__now_ns() - v->tv.start_ns, reason);
+	if (v->ring)
+		before_append(v);
+	ring_writer__escape(ring, VBTS_ESC_FREEZE, vm__now_ns() - v->tv.start_ns, reason);
 	v->frozen = true;
+	if (v->ring)
+		set_recording(v, VCPU_REC_FROZEN);
 }
 
 /* The vCPU's registers now, into @g; false when KVM would not give them. */
@@ -709,6 +820,8 @@ static int run_once(struct vcpu *v)
 	struct kvm_run *run = v->run;
 	int ret;
 
+	if (__atomic_load_n(&v->ctl_req, __ATOMIC_RELAXED))
+		apply_control(v);
 	if (v->tracing) {
 		ret = ops->before_run(&v->tv);
 		if (ret < 0)
@@ -770,7 +883,7 @@ static void *vcpu_thread(void *arg)
 	if (v->tracing)
 		ops->vcpu_fini(&v->tv);
 	if (v->frozen)
-		ring_writer__freeze(v->tv.ring);
+		ring_writer__freeze(v->ring ? v->ring : v->tv.ring);
 out:
 	if (live)
 		vm__vcpu_done(v->vm);
@@ -790,6 +903,7 @@ int vcpu__start(struct vcpu *v, bool live)
 	v->live = live;
 	v->tv.mem = v->vm->mem;
 	v->tv.cpl = v->vm->cpl;
+	v->ctl_cpl = v->vm->cpl;
 	v->tv.caps = v->vm->caps;
 	v->tv.start_ns = v->vm->start_ns;
 	v->tv.ring_records = v->vm->ring_records;

@@ -100,6 +100,47 @@ int vcpu__set_boot(struct vcpu *v, const struct vcpu_boot *b);
 void vcpu__set_ring(struct vcpu *v, struct ring_writer *ring);
 
 /**
+ * enum vcpu_recording - whether a vCPU's branches go to its ring (vcpu__recording()).
+ * @VCPU_REC_NONE:    no ring (not tracing)
+ * @VCPU_REC_ON:      recording
+ * @VCPU_REC_OFF:     stopped by the control socket (a STOP record ends the recording)
+ * @VCPU_REC_FROZEN:  the ring is frozen (a FREEZE record, then nothing more)
+ */
+enum vcpu_recording {
+	VCPU_REC_NONE,
+	VCPU_REC_ON,
+	VCPU_REC_OFF,
+	VCPU_REC_FROZEN,
+};
+
+/* Requests of vcpu__control(), applied by the vCPU thread before its next KVM_RUN. */
+#define VCPU_CTL_STOP (1U << 0)   /* STOP record, then the guest runs unrecorded */
+#define VCPU_CTL_START (1U << 1)  /* START record (with the CPL filter), recording again */
+#define VCPU_CTL_FREEZE (1U << 2) /* FREEZE record (operator), the ring frozen for good */
+#define VCPU_CTL_CPL (1U << 3)    /* a new CPL filter, told by a START record */
+
+/**
+ * vcpu__control() - ask the vCPU thread to change its recording; kicks it out of KVM_RUN.
+ * @v:   vCPU
+ * @req: VCPU_CTL_* bits (a later STOP cancels a pending START and the other way round)
+ * @cpl: enum vbts_cpl_filter, for VCPU_CTL_CPL
+ *
+ * Safe from any thread: the vCPU thread applies the request between two runs, so the ring
+ * keeps one writer. A vCPU that runs no more (halted, parked) applies it when it runs again.
+ */
+void vcpu__control(struct vcpu *v, unsigned int req, unsigned int cpl);
+
+/**
+ * vcpu__recording() - the vCPU's recording state.
+ * @v:       vCPU
+ * @pending: receives the VCPU_CTL_* bits not applied yet (may be NULL)
+ * @cpl:     receives the CPL filter in force (may be NULL)
+ *
+ * Return: enum vcpu_recording.
+ */
+enum vcpu_recording vcpu__recording(struct vcpu *v, unsigned int *pending, unsigned int *cpl);
+
+/**
  * vcpu__start() - start the vCPU thread.
  * @v:    vCPU
  * @live: run guest code now; otherwise park in VCPU_PAUSED (an AP the boot protocol does not

@@ -691,6 +691,7 @@ static int step_before_run(struct tracer_vcpu *tv)
 	bool arm;
 	int ret;
 
+	sv->core.filter = tv->cpl; /* the control socket may change it between runs */
 	if (!wanted(tv, sv)) {
 		/* neither traced by the host nor by the guest: run unstepped */
 		sv->core.armed = false;

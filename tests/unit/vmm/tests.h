@@ -15,5 +15,6 @@ Suite *cli_suite(void);
 Suite *linux_suite(void);
 Suite *guest_bts_suite(void);
 Suite *agent_elf_suite(void);
+Suite *control_suite(void);
 
 #endif /* VBTS_TESTS_UNIT_VMM_TESTS_H */

@@ -1,0 +1,871 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * test-control.c - the control socket's request parser and dispatcher under hostile input
+ * (bad JSON, NUL bytes, huge lines, deep nesting, wrong types, unknown verbs and members),
+ * its verbs over real ring files, its events, and the socket itself: creation rules, an
+ * over-long line, too many clients, a subscriber that never reads.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <vbts/ring-format.h>
+
+#include "control-int.h"
+#include "control.h"
+#include "ring-writer.h"
+#include "tests.h"
+#include "tracer.h"
+#include "vcpu.h"
+
+static char dir[PATH_MAX];
+static char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+
+/* The VM as the dispatcher sees it: what was asked, and a recording state to report. */
+static struct fake_vm {
+	unsigned int rec;
+	unsigned int nr_requests;
+	unsigned int last_vcpu, last_req, last_cpl;
+	unsigned int nr_set_mode;
+} fake;
+
+static int fake_state(void *opaque, unsigned int vcpu, struct control_vcpu_state *st)
+{
+	st->run = "running";
+	st->rec = fake.rec;
+	st->pending = 0;
+	st->cpl = 0;
+	return 0;
+}
+
+static int fake_request(void *opaque, unsigned int vcpu, unsigned int req, unsigned int cpl)
+{
+	fake.nr_requests++;
+	fake.last_vcpu = vcpu;
+	fake.last_req = req;
+	fake.last_cpl = cpl;
+	return 0;
+}
+
+static int fake_set_mode(void *opaque, unsigned int vcpu, unsigned int mode, char *err,
+			 size_t errlen)
+{
+	fake.nr_set_mode++;
+	if (mode == VBTS_RING_WRAP)
+		return 0;
+	snprintf(err, errlen, "stream mode is not available");
+	return -ENOTSUP;
+}
+
+static const struct control_target_ops fake_ops = {
+	.state = fake_state,
+	.request = fake_request,
+	.set_mode = fake_set_mode,
+};
+
+static struct ring_writer *rings[2];
+
+#define RING_CAP 64
+
+static void setup(void)
+{
+	struct ring_writer_config rc = { .capacity = RING_CAP, .mode = VBTS_RING_WRAP };
+	char path[PATH_MAX + 32];
+
+	snprintf(dir, sizeof(dir), "%s/check-control-XXXXXX",
+		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_uint_lt(strlen(dir), 90); /* room for the socket's name in sun_path */
+	memcpy(sock_path, dir, strlen(dir));
+	memcpy(sock_path + strlen(dir), "/s", 3);
+	for (unsigned int i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/vcpu%u.ring", dir, i);
+		rc.vcpu_id = i;
+		rings[i] = ring_writer__create(path, &rc);
+		ck_assert_ptr_nonnull(rings[i]);
+	}
+	memset(&fake, 0, sizeof(fake));
+	fake.rec = VCPU_REC_ON;
+}
+
+static void teardown(void)
+{
+	char cmd[PATH_MAX + 16];
+
+	for (unsigned int i = 0; i < 2; i++)
+		ring_writer__close(rings[i]);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+static struct control *server(const char *backend, bool with_socket)
+{
+	struct control_config cfg = {
+		.path = with_socket ? sock_path : NULL,
+		.trace_dir = dir,
+		.nr_vcpus = 2,
+		.ring_records = RING_CAP,
+		.backend = backend,
+		.ops = &fake_ops,
+	};
+	char err[512];
+	struct control *c = control__create(&cfg, err, sizeof(err));
+
+	ck_assert_msg(c, "control__create: %s", err);
+	return c;
+}
+
+/* Branch records from = seq, to = seq + 1000 (kind call, CPL 0) into vCPU @v's ring. */
+static void append_branches(unsigned int v, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++) {
+		uint64_t seq = ring_writer__committed(rings[v]);
+		struct vbts_record r = {
+			.from = seq,
+			.to = seq + 1000,
+			.flags = VBTS_REC_CPL_VALID | ((uint64_t)VBTS_BR_CALL << VBTS_REC_KIND_SHIFT),
+		};
+
+		ck_assert_int_eq(ring_writer__append(rings[v], &r), 0);
+	}
+}
+
+/* One request; the response's "code" (NULL when it is no error) into *@code. */
+static json_t *req_n(struct control *c, const char *line, size_t len, const char **code)
+{
+	json_t *r = control__request(c, line, len, NULL);
+
+	ck_assert_ptr_nonnull(r);
+	ck_assert(json_is_object(r));
+	ck_assert_int_eq(json_integer_value(json_object_get(r, "v")), CONTROL_PROTO_VERSION);
+	*code = json_string_value(json_object_get(r, "code"));
+	/* an error object has both members, a success neither */
+	ck_assert_int_eq(!!json_object_get(r, "error"), !!*code);
+	return r;
+}
+
+static json_t *req(struct control *c, const char *line, const char **code)
+{
+	return req_n(c, line, strlen(line), code);
+}
+
+static void expect_code(struct control *c, const char *line, size_t len, const char *want)
+{
+	const char *code;
+	json_t *r = req_n(c, line, len, &code);
+
+	ck_assert_msg(code && !strcmp(code, want), "%.80s: code %s, want %s", line,
+		      code ? code : "(none)", want);
+	json_decref(r);
+}
+
+#define EXPECT(c, line, want) expect_code(c, line, strlen(line), want)
+
+static void expect_ok(struct control *c, const char *line)
+{
+	const char *code;
+	json_t *r = req(c, line, &code);
+
+	ck_assert_msg(!code, "%s: %s", line, json_string_value(json_object_get(r, "error")));
+	json_decref(r);
+}
+
+START_TEST(test_bad_json)
+{
+	struct control *c = server("step", false);
+	static const char *const bad[] = {
+		"", " ", "{", "}", "{\"verb\":", "{\"verb\":\"status\"", "nul", "{'verb':1}",
+		"{\"verb\":\"status\"}}", "\xff\xfe", "{\"verb\":\"st\xc3\"}",
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		EXPECT(c, bad[i], "bad-json");
+	/* only an object or an array parses at the top */
+	EXPECT(c, "\"status\"", "bad-json");
+	EXPECT(c, "17", "bad-json");
+	EXPECT(c, "null", "bad-json");
+	EXPECT(c, "[1,2]", "bad-request");
+	EXPECT(c, "{}", "bad-request");
+	/* the server still answers */
+	expect_ok(c, "{\"verb\":\"status\"}");
+	control__destroy(c);
+}
+END_TEST
+
+START_TEST(test_nul_bytes)
+{
+	struct control *c = server("step", false);
+	static const char raw[] = "{\"verb\":\"status\"}\0garbage";
+	static const char in_str[] = "{\"verb\":\"sta\0tus\"}";
+
+	expect_code(c, raw, sizeof(raw) - 1, "bad-json");
+	expect_code(c, in_str, sizeof(in_str) - 1, "bad-json");
+	EXPECT(c, "{\"verb\":\"status\\u0000\"}", "bad-json");
+	EXPECT(c, "{\"verb\":\"status\",\"id\":\"a\\u0000b\"}", "bad-json");
+	control__destroy(c);
+}
+END_TEST
+
+START_TEST(test_huge_and_deep)
+{
+	struct control *c = server("step", false);
+	size_t n = 1 << 20, depth = (CONTROL_LINE_MAX - 64) / 2;
+	char *big = malloc(n + 1);
+	const char *code;
+	json_t *r;
+
+	ck_assert_ptr_nonnull(big);
+	/* longer than a request may be, valid JSON or not */
+	memset(big, ' ', n);
+	memcpy(big, "{\"verb\":\"status\"}", 17);
+	expect_code(c, big, n, "too-long");
+	expect_code(c, big, CONTROL_LINE_MAX, "too-long");
+	/* one byte shorter it is a request like any other */
+	r = req_n(c, big, CONTROL_LINE_MAX - 1, &code);
+	ck_assert_ptr_null(code);
+	json_decref(r);
+
+	/* nesting as deep as a request line allows: refused, no crash */
+	memset(big, '[', depth);
+	memset(big + depth, ']', depth);
+	expect_code(c, big, 2 * depth, "bad-request");
+	n = (size_t)snprintf(big, 64, "{\"verb\":\"status\",\"x\":");
+	memset(big + n, '[', depth - 16);
+	memset(big + n + depth - 16, ']', depth - 16);
+	big[n + 2 * (depth - 16)] = '}';
+	expect_code(c, big, n + 2 * (depth - 16) + 1, "bad-request");
+	/* an unclosed one */
+	memset(big, '{', CONTROL_LINE_MAX - 1);
+	expect_code(c, big, CONTROL_LINE_MAX - 1, "bad-json");
+	memset(big, '[', CONTROL_LINE_MAX - 1);
+	expect_code(c, big, CONTROL_LINE_MAX - 1, "bad-json");
+	free(big);
+	control__destroy(c);
+}
+END_TEST
+
+START_TEST(test_wrong_types)
+{
+	struct control *c = server("step", false);
+
+	EXPECT(c, "{\"verb\":1}", "bad-type");
+	EXPECT(c, "{\"verb\":null}", "bad-type");
+	EXPECT(c, "{\"verb\":[\"status\"]}", "bad-type");
+	EXPECT(c, "{\"verb\":\"get\",\"vcpu\":\"0\",\"seq\":0}", "bad-type");
+	EXPECT(c, "{\"verb\":\"get\",\"vcpu\":0.0,\"seq\":0}", "bad-type");
+	EXPECT(c, "{\"verb\":\"get\",\"vcpu\":true,\"seq\":0}", "bad-type");
+	EXPECT(c, "{\"verb\":\"get\",\"vcpu\":-1,\"seq\":0}", "bad-value");
+	EXPECT(c, "{\"verb\":\"get\",\"vcpu\":2,\"seq\":0}", "bad-value");
+	EXPECT(c, "{\"verb\":\"get\",\"vcpu\":99999999999999999999,\"seq\":0}", "bad-json");
+	EXPECT(c, "{\"verb\":\"get\",\"vcpu\":0,\"seq\":\"x\"}", "bad-type");
+	EXPECT(c, "{\"verb\":\"get\",\"vcpu\":0,\"seq\":1.5}", "bad-type");
+	EXPECT(c, "{\"verb\":\"get\",\"vcpu\":0,\"seq\":-3}", "bad-value");
+	EXPECT(c, "{\"verb\":\"get\",\"vcpu\":0}", "bad-request");
+	EXPECT(c, "{\"verb\":\"get\",\"seq\":0}", "bad-request");
+	EXPECT(c, "{\"verb\":\"drain\",\"vcpu\":0,\"max\":100000}", "bad-value");
+	EXPECT(c, "{\"verb\":\"drain\",\"vcpu\":0,\"cursor\":{}}", "bad-type");
+	EXPECT(c, "{\"verb\":\"config\",\"cpl\":3}", "bad-type");
+	EXPECT(c, "{\"verb\":\"config\",\"cpl\":\"ring3\"}", "bad-value");
+	EXPECT(c, "{\"verb\":\"config\",\"mode\":1}", "bad-type");
+	EXPECT(c, "{\"verb\":\"config\",\"mode\":\"fast\"}", "bad-value");
+	EXPECT(c, "{\"verb\":\"config\",\"size\":\"big\"}", "bad-type");
+	EXPECT(c, "{\"verb\":\"config\",\"size\":0}", "bad-value");
+	EXPECT(c, "{\"verb\":\"config\",\"tasks\":\"sh\"}", "bad-type");
+	EXPECT(c, "{\"verb\":\"config\",\"tasks\":[1]}", "bad-type");
+	EXPECT(c, "{\"verb\":\"status\",\"v\":2}", "bad-version");
+	EXPECT(c, "{\"verb\":\"status\",\"v\":\"1\"}", "bad-version");
+	/* duplicate members: which one counts would be a guess */
+	EXPECT(c, "{\"verb\":\"status\",\"verb\":\"freeze\"}", "bad-json");
+	/* nothing was asked of the VM by any of them */
+	ck_assert_uint_eq(fake.nr_requests, 0);
+	ck_assert_uint_eq(fake.nr_set_mode, 0);
+	control__destroy(c);
+}
+END_TEST
+
+START_TEST(test_unknown)
+{
+	struct control *c = server("step", false);
+	const char *code;
+	json_t *r;
+
+	EXPECT(c, "{\"verb\":\"reboot\"}", "unknown-verb");
+	EXPECT(c, "{\"verb\":\"\"}", "unknown-verb");
+	EXPECT(c, "{\"verb\":\"STATUS\"}", "unknown-verb");
+	EXPECT(c, "{\"verb\":\"status\\n\\u001b[2J\"}", "unknown-verb");
+	EXPECT(c, "{\"verb\":\"status\",\"vcpu\":0}", "bad-request");
+	EXPECT(c, "{\"verb\":\"freeze\",\"force\":true}", "bad-request");
+	EXPECT(c, "{\"verb\":\"stop\",\"\\u001b]0;x\\u0007\":1}", "bad-request");
+	/* the id comes back, a long one does not */
+	r = req(c, "{\"verb\":\"reboot\",\"id\":42}", &code);
+	ck_assert_int_eq(json_integer_value(json_object_get(r, "id")), 42);
+	json_decref(r);
+	r = req(c, "{\"verb\":\"status\",\"id\":\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+		"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"}", &code);
+	ck_assert_ptr_null(json_object_get(r, "id"));
+	json_decref(r);
+	ck_assert_uint_eq(fake.nr_requests, 0);
+	control__destroy(c);
+}
+END_TEST
+
+static json_t *get_ok(struct control *c, const char *line)
+{
+	const char *code;
+	json_t *r = req(c, line, &code);
+
+	ck_assert_msg(!code, "%s: %s", line, json_string_value(json_object_get(r, "error")));
+	return r;
+}
+
+static uint64_t count_of(struct control *c, unsigned int vcpu)
+{
+	char line[64];
+	json_t *r;
+	uint64_t n;
+
+	snprintf(line, sizeof(line), "{\"verb\":\"count\",\"vcpu\":%u}", vcpu);
+	r = get_ok(c, line);
+	n = (uint64_t)json_integer_value(json_object_get(r, "count"));
+	json_decref(r);
+	return n;
+}
+
+START_TEST(test_get_count_drain_clear)
+{
+	struct control *c = server("step", false);
+	json_t *r, *rec, *arr;
+	const char *code;
+
+	ck_assert_uint_eq(count_of(c, 0), 0);
+	EXPECT(c, "{\"verb\":\"get\",\"vcpu\":0,\"seq\":0}", "not-found");
+	append_branches(0, 10);
+	ck_assert_uint_eq(count_of(c, 0), 10);
+	ck_assert_uint_eq(count_of(c, 1), 0);
+	r = get_ok(c, "{\"verb\":\"get\",\"vcpu\":0,\"seq\":7}");
+	rec = json_object_get(r, "record");
+	ck_assert_str_eq(json_string_value(json_object_get(rec, "type")), "branch");
+	ck_assert_str_eq(json_string_value(json_object_get(rec, "from")), "0x7");
+	ck_assert_str_eq(json_string_value(json_object_get(rec, "to")), "0x3ef");
+	ck_assert_str_eq(json_string_value(json_object_get(rec, "kind")), "call");
+	ck_assert_int_eq(json_integer_value(json_object_get(rec, "cpl")), 0);
+	ck_assert_int_eq(json_integer_value(json_object_get(rec, "seq")), 7);
+	json_decref(r);
+	EXPECT(c, "{\"verb\":\"get\",\"vcpu\":0,\"seq\":10}", "not-found");
+
+	/* wrapped: while the writer may still write, its next slot is not trusted */
+	append_branches(0, RING_CAP + 30);
+	ck_assert_uint_eq(count_of(c, 0), RING_CAP - 1);
+	EXPECT(c, "{\"verb\":\"get\",\"vcpu\":0,\"seq\":40}", "overwritten");
+	r = get_ok(c, "{\"verb\":\"get\",\"vcpu\":0,\"seq\":41}");
+	json_decref(r);
+	/* a vCPU that records no more: the whole ring */
+	fake.rec = VCPU_REC_OFF;
+	ck_assert_uint_eq(count_of(c, 0), RING_CAP);
+	r = get_ok(c, "{\"verb\":\"get\",\"vcpu\":0,\"seq\":40}");
+	json_decref(r);
+	fake.rec = VCPU_REC_ON;
+
+	/* drain: bounded by max, cursor continues, skipped counts what is gone */
+	r = get_ok(c, "{\"verb\":\"drain\",\"vcpu\":0,\"cursor\":0,\"max\":5}");
+	arr = json_object_get(r, "records");
+	ck_assert_uint_eq(json_array_size(arr), 5);
+	ck_assert_int_eq(json_integer_value(json_object_get(r, "skipped")), 41);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(arr, 0), "seq")), 41);
+	ck_assert_int_eq(json_integer_value(json_object_get(r, "cursor")), 46);
+	json_decref(r);
+	r = get_ok(c, "{\"verb\":\"drain\",\"vcpu\":0,\"cursor\":46}");
+	ck_assert_uint_eq(json_array_size(json_object_get(r, "records")), 104 - 46);
+	ck_assert_int_eq(json_integer_value(json_object_get(r, "cursor")), 104);
+	json_decref(r);
+	r = get_ok(c, "{\"verb\":\"drain\",\"vcpu\":0,\"cursor\":104}");
+	ck_assert_uint_eq(json_array_size(json_object_get(r, "records")), 0);
+	json_decref(r);
+
+	/* clear: the view starts now, the file keeps its records */
+	r = get_ok(c, "{\"verb\":\"clear\",\"vcpu\":0}");
+	json_decref(r);
+	ck_assert_uint_eq(count_of(c, 0), 0);
+	EXPECT(c, "{\"verb\":\"get\",\"vcpu\":0,\"seq\":100}", "not-found");
+	append_branches(0, 3);
+	ck_assert_uint_eq(count_of(c, 0), 3);
+	r = req(c, "{\"verb\":\"count\"}", &code);
+	ck_assert_int_eq(json_integer_value(json_object_get(r, "count")), 3);
+	ck_assert_uint_eq(json_array_size(json_object_get(r, "vcpus")), 2);
+	json_decref(r);
+	ck_assert_uint_eq(ring_writer__committed(rings[0]), 107);
+	control__destroy(c);
+}
+END_TEST
+
+START_TEST(test_drain_bound)
+{
+	struct control *c = server("step", false);
+	json_t *r;
+
+	ring_writer__close(rings[1]);
+	{
+		struct ring_writer_config rc = { .capacity = 4096, .mode = VBTS_RING_WRAP };
+		char path[PATH_MAX + 32];
+
+		snprintf(path, sizeof(path), "%s/vcpu1.ring", dir);
+		unlink(path);
+		rings[1] = ring_writer__create(path, &rc);
+		ck_assert_ptr_nonnull(rings[1]);
+	}
+	append_branches(1, 3000);
+	r = get_ok(c, "{\"verb\":\"drain\",\"vcpu\":1}");
+	ck_assert_uint_eq(json_array_size(json_object_get(r, "records")), CONTROL_DRAIN_MAX);
+	json_decref(r);
+	control__destroy(c);
+}
+END_TEST
+
+START_TEST(test_verbs_to_vm)
+{
+	struct control *c = server("step", false), *k;
+	json_t *r;
+	const char *code;
+
+	expect_ok(c, "{\"verb\":\"stop\",\"vcpu\":1}");
+	ck_assert_uint_eq(fake.last_vcpu, 1);
+	ck_assert_uint_eq(fake.last_req, VCPU_CTL_STOP);
+	fake.nr_requests = 0;
+	expect_ok(c, "{\"verb\":\"start\"}");
+	ck_assert_uint_eq(fake.nr_requests, 2);
+	ck_assert_uint_eq(fake.last_req, VCPU_CTL_START);
+	expect_ok(c, "{\"verb\":\"freeze\"}");
+	ck_assert_uint_eq(fake.last_req, VCPU_CTL_FREEZE);
+	expect_ok(c, "{\"verb\":\"config\",\"cpl\":\"user\",\"vcpu\":0}");
+	ck_assert_uint_eq(fake.last_req, VCPU_CTL_CPL);
+	ck_assert_uint_eq(fake.last_cpl, VBTS_CPL_USER);
+
+	/* sizes: over the budget refused naming it; the same size is fine; another is not */
+	r = req(c, "{\"verb\":\"config\",\"size\":100000000000}", &code);
+	ck_assert_str_eq(code, "over-budget");
+	ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(r, "error")),
+				     "memory budget of"));
+	json_decref(r);
+	expect_ok(c, "{\"verb\":\"config\",\"size\":64}");
+	EXPECT(c, "{\"verb\":\"config\",\"size\":128}", "unsupported");
+	expect_ok(c, "{\"verb\":\"config\",\"mode\":\"wrap\"}");
+	EXPECT(c, "{\"verb\":\"config\",\"mode\":\"stream\"}", "unsupported");
+	ck_assert_uint_eq(fake.nr_set_mode, 2);
+	EXPECT(c, "{\"verb\":\"config\",\"tasks\":[\"sh\"]}", "unsupported");
+	/* a bad member refuses the whole request: nothing applied */
+	fake.nr_requests = 0;
+	EXPECT(c, "{\"verb\":\"config\",\"cpl\":\"user\",\"mode\":\"x\"}", "bad-value");
+	ck_assert_uint_eq(fake.nr_requests, 0);
+	control__destroy(c);
+
+	/* the kvm backend records from the kernel's ring: no stop, start or cpl */
+	k = server("kvm", false);
+	EXPECT(k, "{\"verb\":\"stop\"}", "unsupported");
+	EXPECT(k, "{\"verb\":\"start\"}", "unsupported");
+	EXPECT(k, "{\"verb\":\"config\",\"cpl\":\"user\"}", "unsupported");
+	ck_assert_uint_eq(fake.nr_requests, 0);
+	expect_ok(k, "{\"verb\":\"freeze\"}");
+	ck_assert_uint_eq(fake.nr_requests, 2);
+	control__destroy(k);
+}
+END_TEST
+
+static unsigned int count_events(json_t *arr, const char *name)
+{
+	unsigned int n = 0;
+	size_t i;
+	json_t *e;
+
+	json_array_foreach(arr, i, e)
+		n += !strcmp(json_string_value(json_object_get(e, "event")), name);
+	return n;
+}
+
+START_TEST(test_events)
+{
+	struct control *c = server("step", false);
+	json_t *ev, *e;
+
+	append_branches(0, 5);
+	ev = control__poll_events(c);
+	ck_assert_uint_eq(json_array_size(ev), 0); /* only what comes after the subscription */
+	json_decref(ev);
+	ring_writer__escape(rings[0], VBTS_ESC_TASK_DEPART, 0x1000, 77);
+	ring_writer__escape(rings[0], VBTS_ESC_TASK_ARRIVE, 0x2000, 78);
+	append_branches(0, 3);
+	ring_writer__escape(rings[1], VBTS_ESC_FREEZE, 99, VBTS_FREEZE_PANIC);
+	ring_writer__escape(rings[0], VBTS_ESC_FREEZE, 100, VBTS_FREEZE_OPERATOR);
+	ev = control__poll_events(c);
+	ck_assert_uint_eq(json_array_size(ev), 4);
+	e = json_array_get(ev, 1);
+	ck_assert_str_eq(json_string_value(json_object_get(e, "event")), "task-arrive");
+	ck_assert_str_eq(json_string_value(json_object_get(e, "cr3")), "0x2000");
+	ck_assert_int_eq(json_integer_value(json_object_get(e, "time")), 78);
+	ck_assert_int_eq(json_integer_value(json_object_get(e, "seq")), 6);
+	ck_assert_uint_eq(count_events(ev, "task-depart"), 1);
+	ck_assert_uint_eq(count_events(ev, "freeze"), 1);
+	ck_assert_uint_eq(count_events(ev, "crash"), 1);
+	json_decref(ev);
+	/* wrapping: the lost count grows, told as drops; records gone unseen are counted */
+	append_branches(1, RING_CAP * 3);
+	ev = control__poll_events(c);
+	ck_assert_uint_eq(count_events(ev, "drops"), 1);
+	ck_assert_uint_eq(count_events(ev, "scan-missed"), 1);
+	json_decref(ev);
+	ev = control__poll_events(c);
+	ck_assert_uint_eq(json_array_size(ev), 0);
+	json_decref(ev);
+	control__destroy(c);
+}
+END_TEST
+
+START_TEST(test_peer_allowed)
+{
+	ck_assert(control__peer_allowed(1000, 1000));
+	ck_assert(control__peer_allowed(0, 1000));
+	ck_assert(control__peer_allowed(0, 0));
+	ck_assert(!control__peer_allowed(1001, 1000));
+	ck_assert(!control__peer_allowed(65534, 0));
+}
+END_TEST
+
+/* ---- the socket ------------------------------------------------------------------------ */
+
+static int connect_sock(void)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	ck_assert_int_ge(fd, 0);
+	memcpy(sa.sun_path, sock_path, sizeof(sa.sun_path));
+	ck_assert_int_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	return fd;
+}
+
+static void send_str(int fd, const void *s, size_t n)
+{
+	while (n) {
+		ssize_t w = send(fd, s, n, MSG_NOSIGNAL);
+
+		ck_assert_int_gt(w, 0);
+		s = (const char *)s + w;
+		n -= (size_t)w;
+	}
+}
+
+/* What was read of a connection beyond the lines taken: one per descriptor. */
+static struct {
+	int fd;
+	size_t have;
+	char *buf;
+} pending[64];
+
+#define PENDING_MAX (1U << 20)
+
+/* One response line, as an object. A hang guard of 30 s, no timing assertion. */
+static json_t *recv_obj(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	unsigned int i;
+	json_t *o;
+	ssize_t n;
+	char *nl;
+	size_t len;
+
+	for (i = 0; i < 64 && pending[i].buf && pending[i].fd != fd; i++)
+		;
+	ck_assert_uint_lt(i, 64);
+	if (!pending[i].buf) {
+		pending[i].buf = malloc(PENDING_MAX);
+		ck_assert_ptr_nonnull(pending[i].buf);
+		pending[i].fd = fd;
+	}
+	while (!(nl = memchr(pending[i].buf, '\n', pending[i].have))) {
+		ck_assert_uint_lt(pending[i].have, PENDING_MAX);
+		ck_assert_int_eq(poll(&p, 1, 30000), 1);
+		n = recv(fd, pending[i].buf + pending[i].have, PENDING_MAX - pending[i].have, 0);
+		ck_assert_int_gt(n, 0);
+		pending[i].have += (size_t)n;
+	}
+	len = (size_t)(nl - pending[i].buf);
+	o = json_loadb(pending[i].buf, len, 0, NULL);
+	ck_assert_ptr_nonnull(o);
+	memmove(pending[i].buf, nl + 1, pending[i].have - len - 1);
+	pending[i].have -= len + 1;
+	return o;
+}
+
+/* A descriptor is closed: what was read of it is forgotten (the number comes back). */
+static void forget(int fd)
+{
+	for (unsigned int i = 0; i < 64 && pending[i].buf; i++)
+		if (pending[i].fd == fd)
+			pending[i].have = 0;
+	close(fd);
+}
+
+static const char *code_of(json_t *o)
+{
+	return json_string_value(json_object_get(o, "code"));
+}
+
+START_TEST(test_socket_create)
+{
+	struct control_config cfg = { .path = sock_path, .trace_dir = dir, .nr_vcpus = 2,
+				      .ring_records = RING_CAP, .backend = "step",
+				      .ops = &fake_ops };
+	struct control *c, *c2;
+	struct stat st;
+	char err[512];
+	int fd;
+
+	/* a regular file there: refused and left alone */
+	fd = open(sock_path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, "data", 4), 4);
+	close(fd);
+	c = control__create(&cfg, err, sizeof(err));
+	ck_assert_ptr_null(c);
+	ck_assert_int_eq(errno, EEXIST);
+	ck_assert_ptr_nonnull(strstr(err, "not a socket"));
+	ck_assert_int_eq(stat(sock_path, &st), 0);
+	ck_assert(S_ISREG(st.st_mode));
+	ck_assert_int_eq(st.st_size, 4);
+	unlink(sock_path);
+
+	/* a live server: the second is refused */
+	c = control__create(&cfg, err, sizeof(err));
+	ck_assert_ptr_nonnull(c);
+	ck_assert_int_eq(lstat(sock_path, &st), 0);
+	ck_assert(S_ISSOCK(st.st_mode));
+	ck_assert_uint_eq(st.st_mode & 0777, 0600);
+	c2 = control__create(&cfg, err, sizeof(err));
+	ck_assert_ptr_null(c2);
+	ck_assert_int_eq(errno, EEXIST);
+
+	/* a stale socket (its server gone without removing it) is replaced */
+	{
+		struct sockaddr_un sa = { .sun_family = AF_UNIX };
+		int s = socket(AF_UNIX, SOCK_STREAM, 0);
+
+		control__destroy(c);
+		memcpy(sa.sun_path, sock_path, sizeof(sa.sun_path));
+		ck_assert_int_eq(bind(s, (struct sockaddr *)&sa, sizeof(sa)), 0);
+		close(s);
+	}
+	c = control__create(&cfg, err, sizeof(err));
+	ck_assert_msg(c, "%s", err);
+	control__destroy(c);
+	ck_assert_int_eq(lstat(sock_path, &st), -1);
+}
+END_TEST
+
+START_TEST(test_socket_hostile_lines)
+{
+	struct control *c = server("step", true);
+	char *big = malloc(100000);
+	json_t *o;
+	int fd;
+
+	ck_assert_ptr_nonnull(big);
+	ck_assert_int_eq(control__start(c), 0);
+	fd = connect_sock();
+	/* over-long: one error, the rest of the line skipped, the next request answered */
+	memset(big, 'a', 100000);
+	send_str(fd, big, 100000);
+	send_str(fd, "\n{\"verb\":\"status\",\"id\":1}\n", 26);
+	o = recv_obj(fd);
+	ck_assert_str_eq(code_of(o), "too-long");
+	json_decref(o);
+	o = recv_obj(fd);
+	ck_assert_ptr_null(code_of(o));
+	ck_assert_int_eq(json_integer_value(json_object_get(o, "id")), 1);
+	ck_assert_int_eq(json_integer_value(json_object_get(o, "too_long")), 1);
+	json_decref(o);
+	/* garbage, NUL bytes and an empty line, each one answered */
+	send_str(fd, "\x01\x02\xff garbage\n", 12);
+	send_str(fd, "{\"verb\":\0\"status\"}\n", 19);
+	send_str(fd, "\n", 1);
+	for (int i = 0; i < 3; i++) {
+		o = recv_obj(fd);
+		ck_assert_str_eq(code_of(o), "bad-json");
+		json_decref(o);
+	}
+	/* two requests in one write, two responses in order */
+	send_str(fd, "{\"verb\":\"count\",\"id\":2}\n{\"verb\":\"nope\",\"id\":3}\n", 48);
+	o = recv_obj(fd);
+	ck_assert_int_eq(json_integer_value(json_object_get(o, "id")), 2);
+	json_decref(o);
+	o = recv_obj(fd);
+	ck_assert_int_eq(json_integer_value(json_object_get(o, "id")), 3);
+	ck_assert_str_eq(code_of(o), "unknown-verb");
+	json_decref(o);
+	forget(fd);
+	free(big);
+	control__destroy(c);
+}
+END_TEST
+
+START_TEST(test_socket_clients_bounded)
+{
+	struct control *c = server("step", true);
+	int fds[CONTROL_CLIENTS_MAX], extra;
+	json_t *o;
+
+	ck_assert_int_eq(control__start(c), 0);
+	for (int i = 0; i < CONTROL_CLIENTS_MAX; i++) {
+		fds[i] = connect_sock();
+		/* answered: it has its slot */
+		send_str(fds[i], "{\"verb\":\"count\"}\n", 17);
+		o = recv_obj(fds[i]);
+		ck_assert_ptr_null(code_of(o));
+		json_decref(o);
+	}
+	extra = connect_sock();
+	o = recv_obj(extra);
+	ck_assert_str_eq(code_of(o), "busy");
+	json_decref(o);
+	forget(extra);
+	/* one leaves, another may come */
+	forget(fds[0]);
+	for (int tries = 0;; tries++) {
+		char ch;
+
+		ck_assert_int_lt(tries, 3000);
+		fds[0] = connect_sock();
+		send_str(fds[0], "{\"verb\":\"status\"}\n", 18);
+		o = recv_obj(fds[0]);
+		if (!code_of(o)) {
+			ck_assert_int_eq(json_integer_value(json_object_get(o, "refused")), tries + 1);
+			json_decref(o);
+			break;
+		}
+		/* the server had not seen the close yet */
+		ck_assert_str_eq(code_of(o), "busy");
+		json_decref(o);
+		ck_assert_int_eq(recv(fds[0], &ch, 1, 0), 0);
+		forget(fds[0]);
+		usleep(10000);
+	}
+	for (int i = 0; i < CONTROL_CLIENTS_MAX; i++)
+		forget(fds[i]);
+	control__destroy(c);
+}
+END_TEST
+
+START_TEST(test_socket_stuck_subscriber)
+{
+	struct control *c = server("step", true);
+	struct ring_writer_config rc = { .capacity = 1 << 20, .mode = VBTS_RING_WRAP };
+	char path[PATH_MAX + 32];
+	int stuck, other;
+	json_t *o;
+
+	/* a large ring, so that every event is scanned */
+	ring_writer__close(rings[0]);
+	snprintf(path, sizeof(path), "%s/vcpu0.ring", dir);
+	unlink(path);
+	rings[0] = ring_writer__create(path, &rc);
+	ck_assert_ptr_nonnull(rings[0]);
+	ck_assert_int_eq(control__start(c), 0);
+	stuck = connect_sock();
+	send_str(stuck, "{\"verb\":\"subscribe\"}\n", 21);
+	o = recv_obj(stuck);
+	ck_assert_ptr_null(code_of(o));
+	json_decref(o);
+	/* events by the hundred thousand, never read */
+	for (unsigned int i = 0; i < 200000; i++)
+		ring_writer__escape(rings[0], VBTS_ESC_TASK_ARRIVE, 0x1000 + (i << 12), i);
+	other = connect_sock();
+	for (int tries = 0;; tries++) {
+		ck_assert_int_lt(tries, 3000); /* a hang guard */
+		send_str(other, "{\"verb\":\"status\"}\n", 18);
+		o = recv_obj(other);
+		if (json_integer_value(json_object_get(o, "dropped_clients")) == 1) {
+			ck_assert_int_eq(json_integer_value(json_object_get(o, "clients")), 1);
+			json_decref(o);
+			break;
+		}
+		json_decref(o);
+		usleep(10000);
+	}
+	forget(stuck);
+	forget(other);
+	control__destroy(c);
+}
+END_TEST
+
+START_TEST(test_socket_pipelined)
+{
+	struct control *c = server("step", true);
+	struct ring_writer_config rc = { .capacity = 4096, .mode = VBTS_RING_WRAP };
+	char path[PATH_MAX + 32];
+	json_t *o;
+	int fd;
+
+	ring_writer__close(rings[0]);
+	snprintf(path, sizeof(path), "%s/vcpu0.ring", dir);
+	unlink(path);
+	rings[0] = ring_writer__create(path, &rc);
+	ck_assert_ptr_nonnull(rings[0]);
+	append_branches(0, 4000);
+	ck_assert_int_eq(control__start(c), 0);
+	fd = connect_sock();
+	/* 60 large responses asked for at once, megabytes in all, read only afterwards */
+	for (int i = 0; i < 60; i++)
+		send_str(fd, "{\"verb\":\"drain\",\"vcpu\":0}\n", 26);
+	for (int i = 0; i < 60; i++) {
+		o = recv_obj(fd);
+		ck_assert_msg(!code_of(o), "%d: %s", i, json_string_value(json_object_get(o, "error")));
+		ck_assert_uint_eq(json_array_size(json_object_get(o, "records")),
+				  CONTROL_DRAIN_MAX);
+		json_decref(o);
+	}
+	send_str(fd, "{\"verb\":\"status\"}\n", 18);
+	o = recv_obj(fd);
+	ck_assert_int_eq(json_integer_value(json_object_get(o, "dropped_clients")), 0);
+	json_decref(o);
+	forget(fd);
+	control__destroy(c);
+}
+END_TEST
+
+Suite *control_suite(void)
+{
+	Suite *s = suite_create("control");
+	TCase *tc = tcase_create("requests");
+	TCase *ts = tcase_create("socket");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_bad_json);
+	tcase_add_test(tc, test_nul_bytes);
+	tcase_add_test(tc, test_huge_and_deep);
+	tcase_add_test(tc, test_wrong_types);
+	tcase_add_test(tc, test_unknown);
+	tcase_add_test(tc, test_get_count_drain_clear);
+	tcase_add_test(tc, test_drain_bound);
+	tcase_add_test(tc, test_verbs_to_vm);
+	tcase_add_test(tc, test_events);
+	tcase_add_test(tc, test_peer_allowed);
+	suite_add_tcase(s, tc);
+	tcase_add_checked_fixture(ts, setup, teardown);
+	tcase_set_timeout(ts, 120);
+	tcase_add_test(ts, test_socket_create);
+	tcase_add_test(ts, test_socket_hostile_lines);
+	tcase_add_test(ts, test_socket_clients_bounded);
+	tcase_add_test(ts, test_socket_stuck_subscriber);
+	tcase_add_test(ts, test_socket_pipelined);
+	suite_add_tcase(s, ts);
+	return s;
+}
