@@ -60,7 +60,7 @@ static struct trace_config config(const char *dir)
 		.memory_mib = 64,
 		.backend = "step",
 		.cpl = VBTS_CPL_USER,
-		.ring_records = 16,
+		.collector = { .mode = TRACE_MODE_WRAP, .ring_records = 16 },
 	};
 	return c;
 }
@@ -232,7 +232,7 @@ START_TEST(test_budget)
 	make_base();
 	snprintf(dir, sizeof(dir), "%s/t", base);
 	c = config(dir);
-	c.ring_records = 0;
+	c.collector.ring_records = 0;
 	ck_assert_ptr_null(trace__create(&c, err, sizeof(err)));
 	ck_assert_int_eq(errno, EINVAL);
 	ck_assert_int_eq(access(dir, F_OK), -1); /* nothing created */

@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * seg-codec.c - delta-varint transform v1 and zstd framing of closed stream segments.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zstd.h>
+
+#include "seg-codec.h"
+
+static inline uint64_t zz(uint64_t v)
+{
+	return (v << 1) ^ (uint64_t)((int64_t)v >> 63);
+}
+
+static inline uint64_t unzz(uint64_t v)
+{
+	return (v >> 1) ^ (0 - (v & 1));
+}
+
+static inline uint8_t *put_varint(uint8_t *p, uint64_t v)
+{
+	while (v >= 0x80) {
+		*p++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (uint8_t)v;
+	return p;
+}
+
+/* One varint from [*p, end): false when it runs past @end or is not a valid 64-bit value. */
+static inline bool get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	const uint8_t *q = *p;
+	uint64_t r = 0;
+
+	for (unsigned int shift = 0; shift < 70; shift += 7) {
+		uint8_t b;
+
+		if (q == end)
+			return false;
+		b = *q++;
+		if (shift == 63 && b > 1)
+			return false;
+		r |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*p = q;
+			*v = r;
+			return true;
+		}
+	}
+	return false;
+}
+
+size_t seg_codec__encode(const struct vbts_record *recs, size_t n, uint8_t *out)
+{
+	uint64_t prev_to = 0, prev_flags = 0;
+	uint8_t *p = out;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct vbts_record *r = &recs[i];
+
+		p = put_varint(p, zz(r->from - prev_to));
+		p = put_varint(p, zz(r->to - r->from));
+		p = put_varint(p, r->flags ^ prev_flags);
+		if (r->from != VBTS_ESCAPE) {
+			prev_to = r->to;
+			prev_flags = r->flags;
+		}
+	}
+	return (size_t)(p - out);
+}
+
+int seg_codec__decode(const uint8_t *in, size_t len, struct vbts_record *out, size_t n)
+{
+	const uint8_t *p = in, *end = in + len;
+	uint64_t prev_to = 0, prev_flags = 0, a, b, c;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!get_varint(&p, end, &a) || !get_varint(&p, end, &b) ||
+		    !get_varint(&p, end, &c))
+			return -EINVAL;
+		out[i].from = prev_to + unzz(a);
+		out[i].to = out[i].from + unzz(b);
+		out[i].flags = c ^ prev_flags;
+		if (out[i].from != VBTS_ESCAPE) {
+			prev_to = out[i].to;
+			prev_flags = out[i].flags;
+		}
+	}
+	return p == end ? 0 : -EINVAL;
+}
+
+int seg_codec__compress(const struct vbts_record *recs, size_t n, int level, void **out,
+			size_t *len)
+{
+	ZSTD_CCtx *cctx;
+	uint8_t *tx;
+	void *frame;
+	size_t txlen, bound, r;
+
+	if (n > VBTS_SEG_MAX_RECORDS)
+		return -EINVAL;
+	tx = malloc(n * VBTS_SEG_DV1_MAX_BYTES + 1);
+	if (!tx)
+		return -ENOMEM;
+	txlen = seg_codec__encode(recs, n, tx);
+	bound = ZSTD_compressBound(txlen);
+	frame = malloc(bound);
+	cctx = ZSTD_createCCtx();
+	if (!frame || !cctx) {
+		ZSTD_freeCCtx(cctx);
+		free(frame);
+		free(tx);
+		return -ENOMEM;
+	}
+	ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, level);
+	ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
+	ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, 1);
+	r = ZSTD_compress2(cctx, frame, bound, tx, txlen);
+	ZSTD_freeCCtx(cctx);
+	free(tx);
+	if (ZSTD_isError(r)) {
+		free(frame);
+		return -EIO;
+	}
+	*out = frame;
+	*len = r;
+	return 0;
+}
+
+int seg_codec__decompress(const void *frame, size_t len, uint64_t n, struct vbts_record **out,
+			  char *err, size_t errlen)
+{
+	unsigned long long size;
+	struct vbts_record *recs;
+	uint8_t *tx;
+	size_t r;
+	int ret;
+
+	if (n > VBTS_SEG_MAX_RECORDS) {
+		snprintf(err, errlen, "%llu records, more than a segment holds",
+			 (unsigned long long)n);
+		return -EINVAL;
+	}
+	r = ZSTD_findFrameCompressedSize(frame, len);
+	if (ZSTD_isError(r) || r != len) {
+		snprintf(err, errlen, "payload is not one zstd frame of %zu bytes", len);
+		return -EINVAL;
+	}
+	size = ZSTD_getFrameContentSize(frame, len);
+	if (size == ZSTD_CONTENTSIZE_UNKNOWN || size == ZSTD_CONTENTSIZE_ERROR ||
+	    size > n * VBTS_SEG_DV1_MAX_BYTES || size < n * 3) {
+		snprintf(err, errlen, "zstd frame content size does not fit %llu records",
+			 (unsigned long long)n);
+		return -EINVAL;
+	}
+	tx = malloc(size ? size : 1);
+	recs = malloc(n ? n * sizeof(*recs) : 1);
+	if (!tx || !recs) {
+		free(tx);
+		free(recs);
+		return -ENOMEM;
+	}
+	r = ZSTD_decompress(tx, size, frame, len);
+	if (ZSTD_isError(r) || r != size) {
+		snprintf(err, errlen, "zstd: %s", ZSTD_isError(r) ? ZSTD_getErrorName(r) :
+			 "short frame");
+		ret = -EINVAL;
+		goto err_free;
+	}
+	if (seg_codec__decode(tx, size, recs, n)) {
+		snprintf(err, errlen, "the payload is not %llu records of transform v1",
+			 (unsigned long long)n);
+		ret = -EINVAL;
+		goto err_free;
+	}
+	free(tx);
+	*out = recs;
+	return 0;
+
+err_free:
+	free(tx);
+	free(recs);
+	return ret;
+}

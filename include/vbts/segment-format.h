@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * segment-format.h - the vbts stream segment file (v1): the one definition shared by the VMM,
+ * the decoder and the tests.
+ *
+ * In stream mode each vCPU writes its records (struct vbts_record, ring-format.h) into a
+ * sequence of segment files `vcpuN.SSSSSSSS.vseg` (N the vCPU, SSSSSSSS the segment index in
+ * 8 decimal digits, from 0). Record number `seq` of a vCPU (counting from 0 since the trace
+ * started) is in the segment whose [first_seq, first_seq + committed) holds it; segments of a
+ * vCPU follow each other without holes. A segment is in one of two encodings:
+ *
+ *  - VBTS_SEG_ENC_RAW: the open segment. A 128-byte header, then record slots of 24 bytes.
+ *    The writer reserves the slots' blocks (posix_fallocate) before it maps them, so a full
+ *    disk is an error of that call, never a SIGBUS on a store. It stores the record bytes
+ *    first and only then publishes `committed` (release ordering), as a ring does: a reader
+ *    (also after kill -9 of the writer) trusts the first min(committed, whole slots in the
+ *    file) records, nothing else. A clean close truncates the file to its committed records.
+ *  - VBTS_SEG_ENC_ZSTD_DV1: a closed segment. The header, then `payload_size` bytes: one zstd
+ *    frame (with its content size and checksum) of the delta-varint transform v1 of the
+ *    segment's `committed` records. The file is written beside its raw segment as
+ *    `vcpuN.SSSSSSSS.vseg.tmp`, synced and renamed over it: a reader sees one or the other.
+ *
+ * Delta-varint transform v1 (VBTS_SEG_ENC_ZSTD_DV1), per record, with two pieces of state
+ * that start at 0 in every segment: prev_to (the `to` of the last branch record) and
+ * prev_flags (the `flags` of the last branch record); zz(x) = (x << 1) ^ (x >> 63) on the
+ * 64-bit two's complement value, and varint = LEB128 (7 bits a byte, low first, at most 10
+ * bytes, the 10th byte at most 1):
+ *     varint(zz(from - prev_to))       - the straight-line run before the branch
+ *     varint(zz(to - from))            - the branch's displacement
+ *     varint(flags ^ prev_flags)
+ * An escape record (from == VBTS_ESCAPE) is coded the same way but leaves prev_to and
+ * prev_flags as they were. All arithmetic is modulo 2^64. A typical branch is 3 to 5 bytes
+ * before zstd; zstd then finds the loops.
+ *
+ * Losses: when the writer must drop records (disk budget or disk full with on-full drop, a
+ * frozen vCPU), it writes a VBTS_ESC_LOST record with the count before the next record it
+ * keeps, and the header's `lost` (the vCPU's total since the trace started) counts them too.
+ */
+#ifndef VBTS_SEGMENT_FORMAT_H
+#define VBTS_SEGMENT_FORMAT_H
+
+#include <stdint.h>
+
+#include <vbts/ring-format.h>
+
+#define VBTS_SEG_MAGIC 0x0047455353544256ULL /* "VBTSSEG\0" read as little endian */
+#define VBTS_SEG_VERSION 1
+#define VBTS_SEG_HEADER_SIZE 128
+#define VBTS_SEG_SUFFIX ".vseg"
+
+/* enum vbts_seg_encoding: what follows the header. */
+enum vbts_seg_encoding {
+	VBTS_SEG_ENC_RAW = 0,      /* capacity 24-byte slots, committed of them published */
+	VBTS_SEG_ENC_ZSTD_DV1 = 1, /* a zstd frame of the delta-varint transform v1 */
+};
+
+#define VBTS_SEG_F_CLOSED (1U << 0) /* the writer finished this segment */
+#define VBTS_SEG_F_FROZEN (1U << 1) /* the vCPU was frozen (crash): nothing follows */
+#define VBTS_SEG_F_LAST (1U << 2)   /* the trace ended: no segment follows this one */
+
+/* A segment holds at most this many records (the writer's segment size is below it). */
+#define VBTS_SEG_MAX_RECORDS (1ULL << 24)
+/* The transform's longest record: three varints of at most 10 bytes. */
+#define VBTS_SEG_DV1_MAX_BYTES 30
+
+/**
+ * struct vbts_seg_header - the first 128 bytes of a segment file.
+ */
+struct vbts_seg_header {
+	uint64_t magic;         /* 0x00 VBTS_SEG_MAGIC, stored last at creation */
+	uint16_t version;       /* 0x08 VBTS_SEG_VERSION */
+	uint16_t header_size;   /* 0x0a VBTS_SEG_HEADER_SIZE */
+	uint16_t record_size;   /* 0x0c sizeof(struct vbts_record) */
+	uint16_t encoding;      /* 0x0e enum vbts_seg_encoding */
+	uint32_t vcpu_id;       /* 0x10 vCPU index within the VM */
+	uint32_t flags;         /* 0x14 VBTS_SEG_F_* */
+	uint64_t index;         /* 0x18 segment number of this vCPU, from 0, as in the name */
+	uint64_t vm_id;         /* 0x20 random id of the run, also in vm.json */
+	uint64_t committed;     /* 0x28 records in this segment; raw: published after bytes */
+	uint64_t first_seq;     /* 0x30 seq of its first record */
+	uint64_t start_time_ns; /* 0x38 CLOCK_REALTIME of trace start, ns since the epoch */
+	uint64_t capacity;      /* 0x40 raw: record slots; zstd: == committed */
+	uint64_t payload_size;  /* 0x48 zstd: bytes of the frame after the header; raw: 0 */
+	uint64_t lost;          /* 0x50 records of the vCPU dropped so far (also in-stream) */
+	uint8_t reserved[VBTS_SEG_HEADER_SIZE - 0x58]; /* 0x58 zero */
+};
+
+_Static_assert(sizeof(struct vbts_seg_header) == VBTS_SEG_HEADER_SIZE, "segment header size");
+_Static_assert(__builtin_offsetof(struct vbts_seg_header, committed) == 0x28, "ABI");
+_Static_assert(__builtin_offsetof(struct vbts_seg_header, lost) == 0x50, "ABI");
+_Static_assert(VBTS_SEG_HEADER_SIZE % 8 == 0, "records stay 8-byte aligned");
+
+#endif /* VBTS_SEGMENT_FORMAT_H */
