@@ -12,6 +12,7 @@
 #ifndef VBTS_DECODER_SEG_READER_H
 #define VBTS_DECODER_SEG_READER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>

@@ -147,7 +147,7 @@ struct ring_writer *ring_writer__create_stream(const struct seg_writer_config *c
 
 int ring_writer__append_n(struct ring_writer *w, const struct vbts_record *recs, uint64_t n)
 {
-	uint64_t over;
+	uint64_t before, after, skip;
 
 	if (w->seg) {
 		long r = seg_writer__append(w->seg, recs, n);
@@ -159,18 +159,16 @@ int ring_writer__append_n(struct ring_writer *w, const struct vbts_record *recs,
 		store_lost(w);
 		return -EROFS;
 	}
-	/* Records that would overwrite each other within this call: only the newest count. */
+	/* Overwritten records: those beyond capacity, whether stored and overwritten or not. */
+	before = w->seq > w->capacity ? w->seq - w->capacity : 0;
 	if (n > w->capacity) {
-		over = n - w->capacity;
-		w->lost += over;
-		w->seq += over;
+		/* Those that would overwrite each other within this call are not even stored. */
+		skip = n - w->capacity;
+		w->seq += skip;
 		w->slot = w->seq % w->capacity;
-		recs += over;
+		recs += skip;
 		n = w->capacity;
 	}
-	/* Overwritten by this call: the records beyond capacity, accounted before publishing. */
-	over = w->seq + n > w->capacity ? w->seq + n - w->capacity : 0;
-	over = over > n ? n : over;
 	while (n) {
 		uint64_t k = w->capacity - w->slot < n ? w->capacity - w->slot : n;
 
@@ -182,8 +180,9 @@ int ring_writer__append_n(struct ring_writer *w, const struct vbts_record *recs,
 		if (w->slot == w->capacity)
 			w->slot = 0;
 	}
-	if (over) {
-		w->lost += over;
+	after = w->seq > w->capacity ? w->seq - w->capacity : 0;
+	if (after > before) {
+		w->lost += after - before;
 		store_lost(w);
 	}
 	__atomic_store_n(&w->hdr->committed, w->seq, __ATOMIC_RELEASE);

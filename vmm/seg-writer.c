@@ -303,7 +303,6 @@ static int close_segment(struct seg_writer *w, bool last)
 	budget_release(w->cfg.budget, w->reserved - bytes);
 	w->reserved = 0;
 	remember_closed(w, bytes);
-	w->index++;
 	return ret;
 }
 
@@ -317,40 +316,75 @@ static bool should_stop(const struct seg_writer *w)
 	return w->cfg.stop && w->cfg.stop(w->cfg.stop_ctx);
 }
 
-/* A segment with room, after the LOST record of what was dropped: 0 or -errno (drop). */
-static int ensure_open(struct seg_writer *w)
+/*
+ * The next segment, opened before the full one is closed (so that a drop always has a
+ * segment to be said in): true when the writer moved on to it. Stall mode waits for space
+ * here; drop mode tries again only every DROP_RETRY_RECORDS drops.
+ */
+static bool rotate(struct seg_writer *w)
 {
 	struct timespec ts = {
 		.tv_sec = (time_t)(w->cfg.stall_ns / 1000000000ULL),
 		.tv_nsec = (long)(w->cfg.stall_ns % 1000000000ULL),
 	};
+	struct seg_writer old;
 	int ret;
 
-	if (w->hdr)
-		return 0;
 	if (on_full(w) == SEG_ON_FULL_DROP && w->pending && w->lost < w->retry_at)
-		return -ENOSPC;
+		return false;
+	old = *w;
+	w->index++;
 	for (;;) {
 		ret = open_segment(w);
+		if (ret == -ENOSPC || ret == -EDQUOT) {
+			/* segments a consumer took away give their space back */
+			rescan(w);
+			ret = open_segment(w);
+		}
 		if (!ret)
 			break;
 		if ((ret != -ENOSPC && ret != -EDQUOT) || on_full(w) == SEG_ON_FULL_DROP ||
 		    should_stop(w)) {
+			/* back to the full segment (open_segment() changed nothing but fd) */
+			w->fd = old.fd;
+			w->index = old.index;
 			w->retry_at = w->lost + DROP_RETRY_RECORDS;
-			rescan(w);
-			return ret;
+			return false;
 		}
-		rescan(w);
 		nanosleep(&ts, NULL);
 	}
-	if (w->pending) {
-		w->slots[0] = vbts_record__make_escape(VBTS_ESC_LOST, w->pending, 0);
-		w->n = 1;
+	/* The new segment is open: close the full one (its last slot may say drops). */
+	old.closed = w->closed;
+	old.nr_closed = w->nr_closed;
+	old.closed_cap = w->closed_cap;
+	close_segment(&old, false);
+	w->closed = old.closed;
+	w->nr_closed = old.nr_closed;
+	w->closed_cap = old.closed_cap;
+	w->pending = 0;
+	return true;
+}
+
+/*
+ * Drops @k records: counted, and said in the open segment's last slot, which is kept for a
+ * LOST record: stored and published once, its count then updated in place (one aligned
+ * 8-byte store, never torn).
+ */
+static void drop(struct seg_writer *w, uint64_t k)
+{
+	struct vbts_record *last = &w->slots[w->hdr->capacity - 1];
+
+	w->lost += k;
+	w->pending += k;
+	if (w->n < w->hdr->capacity) {
+		*last = vbts_record__make_escape(VBTS_ESC_LOST, w->pending, 0);
+		w->n = w->hdr->capacity;
 		w->seq++;
-		w->pending = 0;
 		publish(w);
+	} else {
+		__atomic_store_n(&last->to, w->pending, __ATOMIC_RELEASE);
 	}
-	return 0;
+	__atomic_store_n(&w->hdr->lost, w->lost, __ATOMIC_RELAXED);
 }
 
 long seg_writer__append(struct seg_writer *w, const struct vbts_record *recs, uint64_t n)
@@ -362,22 +396,23 @@ long seg_writer__append(struct seg_writer *w, const struct vbts_record *recs, ui
 		return -EROFS;
 	}
 	while (done < n) {
-		uint64_t room, k;
+		/* the last slot is kept for a LOST record */
+		uint64_t room = w->hdr->capacity - 1 - (w->n < w->hdr->capacity ? w->n :
+						      w->hdr->capacity - 1), k;
 
-		if (ensure_open(w)) {
-			w->lost += n - done;
-			w->pending += n - done;
-			return (long)done;
+		if (!room) {
+			if (!rotate(w)) {
+				drop(w, n - done);
+				return (long)done;
+			}
+			continue;
 		}
-		room = w->hdr->capacity - w->n;
 		k = n - done < room ? n - done : room;
 		memcpy(&w->slots[w->n], &recs[done], k * sizeof(*recs));
 		w->n += k;
 		w->seq += k;
 		done += k;
 		publish(w);
-		if (w->n == w->hdr->capacity)
-			close_segment(w, false);
 	}
 	return (long)done;
 }
@@ -406,7 +441,7 @@ uint64_t seg_writer__lost(const struct seg_writer *w)
 
 int seg_writer__read(const struct seg_writer *w, uint64_t seq, struct vbts_record *rec)
 {
-	if (!w->hdr || seq < w->hdr->first_seq || seq - w->hdr->first_seq >= w->n)
+	if (seq < w->hdr->first_seq || seq - w->hdr->first_seq >= w->n)
 		return -ENOENT;
 	*rec = w->slots[seq - w->hdr->first_seq];
 	return 0;
@@ -414,22 +449,11 @@ int seg_writer__read(const struct seg_writer *w, uint64_t seq, struct vbts_recor
 
 int seg_writer__close(struct seg_writer *w)
 {
-	int ret = 0;
+	int ret;
 
 	if (!w)
 		return 0;
-	if (!w->hdr && (w->pending || w->seq == 0 || w->frozen)) {
-		/* One more segment for the count of the last drops (or an empty trace). */
-		if (!open_segment(w) && w->pending && !w->frozen) {
-			w->slots[0] = vbts_record__make_escape(VBTS_ESC_LOST, w->pending, 0);
-			w->n = 1;
-			w->seq++;
-			w->pending = 0;
-			publish(w);
-		}
-	}
-	if (w->hdr)
-		ret = close_segment(w, true);
+	ret = close_segment(w, true);
 	free(w->closed);
 	free(w->dir);
 	free(w);

@@ -177,10 +177,11 @@ int trace__collector_check(struct trace_collector_config *c, unsigned int vcpus,
 			c->disk_budget >> 20, space >> 20);
 		return -E2BIG;
 	}
-	min_disk = seg_bytes * n;
+	/* A full segment is closed once the next one is open: two per vCPU at a time. */
+	min_disk = 2 * seg_bytes * n;
 	if (c->disk_budget < min_disk) {
 		set_err(err, errlen,
-			"disk budget %" PRIu64 " KiB is below one segment per vCPU (%" PRIu64
+			"disk budget %" PRIu64 " KiB is below two segments per vCPU (%" PRIu64
 			" KiB: --segment RECORDS smaller, or more free space)",
 			c->disk_budget >> 10, (min_disk + 1023) >> 10);
 		return -ENOSPC;
