@@ -132,6 +132,67 @@ int seg_codec__compress(const struct vbts_record *recs, size_t n, int level, voi
 	return 0;
 }
 
+struct seg_compressor {
+	ZSTD_CCtx *cctx;
+	size_t max_records;
+	uint8_t *tx;
+	void *frame;
+	size_t frame_cap;
+};
+
+struct seg_compressor *seg_compressor__new(int level, size_t max_records)
+{
+	struct seg_compressor *c;
+
+	if (max_records > VBTS_SEG_MAX_RECORDS) {
+		errno = EINVAL;
+		return NULL;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->max_records = max_records;
+	c->tx = malloc(max_records * VBTS_SEG_DV1_MAX_BYTES + 1);
+	c->frame_cap = ZSTD_compressBound(max_records * VBTS_SEG_DV1_MAX_BYTES);
+	c->frame = malloc(c->frame_cap);
+	c->cctx = ZSTD_createCCtx();
+	if (!c->tx || !c->frame || !c->cctx) {
+		seg_compressor__free(c);
+		errno = ENOMEM;
+		return NULL;
+	}
+	ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_compressionLevel, level);
+	ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_checksumFlag, 1);
+	ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_contentSizeFlag, 1);
+	return c;
+}
+
+int seg_compressor__run(struct seg_compressor *c, const struct vbts_record *recs, size_t n,
+			const void **frame, size_t *len)
+{
+	size_t txlen, r;
+
+	if (n > c->max_records)
+		return -EINVAL;
+	txlen = seg_codec__encode(recs, n, c->tx);
+	r = ZSTD_compress2(c->cctx, c->frame, c->frame_cap, c->tx, txlen);
+	if (ZSTD_isError(r))
+		return -EIO;
+	*frame = c->frame;
+	*len = r;
+	return 0;
+}
+
+void seg_compressor__free(struct seg_compressor *c)
+{
+	if (!c)
+		return;
+	ZSTD_freeCCtx(c->cctx);
+	free(c->frame);
+	free(c->tx);
+	free(c);
+}
+
 int seg_codec__decompress(const void *frame, size_t len, uint64_t n, struct vbts_record **out,
 			  char *err, size_t errlen)
 {

@@ -49,6 +49,37 @@ int seg_codec__decode(const uint8_t *in, size_t len, struct vbts_record *out, si
 int seg_codec__compress(const struct vbts_record *recs, size_t n, int level, void **out,
 			size_t *len);
 
+struct seg_compressor;
+
+/**
+ * seg_compressor__new() - a compressor that keeps its zstd context and buffers between
+ * segments (a writer's: no allocation per segment).
+ * @level:       zstd level
+ * @max_records: the most records one call compresses, at most VBTS_SEG_MAX_RECORDS
+ *
+ * Return: the compressor, or NULL (ENOMEM, EINVAL).
+ */
+struct seg_compressor *seg_compressor__new(int level, size_t max_records);
+
+/**
+ * seg_compressor__run() - as seg_codec__compress(), into the compressor's own buffer.
+ * @c:     compressor
+ * @recs:  records
+ * @n:     how many, at most its max_records
+ * @frame: receives the frame, valid until the next call
+ * @len:   receives its size
+ *
+ * Return: 0, -EINVAL for too many records, or -EIO when zstd fails.
+ */
+int seg_compressor__run(struct seg_compressor *c, const struct vbts_record *recs, size_t n,
+			const void **frame, size_t *len);
+
+/**
+ * seg_compressor__free() - free.
+ * @c: compressor, may be NULL
+ */
+void seg_compressor__free(struct seg_compressor *c);
+
 /**
  * seg_codec__decompress() - the records of a closed segment's payload.
  * @frame: the zstd frame (untrusted)

@@ -23,6 +23,8 @@
 #include "seg-reader.h"
 
 #define HDR_OFF(field) ((unsigned int)__builtin_offsetof(struct vbts_seg_header, field))
+/* The open segment's place in the index list: after every closed one. */
+#define OPEN_INDEX UINT64_MAX
 /* zstd's own overhead on top of the transform, at most (frame header, blocks, checksum). */
 #define FRAME_SLACK(n) ((n) / 64 + 1024)
 
@@ -81,6 +83,8 @@ static int64_t name_index(const char *name, unsigned int vcpu)
 	if (strncmp(name, prefix, pl))
 		return -1;
 	name += pl;
+	if (!strcmp(name - 1, VBTS_SEG_OPEN_SUFFIX))
+		return -2;
 	for (i = 0; i < 8; i++) {
 		if (name[i] < '0' || name[i] > '9')
 			return -1;
@@ -109,7 +113,7 @@ static int list_segments(struct seg_reader *r)
 	while ((de = readdir(d))) {
 		int64_t i = name_index(de->d_name, r->vcpu);
 
-		if (i < 0)
+		if (i == -1)
 			continue;
 		if (r->nr == SEG_READER_MAX_SEGMENTS) {
 			ret = -E2BIG;
@@ -126,7 +130,7 @@ static int list_segments(struct seg_reader *r)
 			}
 			r->index = n;
 		}
-		r->index[r->nr++] = (uint64_t)i;
+		r->index[r->nr++] = i == -2 ? OPEN_INDEX : (uint64_t)i;
 	}
 	closedir(d);
 	if (!ret && !r->nr)
@@ -176,7 +180,7 @@ static int check_header(const struct vbts_seg_header *h, uint64_t size, uint64_t
 		BAD(flags, "unknown flags 0x%x", h->flags & ~known);
 	if (h->vcpu_id != vcpu)
 		BAD(vcpu_id, "vCPU %u in the file of vCPU %u", h->vcpu_id, vcpu);
-	if (h->index != index)
+	if (index != OPEN_INDEX && h->index != index)
 		BAD(index, "segment %" PRIu64 " in the file of segment %" PRIu64, h->index, index);
 	if (h->committed > VBTS_SEG_MAX_RECORDS || h->capacity > VBTS_SEG_MAX_RECORDS)
 		BAD(committed, "%" PRIu64 " records of %" PRIu64 ", more than a segment holds (%llu)",
@@ -252,8 +256,11 @@ static int load(struct seg_reader *r, size_t i, bool hdr_only, struct vbts_seg_h
 	void *frame;
 	int fd, ret;
 
-	snprintf(name, sizeof(name), "vcpu%u.%08" PRIu64 "%s", r->vcpu, r->index[i],
-		 VBTS_SEG_SUFFIX);
+	if (r->index[i] == OPEN_INDEX)
+		snprintf(name, sizeof(name), "vcpu%u%s", r->vcpu, VBTS_SEG_OPEN_SUFFIX);
+	else
+		snprintf(name, sizeof(name), "vcpu%u.%08" PRIu64 "%s", r->vcpu, r->index[i],
+			 VBTS_SEG_SUFFIX);
 	snprintf(path, sizeof(path), "%s/%s", r->dir, name);
 	fd = input_file__open(path, UINT64_MAX, &st, err, sizeof(err));
 	if (fd < 0) {
@@ -341,6 +348,15 @@ out_damage:
 	return ret;
 }
 
+/*
+ * Whether segment @i is the open segment and its records were already written as a closed
+ * segment (the writer was stopped between the two steps of starting it over).
+ */
+static bool superseded(const struct seg_reader *r, size_t i, const struct vbts_seg_header *h)
+{
+	return r->index[i] == OPEN_INDEX && i > 0 && r->index[i - 1] >= h->index;
+}
+
 struct seg_reader *seg_reader__open(const char *dir, unsigned int vcpu,
 				    void (*warn)(void *ctx, const char *line), void *warn_ctx,
 				    char *err, size_t errlen)
@@ -374,7 +390,7 @@ struct seg_reader *seg_reader__open(const char *dir, unsigned int vcpu,
 	}
 	/* The window: the first and the last segment whose header is good. */
 	for (size_t i = 0; i < r->nr; i++) {
-		if (load(r, i, true, &h))
+		if (load(r, i, true, &h) || superseded(r, i, &h))
 			continue;
 		if (!any)
 			r->first = h.first_seq, r->vm_id = h.vm_id;
@@ -389,8 +405,7 @@ struct seg_reader *seg_reader__open(const char *dir, unsigned int vcpu,
 		r->warn = NULL;
 		load(r, 0, false, &h);
 		r->warn = w;
-		snprintf(line, sizeof(line), "%s/vcpu%u.%08" PRIu64 "%s: no readable segment", dir,
-			 vcpu, r->index[0], VBTS_SEG_SUFFIX);
+		snprintf(line, sizeof(line), "%s: no readable segment of vCPU %u", dir, vcpu);
 		snprintf(err, errlen, "%s", line);
 		seg_reader__close(r);
 		errno = EINVAL;
@@ -438,13 +453,16 @@ ssize_t seg_reader__read(struct seg_reader *r, struct vbts_record *buf, size_t m
 			return 0;
 		if (load(r, r->cur++, false, &h))
 			continue;
+		if (superseded(r, r->cur - 1, &h)) {
+			r->nr_recs = r->pos = 0;
+			continue;
+		}
 		if (h.first_seq < r->next_seq) {
 			char line[SEG_READER_ERR_MAX];
 
-			snprintf(line, sizeof(line), "%s/vcpu%u.%08" PRIu64 "%s: offset 0x%x: first "
-				 "seq %" PRIu64 " overlaps the segment before; segment skipped",
-				 r->dir, r->vcpu, r->index[r->cur - 1], VBTS_SEG_SUFFIX,
-				 HDR_OFF(first_seq), h.first_seq);
+			snprintf(line, sizeof(line), "%s/vcpu%u segment %" PRIu64 ": offset 0x%x: "
+				 "first seq %" PRIu64 " overlaps the segment before; segment skipped",
+				 r->dir, r->vcpu, h.index, HDR_OFF(first_seq), h.first_seq);
 			damage(r, line);
 			r->nr_recs = r->pos = 0;
 		}

@@ -30,7 +30,7 @@ struct seg_reader;
  * @dir:  the trace directory
  * @vcpu: vCPU index
  *
- * Return: true when vcpuN.00000000.vseg or any vcpuN.*.vseg is there.
+ * Return: true when vcpuN.open.vseg or any vcpuN.SSSSSSSS.vseg is there.
  */
 bool seg_reader__exists(const char *dir, unsigned int vcpu);
 

@@ -5,15 +5,17 @@
  *
  * Locking: none but the budget's atomics. A writer belongs to one thread.
  *
- * The open segment is a raw segment whose blocks were reserved by posix_fallocate before it
- * was mapped: a store into the mapping never meets a hole (no SIGBUS on a full disk), and a
- * full disk is the ENOSPC of that call. Records are copied in, then `committed` is published
- * with release ordering, once per append call (a batch), so a reader never trusts a torn
- * record, also after kill -9. A full segment is compressed into a temporary file that is
- * renamed over it; when that cannot be written (disk full), the raw segment stays, truncated
- * to its records, and is read as it is.
+ * The open segment (vcpuN.open.vseg) is one raw file per vCPU, created and mapped once, its
+ * blocks reserved by posix_fallocate before it was mapped: a store into the mapping never
+ * meets a hole (no SIGBUS on a full disk). Records are copied in, then `committed` is
+ * published with release ordering, once per append call (a batch), so a reader never trusts
+ * a torn record, also after kill -9. When it is full its records are compressed into a
+ * closed segment (a temporary file renamed into place) and it starts over in the same pages:
+ * no file creation, page fault or block allocation per segment on the vCPU's path. When the
+ * closed segment cannot be written (budget or disk full) the records stay where they are,
+ * and later ones are dropped (their count in the open segment's last slot) or wait (stall).
  *
- * Budget: a segment counts its reserved bytes while open and its file size once closed.
+ * Budget: the open segment counts its file; closed segments their size.
  * Closed segments that someone removed (a consumer that took them away) give their bytes back
  * when the writer looks for space again (while it stalls or before it retries after drops).
  */
@@ -58,6 +60,7 @@ struct seg_writer {
 	bool frozen;
 	struct closed_seg *closed;
 	size_t nr_closed, closed_cap;
+	struct seg_compressor *comp; /* its zstd context and buffers, kept between segments */
 };
 
 static bool budget_reserve(struct seg_budget *b, uint64_t bytes)
@@ -83,6 +86,11 @@ static void seg_path(const struct seg_writer *w, uint64_t index, bool tmp, char 
 {
 	snprintf(buf, len, "%s/vcpu%u.%08llu%s%s", w->dir, w->cfg.vcpu_id,
 		 (unsigned long long)index, VBTS_SEG_SUFFIX, tmp ? ".tmp" : "");
+}
+
+static void open_path(const struct seg_writer *w, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/vcpu%u%s", w->dir, w->cfg.vcpu_id, VBTS_SEG_OPEN_SUFFIX);
 }
 
 static int open_segment(struct seg_writer *w);
@@ -114,9 +122,17 @@ struct seg_writer *seg_writer__create(const struct seg_writer_config *cfg)
 	}
 	w->cfg.dir = w->dir;
 	w->fd = -1;
+	w->comp = seg_compressor__new(w->cfg.zstd_level, cfg->segment_records);
+	if (!w->comp) {
+		free(w->dir);
+		free(w);
+		errno = ENOMEM;
+		return NULL;
+	}
 	/* The first segment now: a budget or a disk too small is a start-up error. */
 	err = open_segment(w);
 	if (err) {
+		seg_compressor__free(w->comp);
 		free(w->dir);
 		free(w);
 		errno = err == -EDQUOT ? ENOSPC : -err;
@@ -125,7 +141,7 @@ struct seg_writer *seg_writer__create(const struct seg_writer_config *cfg)
 	return w;
 }
 
-/* Opens segment w->index: -EDQUOT beyond the budget, -ENOSPC or another -errno. */
+/* Creates and maps the open segment: -EDQUOT beyond the budget, -ENOSPC or another -errno. */
 static int open_segment(struct seg_writer *w)
 {
 	uint64_t cap = w->cfg.segment_records;
@@ -136,7 +152,7 @@ static int open_segment(struct seg_writer *w)
 
 	if (!budget_reserve(w->cfg.budget, bytes))
 		return -EDQUOT;
-	seg_path(w, w->index, false, path, sizeof(path));
+	open_path(w, path, sizeof(path));
 	w->fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (w->fd < 0) {
 		err = errno;
@@ -234,76 +250,83 @@ static int write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
-/* Writes the compressed copy of the open segment and renames it over the raw one. */
-static int compress_segment(struct seg_writer *w, uint32_t flags, uint64_t *bytes)
+/*
+ * Writes the open segment's records as closed segment w->index: compressed, or raw when
+ * compression does not make them smaller; to a temporary file renamed into place. Its bytes
+ * are taken from the budget first. Returns 0, -EDQUOT, -ENOSPC or another -errno (nothing is
+ * left behind then).
+ */
+static int write_closed(struct seg_writer *w, uint32_t flags)
 {
 	struct vbts_seg_header h = *w->hdr;
 	char path[PATH_MAX], tmp[PATH_MAX];
-	void *frame;
+	const void *payload, *frame;
+	uint64_t bytes;
 	size_t len;
 	int fd, ret;
 
-	ret = seg_codec__compress(w->slots, w->n, w->cfg.zstd_level, &frame, &len);
+	ret = seg_compressor__run(w->comp, w->slots, w->n, &frame, &len);
 	if (ret)
 		return ret;
-	h.encoding = VBTS_SEG_ENC_ZSTD_DV1;
 	h.flags = flags;
 	h.committed = w->n;
 	h.capacity = w->n;
-	h.payload_size = len;
 	h.lost = w->lost;
+	if (len < w->n * sizeof(struct vbts_record)) {
+		h.encoding = VBTS_SEG_ENC_ZSTD_DV1;
+		h.payload_size = len;
+		payload = frame;
+	} else {
+		h.encoding = VBTS_SEG_ENC_RAW;
+		h.payload_size = 0;
+		len = w->n * sizeof(struct vbts_record);
+		payload = w->slots;
+	}
+	bytes = sizeof(h) + len;
+	if (!budget_reserve(w->cfg.budget, bytes))
+		return -EDQUOT;
 	seg_path(w, w->index, true, tmp, sizeof(tmp));
 	seg_path(w, w->index, false, path, sizeof(path));
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		ret = -errno;
-		goto out;
+	} else {
+		ret = write_all(fd, &h, sizeof(h));
+		if (!ret)
+			ret = write_all(fd, payload, len);
+		if (close(fd) && !ret)
+			ret = -errno;
+		if (!ret && rename(tmp, path) < 0)
+			ret = -errno;
+		if (ret)
+			unlink(tmp);
 	}
-	ret = write_all(fd, &h, sizeof(h));
-	if (!ret)
-		ret = write_all(fd, frame, len);
-	if (close(fd) && !ret)
-		ret = -errno;
-	if (!ret && rename(tmp, path) < 0)
-		ret = -errno;
 	if (ret)
-		unlink(tmp);
-	*bytes = sizeof(h) + len;
-out:
-	free(frame);
+		budget_release(w->cfg.budget, bytes);
+	else
+		remember_closed(w, bytes);
 	return ret;
 }
 
-/* Closes the open segment: compressed, or raw and truncated when that fails. */
-static int close_segment(struct seg_writer *w, bool last)
+/*
+ * Closes the open segment's records into their own file and starts the open segment over:
+ * its committed goes to 0 before its first seq moves on, so that a reader sees it empty or
+ * (in between, as after a kill -9 there) holding the segment just written, which it skips.
+ */
+static int flush(struct seg_writer *w, uint32_t flags)
 {
-	uint32_t flags = VBTS_SEG_F_CLOSED | (w->frozen ? VBTS_SEG_F_FROZEN : 0) |
-			 (last ? VBTS_SEG_F_LAST : 0);
-	uint64_t bytes = 0;
-	int ret;
+	int ret = write_closed(w, flags);
 
-	w->hdr->lost = w->lost;
-	ret = compress_segment(w, flags, &bytes);
-	if (ret || bytes > w->reserved) {
-		/* Stays raw: closed, its capacity its records, the reserved tail given back. */
-		bytes = VBTS_SEG_HEADER_SIZE + w->n * sizeof(struct vbts_record);
-		w->hdr->capacity = w->n;
-		__atomic_store_n(&w->hdr->flags, flags, __ATOMIC_RELEASE);
-		msync(w->hdr, w->map_size, MS_ASYNC);
-		munmap(w->hdr, w->map_size);
-		if (ftruncate(w->fd, (off_t)bytes) < 0)
-			bytes = w->reserved;
-	} else {
-		munmap(w->hdr, w->map_size);
-	}
-	close(w->fd);
-	w->fd = -1;
-	w->hdr = NULL;
-	w->slots = NULL;
-	budget_release(w->cfg.budget, w->reserved - bytes);
-	w->reserved = 0;
-	remember_closed(w, bytes);
-	return ret;
+	if (ret)
+		return ret;
+	__atomic_store_n(&w->hdr->committed, 0, __ATOMIC_RELEASE);
+	w->n = 0;
+	w->index++;
+	w->pending = 0;
+	__atomic_store_n(&w->hdr->index, w->index, __ATOMIC_RELAXED);
+	__atomic_store_n(&w->hdr->first_seq, w->seq, __ATOMIC_RELAXED);
+	__atomic_store_n(&w->hdr->lost, w->lost, __ATOMIC_RELAXED);
+	return 0;
 }
 
 static unsigned int on_full(const struct seg_writer *w)
@@ -317,9 +340,8 @@ static bool should_stop(const struct seg_writer *w)
 }
 
 /*
- * The next segment, opened before the full one is closed (so that a drop always has a
- * segment to be said in): true when the writer moved on to it. Stall mode waits for space
- * here; drop mode tries again only every DROP_RETRY_RECORDS drops.
+ * The full open segment out to its closed file: true when it is empty again. Stall mode waits
+ * for space here; drop mode tries again only every DROP_RETRY_RECORDS drops.
  */
 static bool rotate(struct seg_writer *w)
 {
@@ -327,42 +349,26 @@ static bool rotate(struct seg_writer *w)
 		.tv_sec = (time_t)(w->cfg.stall_ns / 1000000000ULL),
 		.tv_nsec = (long)(w->cfg.stall_ns % 1000000000ULL),
 	};
-	struct seg_writer old;
 	int ret;
 
 	if (on_full(w) == SEG_ON_FULL_DROP && w->pending && w->lost < w->retry_at)
 		return false;
-	old = *w;
-	w->index++;
 	for (;;) {
-		ret = open_segment(w);
+		ret = flush(w, VBTS_SEG_F_CLOSED);
 		if (ret == -ENOSPC || ret == -EDQUOT) {
 			/* segments a consumer took away give their space back */
 			rescan(w);
-			ret = open_segment(w);
+			ret = flush(w, VBTS_SEG_F_CLOSED);
 		}
 		if (!ret)
-			break;
+			return true;
 		if ((ret != -ENOSPC && ret != -EDQUOT) || on_full(w) == SEG_ON_FULL_DROP ||
 		    should_stop(w)) {
-			/* back to the full segment (open_segment() changed nothing but fd) */
-			w->fd = old.fd;
-			w->index = old.index;
 			w->retry_at = w->lost + DROP_RETRY_RECORDS;
 			return false;
 		}
 		nanosleep(&ts, NULL);
 	}
-	/* The new segment is open: close the full one (its last slot may say drops). */
-	old.closed = w->closed;
-	old.nr_closed = w->nr_closed;
-	old.closed_cap = w->closed_cap;
-	close_segment(&old, false);
-	w->closed = old.closed;
-	w->nr_closed = old.nr_closed;
-	w->closed_cap = old.closed_cap;
-	w->pending = 0;
-	return true;
 }
 
 /*
@@ -397,8 +403,7 @@ long seg_writer__append(struct seg_writer *w, const struct vbts_record *recs, ui
 	}
 	while (done < n) {
 		/* the last slot is kept for a LOST record */
-		uint64_t room = w->hdr->capacity - 1 - (w->n < w->hdr->capacity ? w->n :
-						      w->hdr->capacity - 1), k;
+		uint64_t room = w->n < w->hdr->capacity - 1 ? w->hdr->capacity - 1 - w->n : 0, k;
 
 		if (!room) {
 			if (!rotate(w)) {
@@ -449,11 +454,30 @@ int seg_writer__read(const struct seg_writer *w, uint64_t seq, struct vbts_recor
 
 int seg_writer__close(struct seg_writer *w)
 {
+	uint32_t flags;
+	char path[PATH_MAX];
 	int ret;
 
 	if (!w)
 		return 0;
-	ret = close_segment(w, true);
+	flags = VBTS_SEG_F_CLOSED | VBTS_SEG_F_LAST | (w->frozen ? VBTS_SEG_F_FROZEN : 0);
+	/* The last records to their file, which replaces the open segment (and its budget). */
+	budget_release(w->cfg.budget, w->reserved);
+	ret = write_closed(w, flags);
+	if (ret) {
+		__atomic_add_fetch(&w->cfg.budget->used, w->reserved, __ATOMIC_RELAXED);
+		/* No room: the open segment stays, its records readable where they are. */
+		w->hdr->lost = w->lost;
+		__atomic_or_fetch(&w->hdr->flags, flags, __ATOMIC_RELEASE);
+		msync(w->hdr, w->map_size, MS_SYNC);
+	}
+	munmap(w->hdr, w->map_size);
+	close(w->fd);
+	if (!ret) {
+		open_path(w, path, sizeof(path));
+		unlink(path);
+	}
+	seg_compressor__free(w->comp);
 	free(w->closed);
 	free(w->dir);
 	free(w);

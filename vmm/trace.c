@@ -358,7 +358,9 @@ static void remove_all(struct trace *t)
 	for (unsigned int i = 0; i < t->nr_rings; i++) {
 		snprintf(name, sizeof(name), "vcpu%u.ring", i);
 		remove_in(t, name);
-		/* stream mode: at start-up only the first segment exists */
+		/* stream mode: at start-up only the open segment exists (the first, once closed) */
+		snprintf(name, sizeof(name), "vcpu%u%s", i, VBTS_SEG_OPEN_SUFFIX);
+		remove_in(t, name);
 		snprintf(name, sizeof(name), "vcpu%u.%08u%s", i, 0, VBTS_SEG_SUFFIX);
 		remove_in(t, name);
 	}
@@ -434,7 +436,7 @@ struct trace *trace__create(const struct trace_config *cfg, char *err, size_t er
 
 		snprintf(name, sizeof(name), "vcpu%u.ring", i);
 		if (t->collector.mode == TRACE_MODE_STREAM)
-			snprintf(name, sizeof(name), "vcpu%u.%08u%s", i, 0, VBTS_SEG_SUFFIX);
+			snprintf(name, sizeof(name), "vcpu%u%s", i, VBTS_SEG_OPEN_SUFFIX);
 		path = path_in(t, name);
 		if (!path) {
 			ret = -ENOMEM;

@@ -4,21 +4,27 @@
  * the decoder and the tests.
  *
  * In stream mode each vCPU writes its records (struct vbts_record, ring-format.h) into a
- * sequence of segment files `vcpuN.SSSSSSSS.vseg` (N the vCPU, SSSSSSSS the segment index in
- * 8 decimal digits, from 0). Record number `seq` of a vCPU (counting from 0 since the trace
+ * sequence of segments. Record number `seq` of a vCPU (counting from 0 since the trace
  * started) is in the segment whose [first_seq, first_seq + committed) holds it; segments of a
- * vCPU follow each other without holes. A segment is in one of two encodings:
+ * vCPU follow each other without holes (a consumer may remove the oldest ones).
  *
- *  - VBTS_SEG_ENC_RAW: the open segment. A 128-byte header, then record slots of 24 bytes.
- *    The writer reserves the slots' blocks (posix_fallocate) before it maps them, so a full
- *    disk is an error of that call, never a SIGBUS on a store. It stores the record bytes
- *    first and only then publishes `committed` (release ordering), as a ring does: a reader
- *    (also after kill -9 of the writer) trusts the first min(committed, whole slots in the
- *    file) records, nothing else. A clean close truncates the file to its committed records.
- *  - VBTS_SEG_ENC_ZSTD_DV1: a closed segment. The header, then `payload_size` bytes: one zstd
- *    frame (with its content size and checksum) of the delta-varint transform v1 of the
- *    segment's `committed` records. The file is written beside its raw segment as
- *    `vcpuN.SSSSSSSS.vseg.tmp`, synced and renamed over it: a reader sees one or the other.
+ *  - The open segment `vcpuN.open.vseg` (N the vCPU): encoding VBTS_SEG_ENC_RAW, a 128-byte
+ *    header, then `capacity` record slots of 24 bytes, the file's size fixed. The writer
+ *    reserves its blocks (posix_fallocate) before it maps them, so a full disk is an error of
+ *    that call, never a SIGBUS on a store. It stores the record bytes first and only then
+ *    publishes `committed` (release ordering), as a ring does: a reader (also after kill -9
+ *    of the writer) trusts the first min(committed, capacity, whole slots in the file)
+ *    records, nothing else. Its last slot is kept for a VBTS_ESC_LOST record. When it is
+ *    full, its records are written as closed segment `index` and it starts over: committed
+ *    = 0 is published first, then index and first_seq move on. A reader that finds a closed
+ *    segment of the open segment's index (the writer was stopped in between) skips the open
+ *    one. At a clean end the open segment is closed too and removed.
+ *  - Closed segments `vcpuN.SSSSSSSS.vseg` (SSSSSSSS the index in 8 decimal digits, from 0):
+ *    the header, then either VBTS_SEG_ENC_ZSTD_DV1: `payload_size` bytes, one zstd frame
+ *    (with its content size and checksum) of the delta-varint transform v1 of the segment's
+ *    `committed` records; or VBTS_SEG_ENC_RAW when that would not be smaller: `committed`
+ *    records as they are (capacity == committed). The file is written as
+ *    `vcpuN.SSSSSSSS.vseg.tmp` and renamed into place: a reader never sees it half written.
  *
  * Delta-varint transform v1 (VBTS_SEG_ENC_ZSTD_DV1), per record, with two pieces of state
  * that start at 0 in every segment: prev_to (the `to` of the last branch record) and
@@ -47,6 +53,7 @@
 #define VBTS_SEG_VERSION 1
 #define VBTS_SEG_HEADER_SIZE 128
 #define VBTS_SEG_SUFFIX ".vseg"
+#define VBTS_SEG_OPEN_SUFFIX ".open.vseg"
 
 /* enum vbts_seg_encoding: what follows the header. */
 enum vbts_seg_encoding {
@@ -54,7 +61,8 @@ enum vbts_seg_encoding {
 	VBTS_SEG_ENC_ZSTD_DV1 = 1, /* a zstd frame of the delta-varint transform v1 */
 };
 
-#define VBTS_SEG_F_CLOSED (1U << 0) /* the writer finished this segment */
+#define VBTS_SEG_F_CLOSED (1U << 0) /* the writer finished this segment (the open segment:
+				     * the trace ended and it could not be written out) */
 #define VBTS_SEG_F_FROZEN (1U << 1) /* the vCPU was frozen (crash): nothing follows */
 #define VBTS_SEG_F_LAST (1U << 2)   /* the trace ended: no segment follows this one */
 
@@ -74,12 +82,13 @@ struct vbts_seg_header {
 	uint16_t encoding;      /* 0x0e enum vbts_seg_encoding */
 	uint32_t vcpu_id;       /* 0x10 vCPU index within the VM */
 	uint32_t flags;         /* 0x14 VBTS_SEG_F_* */
-	uint64_t index;         /* 0x18 segment number of this vCPU, from 0, as in the name */
+	uint64_t index;         /* 0x18 segment number of this vCPU, from 0, as in the name (the
+				 * open segment: the number its records will be closed as) */
 	uint64_t vm_id;         /* 0x20 random id of the run, also in vm.json */
 	uint64_t committed;     /* 0x28 records in this segment; raw: published after bytes */
 	uint64_t first_seq;     /* 0x30 seq of its first record */
 	uint64_t start_time_ns; /* 0x38 CLOCK_REALTIME of trace start, ns since the epoch */
-	uint64_t capacity;      /* 0x40 raw: record slots; zstd: == committed */
+	uint64_t capacity;      /* 0x40 record slots (open); == committed (closed) */
 	uint64_t payload_size;  /* 0x48 zstd: bytes of the frame after the header; raw: 0 */
 	uint64_t lost;          /* 0x50 records of the vCPU dropped so far (also in-stream) */
 	uint8_t reserved[VBTS_SEG_HEADER_SIZE - 0x58]; /* 0x58 zero */

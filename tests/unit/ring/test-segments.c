@@ -231,11 +231,51 @@ START_TEST(test_kill9_mid_segment)
 	}
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
-	seg_name(path, sizeof(path), dir, 3);
+	snprintf(path, sizeof(path), "%s/vcpu2.open.vseg", dir);
 	h = read_header(path);
 	ck_assert_uint_eq(h.encoding, VBTS_SEG_ENC_RAW);
+	ck_assert_uint_eq(h.index, 3);
 	ck_assert_uint_eq(h.committed, 42);
 	ck_assert_uint_eq(read_all(dir, &wd, &gaps), 3 * U + 42);
+	ck_assert_uint_eq(gaps, 0);
+	ck_assert_uint_eq(wd.n, 0);
+	ring_test_rmdir(dir);
+}
+END_TEST
+
+/*
+ * Stopped between writing the closed segment and starting the open one over: both hold the
+ * same records; the open one is skipped without a word.
+ */
+START_TEST(test_open_superseded)
+{
+	struct warned wd = { 0 };
+	char dir[64], path[128], open_path[128];
+	struct vbts_seg_header h;
+	struct vbts_record recs[U];
+	struct seg_writer *w;
+	uint64_t gaps;
+	int fd;
+
+	ring_test_tmpdir(dir);
+	w = new_writer(dir, SEG, NULL, SEG_ON_FULL_STALL);
+	append_seq(w, 0, 2 * U);
+	snprintf(open_path, sizeof(open_path), "%s/vcpu2.open.vseg", dir);
+	h = read_header(open_path);
+	ck_assert_uint_eq(h.index, 1);
+	ck_assert_uint_eq(h.committed, U);
+	/* segment 1 as the writer would have closed it (raw encoding) */
+	fd = open(open_path, O_RDONLY);
+	ck_assert_int_eq(pread(fd, recs, sizeof(recs), VBTS_SEG_HEADER_SIZE), (ssize_t)sizeof(recs));
+	close(fd);
+	h.flags = VBTS_SEG_F_CLOSED;
+	h.capacity = U;
+	seg_name(path, sizeof(path), dir, 1);
+	fd = open(path, O_CREAT | O_WRONLY, 0644);
+	ck_assert_int_eq(write(fd, &h, sizeof(h)), (ssize_t)sizeof(h));
+	ck_assert_int_eq(write(fd, recs, sizeof(recs)), (ssize_t)sizeof(recs));
+	close(fd);
+	ck_assert_uint_eq(read_all(dir, &wd, &gaps), 2 * U);
 	ck_assert_uint_eq(gaps, 0);
 	ck_assert_uint_eq(wd.n, 0);
 	ring_test_rmdir(dir);
@@ -253,7 +293,7 @@ START_TEST(test_truncated_open_segment)
 	ring_test_tmpdir(dir);
 	w = new_writer(dir, SEG, NULL, SEG_ON_FULL_STALL);
 	append_seq(w, 0, U + 42);
-	seg_name(path, sizeof(path), dir, 1);
+	snprintf(path, sizeof(path), "%s/vcpu2.open.vseg", dir);
 	ck_assert_int_eq(truncate(path, VBTS_SEG_HEADER_SIZE + 10 * 24 + 13), 0);
 	ck_assert_uint_eq(read_all(dir, &wd, &gaps), U + 10);
 	ck_assert_uint_eq(wd.n, 1);
@@ -380,15 +420,18 @@ static uint64_t lost_said(const char *dir, uint64_t *records)
 START_TEST(test_budget_drop)
 {
 	uint64_t raw = VBTS_SEG_HEADER_SIZE + SEG * sizeof(struct vbts_record);
-	struct seg_budget b = { .limit = 2 * raw + 64 };
+	struct seg_budget b = { .limit = 1ULL << 30 };
 	char dir[64], path[128];
 	struct seg_writer *w;
 	uint64_t records, lost, committed;
 
+	(void)raw;
 	ring_test_tmpdir(dir);
 	w = new_writer(dir, SEG, &b, SEG_ON_FULL_DROP);
-	/* segment 0 compressed (more than 64 bytes), segment 1 full: no room for a third */
-	append_seq(w, 0, 2 * U);
+	/* segment 0 closed; then the budget is its size and 64 bytes: segment 1 does not fit */
+	append_seq(w, 0, U + 1);
+	b.limit = b.used + 64;
+	append_seq(w, U + 1, U - 1);
 	for (uint64_t i = 0; i < 10000; i++) {
 		struct vbts_record r = ring_test_record(2 * U + i);
 
@@ -459,17 +502,20 @@ static struct seg_writer *stall_writer(const char *dir, struct seg_budget *b,
 START_TEST(test_budget_stall)
 {
 	uint64_t raw = VBTS_SEG_HEADER_SIZE + SEG * sizeof(struct vbts_record);
-	struct seg_budget b = { .limit = 2 * raw + 64 };
+	struct seg_budget b = { .limit = 1ULL << 30 };
 	struct stall_ctx sc = { .free_at = 5, .stop_at = 1000 };
 	struct warned wd = { 0 };
 	struct seg_writer *w;
 	char dir[64];
 	uint64_t gaps;
 
+	(void)raw;
 	ring_test_tmpdir(dir);
 	sc.dir = dir;
 	w = stall_writer(dir, &b, &sc);
-	append_seq(w, 0, 2 * U + 5);
+	append_seq(w, 0, U + 1);
+	b.limit = b.used + 64;
+	append_seq(w, U + 1, U + 4);
 	ck_assert_uint_eq(sc.calls, 5);   /* it waited, until segment 0 was gone */
 	ck_assert_uint_eq(seg_writer__lost(w), 0);
 	ck_assert_int_eq(seg_writer__close(w), 0);
@@ -484,16 +530,19 @@ END_TEST
 START_TEST(test_budget_stall_stop)
 {
 	uint64_t raw = VBTS_SEG_HEADER_SIZE + SEG * sizeof(struct vbts_record);
-	struct seg_budget b = { .limit = 2 * raw + 64 };
+	struct seg_budget b = { .limit = 1ULL << 30 };
 	struct stall_ctx sc = { .stop_at = 3 };
 	struct vbts_record r = ring_test_record(2 * U);
 	struct seg_writer *w;
 	char dir[64];
 
+	(void)raw;
 	ring_test_tmpdir(dir);
 	sc.dir = dir;
 	w = stall_writer(dir, &b, &sc);
-	append_seq(w, 0, 2 * U);
+	append_seq(w, 0, U + 1);
+	b.limit = b.used + 64;
+	append_seq(w, U + 1, U - 1);
 	ck_assert_int_eq(seg_writer__append(w, &r, 1), 0);
 	ck_assert_uint_eq(sc.calls, 3);
 	ck_assert_uint_eq(seg_writer__lost(w), 1);
@@ -527,7 +576,7 @@ START_TEST(test_disk_full)
 		rmdir(dir);
 		return;
 	}
-	/* 1000-record segments: 24 KiB raw each, two fit beside a compressed one, not three */
+	/* 1000-record segments: the open one takes 24 KiB, closed ones about 20 KiB each */
 	{
 		struct seg_writer_config cfg = {
 			.dir = dir, .vcpu_id = 2, .segment_records = 1000, .budget = &b,
@@ -606,6 +655,7 @@ Suite *segments_suite(void)
 	tcase_add_test(tc, test_codec_extremes);
 	tcase_add_test(tc, test_kill9_mid_segment);
 	tcase_add_test(tc, test_truncated_open_segment);
+	tcase_add_test(tc, test_open_superseded);
 	tcase_add_test(tc, test_hostile_segments);
 	tcase_add_test(tc, test_garbage_files);
 	tcase_add_test(tc, test_budget_drop);
