@@ -351,6 +351,26 @@ int trace__set_kaslr_slide(struct trace *t, uint64_t slide)
 	return save_vm_json(t);
 }
 
+/* Stream mode: every segment file (the directory was empty when the trace began). */
+static void remove_segments(struct trace *t)
+{
+	struct dirent *de;
+	DIR *d = opendir(t->dir);
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		size_t len = strlen(de->d_name);
+
+		if (strncmp(de->d_name, "vcpu", 4) ||
+		    (!(len > 5 && !strcmp(de->d_name + len - 5, VBTS_SEG_SUFFIX)) &&
+		     !(len > 9 && !strcmp(de->d_name + len - 9, VBTS_SEG_SUFFIX ".tmp"))))
+			continue;
+		remove_in(t, de->d_name);
+	}
+	closedir(d);
+}
+
 static void remove_all(struct trace *t)
 {
 	char name[64];
@@ -358,12 +378,9 @@ static void remove_all(struct trace *t)
 	for (unsigned int i = 0; i < t->nr_rings; i++) {
 		snprintf(name, sizeof(name), "vcpu%u.ring", i);
 		remove_in(t, name);
-		/* stream mode: at start-up only the open segment exists (the first, once closed) */
-		snprintf(name, sizeof(name), "vcpu%u%s", i, VBTS_SEG_OPEN_SUFFIX);
-		remove_in(t, name);
-		snprintf(name, sizeof(name), "vcpu%u.%08u%s", i, 0, VBTS_SEG_SUFFIX);
-		remove_in(t, name);
 	}
+	if (t->collector.mode == TRACE_MODE_STREAM)
+		remove_segments(t);
 	remove_in(t, "events.jsonl");
 	remove_in(t, "vm.json");
 	if (t->made_dir)
