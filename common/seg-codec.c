@@ -55,21 +55,40 @@ static inline bool get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v
 	return false;
 }
 
+/* First varint of a record: a tag, or the branch's straight-line run. */
+#define TAG_ESCAPE 0  /* an escape record follows */
+#define TAG_LITERAL 1 /* a branch whose run does not fit: its from follows as it is */
+#define TAG_RUN 2     /* tag - TAG_RUN = zz(from - prev_to) */
+
 size_t seg_codec__encode(const struct vbts_record *recs, size_t n, uint8_t *out)
 {
-	uint64_t prev_to = 0, prev_flags = 0;
+	uint64_t prev_to = 0, prev_flags = 0, esc_to[256] = { 0 }, esc_flags[256] = { 0 };
 	uint8_t *p = out;
 
 	for (size_t i = 0; i < n; i++) {
 		const struct vbts_record *r = &recs[i];
+		uint64_t run = zz(r->from - prev_to);
+		unsigned int k = (unsigned int)(r->flags & 0xff);
 
-		p = put_varint(p, zz(r->from - prev_to));
+		if (r->from == VBTS_ESCAPE) {
+			*p++ = TAG_ESCAPE;
+			*p++ = (uint8_t)k;
+			p = put_varint(p, zz(r->to - esc_to[k]));
+			p = put_varint(p, zz((r->flags >> 8) - (esc_flags[k] >> 8)));
+			esc_to[k] = r->to;
+			esc_flags[k] = r->flags;
+			continue;
+		}
+		if (run <= UINT64_MAX - TAG_RUN) {
+			p = put_varint(p, run + TAG_RUN);
+		} else {
+			*p++ = TAG_LITERAL;
+			p = put_varint(p, r->from);
+		}
 		p = put_varint(p, zz(r->to - r->from));
 		p = put_varint(p, r->flags ^ prev_flags);
-		if (r->from != VBTS_ESCAPE) {
-			prev_to = r->to;
-			prev_flags = r->flags;
-		}
+		prev_to = r->to;
+		prev_flags = r->flags;
 	}
 	return (size_t)(p - out);
 }
@@ -77,19 +96,44 @@ size_t seg_codec__encode(const struct vbts_record *recs, size_t n, uint8_t *out)
 int seg_codec__decode(const uint8_t *in, size_t len, struct vbts_record *out, size_t n)
 {
 	const uint8_t *p = in, *end = in + len;
-	uint64_t prev_to = 0, prev_flags = 0, a, b, c;
+	uint64_t prev_to = 0, prev_flags = 0, esc_to[256] = { 0 }, esc_flags[256] = { 0 }, a, b, c;
 
 	for (size_t i = 0; i < n; i++) {
-		if (!get_varint(&p, end, &a) || !get_varint(&p, end, &b) ||
+		unsigned int k;
+
+		if (!get_varint(&p, end, &a))
+			return -EINVAL;
+		if (a == TAG_ESCAPE) {
+			if (p == end)
+				return -EINVAL;
+			k = *p++;
+			if (!get_varint(&p, end, &b) || !get_varint(&p, end, &c))
+				return -EINVAL;
+			c = (esc_flags[k] >> 8) + unzz(c);
+			if (c > VBTS_ESC_AUX_MAX)
+				return -EINVAL;
+			out[i].from = VBTS_ESCAPE;
+			out[i].to = esc_to[k] + unzz(b);
+			out[i].flags = (c << 8) | k;
+			esc_to[k] = out[i].to;
+			esc_flags[k] = out[i].flags;
+			continue;
+		}
+		if (a == TAG_LITERAL) {
+			if (!get_varint(&p, end, &a))
+				return -EINVAL;
+			out[i].from = a;
+		} else {
+			out[i].from = prev_to + unzz(a - TAG_RUN);
+		}
+		/* a branch is never coded with from == VBTS_ESCAPE: that is an escape's tag */
+		if (out[i].from == VBTS_ESCAPE || !get_varint(&p, end, &b) ||
 		    !get_varint(&p, end, &c))
 			return -EINVAL;
-		out[i].from = prev_to + unzz(a);
 		out[i].to = out[i].from + unzz(b);
 		out[i].flags = c ^ prev_flags;
-		if (out[i].from != VBTS_ESCAPE) {
-			prev_to = out[i].to;
-			prev_flags = out[i].flags;
-		}
+		prev_to = out[i].to;
+		prev_flags = out[i].flags;
 	}
 	return p == end ? 0 : -EINVAL;
 }

@@ -26,17 +26,24 @@
  *    records as they are (capacity == committed). The file is written as
  *    `vcpuN.SSSSSSSS.vseg.tmp` and renamed into place: a reader never sees it half written.
  *
- * Delta-varint transform v1 (VBTS_SEG_ENC_ZSTD_DV1), per record, with two pieces of state
- * that start at 0 in every segment: prev_to (the `to` of the last branch record) and
- * prev_flags (the `flags` of the last branch record); zz(x) = (x << 1) ^ (x >> 63) on the
- * 64-bit two's complement value, and varint = LEB128 (7 bits a byte, low first, at most 10
- * bytes, the 10th byte at most 1):
- *     varint(zz(from - prev_to))       - the straight-line run before the branch
- *     varint(zz(to - from))            - the branch's displacement
- *     varint(flags ^ prev_flags)
- * An escape record (from == VBTS_ESCAPE) is coded the same way but leaves prev_to and
- * prev_flags as they were. All arithmetic is modulo 2^64. A typical branch is 3 to 5 bytes
- * before zstd; zstd then finds the loops.
+ * Delta-varint transform v1 (VBTS_SEG_ENC_ZSTD_DV1), per record, with state that starts at 0
+ * in every segment: prev_to and prev_flags (of the last branch record), and for each escape
+ * kind K (flags bits 0-7) esc_to[K] and esc_aux[K] (of the last escape record of that kind);
+ * zz(x) = (x << 1) ^ (x >> 63) on the 64-bit two's complement value, and varint = LEB128
+ * (7 bits a byte, low first, at most 10 bytes, the 10th byte at most 1). All arithmetic is
+ * modulo 2^64.
+ *   branch:  varint(zz(from - prev_to) + 2)     - the straight-line run before the branch
+ *                                                 (when that is at most 2^64 - 3, else:
+ *            varint(1), varint(from))           - the address as it is)
+ *            varint(zz(to - from))              - the branch's displacement
+ *            varint(flags ^ prev_flags)         - then prev_to = to, prev_flags = flags
+ *   escape:  varint(0), byte K                  - from == VBTS_ESCAPE, its kind
+ *            varint(zz(to - esc_to[K]))         - a time or CR3: against the last of its kind
+ *            varint(zz(aux - esc_aux[K]))       - aux = flags >> 8, at most 2^56 - 1
+ *                                                 then esc_to[K] = to, esc_aux[K] = aux
+ * A branch record whose from is VBTS_ESCAPE cannot be coded (it is an escape). A typical
+ * branch is 3 to 5 bytes before zstd, an escape 3 to 8; zstd then finds the loops. A decoder
+ * takes exactly `committed` records and the payload to its last byte, or refuses the segment.
  *
  * Losses: when the writer must drop records (disk budget or disk full with on-full drop, a
  * frozen vCPU), it writes a VBTS_ESC_LOST record with the count before the next record it
