@@ -206,6 +206,16 @@ START_TEST(test_codec_extremes)
 	memset(bad, 0x80, 9);
 	bad[9] = 2;
 	ck_assert_int_eq(seg_codec__decode(bad, 10, back, 1), -EINVAL);
+	/* an escape whose aux runs past 56 bits; a literal branch from VBTS_ESCAPE */
+	{
+		static const uint8_t esc[] = { 0, 5, 0, 0xfe, 0xff, 0xff, 0xff, 0xff, 0xff,
+					       0xff, 0xff, 0x02 };
+		static const uint8_t lit[] = { 1, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+					       0xff, 0xff, 0x01, 0, 0 };
+
+		ck_assert_int_eq(seg_codec__decode(esc, sizeof(esc), back, 1), -EINVAL);
+		ck_assert_int_eq(seg_codec__decode(lit, sizeof(lit), back, 1), -EINVAL);
+	}
 }
 END_TEST
 
