@@ -301,9 +301,19 @@ static int load(struct seg_reader *r, size_t i, bool hdr_only, struct vbts_seg_h
 		goto out_damage;
 	}
 	if (h->encoding == VBTS_SEG_ENC_RAW) {
+		struct vbts_seg_header again;
+
 		ret = read_at(fd, recs, n * sizeof(*recs), VBTS_SEG_HEADER_SIZE);
 		if (ret)
 			set_err(err, sizeof(err), path, "%s", strerror(-ret));
+		/*
+		 * A live open segment the writer started over while its records were copied:
+		 * they are in a closed segment now (found by the next reading of the trace).
+		 */
+		if (!ret && r->index[i] == OPEN_INDEX &&
+		    (read_at(fd, &again, sizeof(again), 0) || again.index != h->index ||
+		     again.first_seq != h->first_seq || again.committed < h->committed))
+			n = 0;
 	} else {
 		free(recs);
 		recs = NULL;
