@@ -359,11 +359,9 @@ static uint64_t trace_records(const struct trace_dir *t, int vcpu)
 	uint64_t total = 0, first, end;
 
 	for (unsigned int i = 0; i < trace_dir__nr_vcpus(t); i++) {
-		struct ring_reader *r = trace_dir__ring(t, i);
-
-		if (vcpu >= 0 && ring_reader__header(r)->vcpu_id != (uint32_t)vcpu)
+		if (vcpu >= 0 && trace_dir__vcpu_id(t, i) != (uint32_t)vcpu)
 			continue;
-		ring_reader__window(r, &first, &end);
+		trace_dir__window(t, i, &first, &end);
 		total += end - first;
 	}
 	return total;

@@ -16,6 +16,7 @@
 
 #include "input-file.h"
 #include "escape.h"
+#include "seg-reader.h"
 #include "trace-dir.h"
 
 /* A sane bound on vCPUs; KVM's own limit is lower. */
@@ -23,8 +24,11 @@
 /* Escaped text quoted from the trace (names, jansson's "near '...'") in one message. */
 #define QUOTE_MAX 256
 
+/* One vCPU's records: a ring file (wrap mode) or its segments (stream mode). */
 struct ring_source {
 	struct ring_reader *ring;
+	struct seg_reader *seg;
+	uint32_t vcpu_id;
 };
 
 struct trace_dir {
@@ -152,6 +156,55 @@ static const struct decoder_source_ops ring_source_ops = {
 	.dropped = ring_source_dropped,
 };
 
+/* ---- decoder source over a vCPU's stream segments ----------------------------------------- */
+
+static ssize_t seg_source_read(void *ctx, struct vbts_record *buf, size_t max,
+			       uint64_t *first_seq)
+{
+	struct ring_source *s = ctx;
+
+	return seg_reader__read(s->seg, buf, max, first_seq);
+}
+
+/* The records of the window not read (a damaged last segment), and a frozen vCPU's refusals. */
+static uint64_t seg_source_dropped(void *ctx, uint64_t end_seq)
+{
+	struct ring_source *s = ctx;
+	uint64_t first, end;
+
+	seg_reader__window(s->seg, &first, &end);
+	return (end > end_seq ? end - end_seq : 0) + seg_reader__dropped_at_end(s->seg);
+}
+
+static const struct decoder_source_ops seg_source_ops = {
+	.read = seg_source_read,
+	.dropped = seg_source_dropped,
+};
+
+static void seg_warn(void *ctx, const char *line)
+{
+	damage(ctx, "%s", line);
+}
+
+/* Opens vCPU @i's segments as source t->srcs[t->nr_vcpus]: 0, or -errno with @err set. */
+static int open_segments(struct trace_dir *t, unsigned int i, bool have_vm_id, uint64_t vm_id,
+			 char *err, size_t errlen)
+{
+	struct seg_reader *r = seg_reader__open(t->dir, i, seg_warn, t, err, errlen);
+
+	if (!r)
+		return -errno;
+	t->rings[t->nr_vcpus] = NULL;
+	t->srcs[t->nr_vcpus].seg = r;
+	t->srcs[t->nr_vcpus].vcpu_id = i;
+	t->nr_vcpus++;
+	if (have_vm_id && seg_reader__vm_id(r) != vm_id)
+		warn(t, "%s/vcpu%u: vm_id 0x%" PRIx64 " differs from vm.json's 0x%" PRIx64
+			", the files come from different runs", t->dir, i, seg_reader__vm_id(r),
+		     vm_id);
+	return 0;
+}
+
 /* ---- vm.json ------------------------------------------------------------------------------ */
 
 static int parse_hex_u64(const char *s, uint64_t *v)
@@ -170,7 +223,7 @@ static int open_rings(struct trace_dir *t, json_t *vm, const char *vm_path, char
 	char ring_err[RING_READER_ERR_MAX], first_err[RING_READER_ERR_MAX];
 	unsigned int i, n, failed = 0;
 	uint64_t vm_id = 0;
-	bool have_vm_id = false;
+	bool have_vm_id = false, stream;
 	int first_errno = 0;
 	char name[32];
 	char *path;
@@ -189,14 +242,14 @@ static int open_rings(struct trace_dir *t, json_t *vm, const char *vm_path, char
 			path = path_join(t->dir, name);
 			if (!path)
 				return -ENOMEM;
-			if (!file_exists(path)) {
+			if (!file_exists(path) && !seg_reader__exists(t->dir, n)) {
 				free(path);
 				break;
 			}
 			free(path);
 		}
 		if (!n) {
-			snprintf(err, errlen, "%s: no vcpu0.ring", t->dir);
+			snprintf(err, errlen, "%s: no vcpu0.ring and no vcpu0 segment", t->dir);
 			return -ENOENT;
 		}
 	}
@@ -205,6 +258,8 @@ static int open_rings(struct trace_dir *t, json_t *vm, const char *vm_path, char
 		have_vm_id = true;
 	else if (json_is_integer(v))
 		vm_id = (uint64_t)json_integer_value(v), have_vm_id = true;
+	v = json_object_get(vm, "mode");
+	stream = json_is_string(v) && !strcmp(json_string_value(v), "stream");
 
 	t->rings = calloc(n, sizeof(*t->rings));
 	t->srcs = calloc(n, sizeof(*t->srcs));
@@ -222,6 +277,23 @@ static int open_rings(struct trace_dir *t, json_t *vm, const char *vm_path, char
 		path = path_join(t->dir, name);
 		if (!path)
 			return -ENOMEM;
+		if (stream || (!file_exists(path) && seg_reader__exists(t->dir, i))) {
+			int ret;
+
+			free(path);
+			ret = open_segments(t, i, have_vm_id, vm_id, ring_err, sizeof(ring_err));
+			if (ret == -ENOMEM)
+				return ret;
+			if (ret && !failed++) {
+				first_errno = -ret;
+				snprintf(first_err, sizeof(first_err), "%s", ring_err);
+			} else if (ret) {
+				if (failed == 2)
+					damage(t, "%s; vCPU skipped", first_err);
+				damage(t, "%s; vCPU skipped", ring_err);
+			}
+			continue;
+		}
 		r = ring_reader__open(path, ring_err, sizeof(ring_err));
 		free(path);
 		if (!r) {
@@ -237,6 +309,7 @@ static int open_rings(struct trace_dir *t, json_t *vm, const char *vm_path, char
 		}
 		t->rings[t->nr_vcpus] = r;
 		t->srcs[t->nr_vcpus].ring = r;
+		t->srcs[t->nr_vcpus].vcpu_id = ring_reader__header(r)->vcpu_id;
 		t->nr_vcpus++;
 		h = ring_reader__header(r);
 		if (have_vm_id && h->vm_id != vm_id)
@@ -676,6 +749,20 @@ struct ring_reader *trace_dir__ring(const struct trace_dir *t, unsigned int i)
 	return t->rings[i];
 }
 
+uint32_t trace_dir__vcpu_id(const struct trace_dir *t, unsigned int i)
+{
+	return t->srcs[i].vcpu_id;
+}
+
+void trace_dir__window(const struct trace_dir *t, unsigned int i, uint64_t *first,
+		       uint64_t *end)
+{
+	if (t->srcs[i].seg)
+		seg_reader__window(t->srcs[i].seg, first, end);
+	else
+		ring_reader__window(t->rings[i], first, end);
+}
+
 struct decoder *trace_dir__decoder(struct trace_dir *t, int vcpu)
 {
 	struct decoder_source *src;
@@ -686,18 +773,20 @@ struct decoder *trace_dir__decoder(struct trace_dir *t, int vcpu)
 	if (!src)
 		return NULL;
 	for (i = 0; i < t->nr_vcpus; i++) {
-		const struct vbts_ring_header *h = ring_reader__header(t->rings[i]);
-
-		if (vcpu >= 0 && h->vcpu_id != (uint32_t)vcpu)
+		if (vcpu >= 0 && t->srcs[i].vcpu_id != (uint32_t)vcpu)
 			continue;
-		if (ring_reader__begin(t->rings[i])) {
+		if (t->srcs[i].seg) {
+			seg_reader__begin(t->srcs[i].seg);
+			src[n].ops = &seg_source_ops;
+		} else if (ring_reader__begin(t->rings[i])) {
 			free(src);
 			errno = EIO;
 			return NULL;
+		} else {
+			src[n].ops = &ring_source_ops;
 		}
-		src[n].vcpu = h->vcpu_id;
+		src[n].vcpu = t->srcs[i].vcpu_id;
 		src[n].first_seq = 0;
-		src[n].ops = &ring_source_ops;
 		src[n].ctx = &t->srcs[i];
 		n++;
 	}
@@ -744,8 +833,10 @@ void trace_dir__close(struct trace_dir *t)
 
 	if (!t)
 		return;
-	for (i = 0; i < t->nr_vcpus; i++)
+	for (i = 0; i < t->nr_vcpus; i++) {
 		ring_reader__close(t->rings[i]);
+		seg_reader__close(t->srcs[i].seg);
+	}
 	free(t->rings);
 	free(t->srcs);
 	procmap__free(t->procmap);

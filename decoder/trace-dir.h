@@ -103,9 +103,28 @@ unsigned int trace_dir__nr_vcpus(const struct trace_dir *t);
  * @t: trace
  * @i: index < trace_dir__nr_vcpus()
  *
- * Return: the reader.
+ * Return: the reader, or NULL when that vCPU was recorded in stream mode (segments).
  */
 struct ring_reader *trace_dir__ring(const struct trace_dir *t, unsigned int i);
+
+/**
+ * trace_dir__vcpu_id() - the vCPU of the i-th ring or stream.
+ * @t: trace
+ * @i: index < trace_dir__nr_vcpus()
+ *
+ * Return: its vCPU id.
+ */
+uint32_t trace_dir__vcpu_id(const struct trace_dir *t, unsigned int i);
+
+/**
+ * trace_dir__window() - the records the i-th ring or stream holds, [first, end) in seqs.
+ * @t:     trace
+ * @i:     index < trace_dir__nr_vcpus()
+ * @first: receives the first
+ * @end:   receives one past the last
+ */
+void trace_dir__window(const struct trace_dir *t, unsigned int i, uint64_t *first,
+		       uint64_t *end);
 
 /**
  * trace_dir__decoder() - a decoder over the rings.

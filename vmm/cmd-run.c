@@ -57,7 +57,7 @@ struct run_opts {
 	const char *trace_dir;
 	enum run_backend backend;
 	enum vbts_cpl_filter cpl;
-	uint64_t ring_records;
+	struct trace_collector_config collector;
 	unsigned int vcpus;
 	unsigned int memory_mib;
 	const char *console;
@@ -89,7 +89,9 @@ struct run_ctx {
 
 static const char usage[] =
 	"usage: vbts run [--trace DIR] [--backend auto|kvm|step] [--cpl all|user|kernel]\n"
-	"                [--ring RECORDS] [--vcpus N] [--memory MIB] [--console FILE] [--stats]\n"
+	"                [--ring RECORDS] [--mode wrap|stream] [--segment RECORDS]\n"
+	"                [--disk-budget BYTES] [--on-full stall|drop]\n"
+	"                [--vcpus N] [--memory MIB] [--console FILE] [--stats]\n"
 	"                [--timeout SECONDS] [--harness] [--initrd FILE] [--append CMDLINE]\n"
 	"                [--task NAME|PID]... [--system-map FILE] [--guest-bts]\n"
 	"                [--control SOCKET]\n"
@@ -126,6 +128,15 @@ static const char usage[] =
 	"                     guest-bts-drop record in DIR). With --backend kvm the kernel does\n"
 	"                     it (kvm-patches/). Independent of --trace and --cpl\n"
 	"  --ring RECORDS     records per ring file (default 65536; wrap mode keeps the newest)\n"
+	"  --mode wrap|stream wrap (default): a ring file per vCPU, the newest records, a fixed\n"
+	"                     size (the flight recorder); stream: every record, in segment\n"
+	"                     files vcpuN.SSSSSSSS.vseg, each zstd-compressed when full\n"
+	"  --segment RECORDS  stream: records per segment (default 65536, at most 4194304)\n"
+	"  --disk-budget BYTES  stream: bytes of segment files of the trace (K, M, G; default\n"
+	"                     4G or half the free space, at most the free space)\n"
+	"  --on-full stall|drop  stream: when the budget or the disk is full, stall the traced\n"
+	"                     vCPU until there is space (default), or drop records and count\n"
+	"                     them in the trace (a lost record)\n"
 	"  --vcpus N          vCPUs (default 1; the boot protocol starts vCPU 0; a Linux guest\n"
 	"                     starts the others itself through INIT/SIPI)\n"
 	"  --memory MIB       guest RAM in MiB (default 256, at most 65536; RAM beyond 3 GiB\n"
@@ -561,6 +572,12 @@ static int tasks_init(struct run_ctx *c)
 	return 0;
 }
 
+/* Whether a stalled stream writer should give up: the run is ending. */
+static bool run_stopping(void *ctx)
+{
+	return stop_signal || vm__stop_requested(ctx);
+}
+
 static int collector_init(struct run_ctx *c)
 {
 	struct trace_config cfg = {
@@ -571,7 +588,9 @@ static int collector_init(struct run_ctx *c)
 		.memory_mib = c->opts.memory_mib,
 		.backend = NULL,
 		.cpl = c->opts.cpl,
-		.ring_records = c->opts.ring_records,
+		.collector = c->opts.collector,
+		.stop = run_stopping,
+		.stop_ctx = &c->vm,
 	};
 	char err[256], *image, *map = NULL;
 	int ret;
@@ -593,7 +612,8 @@ static int collector_init(struct run_ctx *c)
 	ret = tasks_init(c);
 	if (ret < 0)
 		return ret;
-	c->vm.ring_records = c->opts.ring_records;
+	c->vm.ring_records = c->opts.collector.mode == TRACE_MODE_STREAM ?
+			     c->opts.collector.segment_records : c->opts.collector.ring_records;
 	c->vm.crash_dir = c->opts.trace_dir;
 	c->vm.crash_branches = c->opts.crash_branches;
 	c->vm.on_crash = c->opts.on_crash;
@@ -733,7 +753,7 @@ static int control_init(struct run_ctx *c)
 		.path = c->opts.control,
 		.trace_dir = c->opts.trace_dir,
 		.nr_vcpus = c->opts.vcpus,
-		.ring_records = c->opts.ring_records,
+		.ring_records = c->opts.collector.ring_records,
 		.backend = c->vm.tracer ? c->vm.tracer->name : NULL,
 		.tasks = c->opts.tasks,
 		.nr_tasks = c->opts.nr_tasks,
@@ -825,7 +845,7 @@ static void print_stats(struct run_ctx *c, uint64_t wall_ns)
 {
 	struct vcpu_stats vs, sum = { 0 };
 	struct agent_stats as;
-	uint64_t records = 0, written, dropped;
+	uint64_t records = 0, lost = 0, written, dropped;
 	char line[1024];
 	size_t n = 0;
 
@@ -841,8 +861,12 @@ static void print_stats(struct run_ctx *c, uint64_t wall_ns)
 		sum.gbts.gp += vs.gbts.gp;
 		if (c->trace)
 			records += ring_writer__committed(trace__ring(c->trace, i));
+		if (c->trace && c->opts.collector.mode == TRACE_MODE_STREAM)
+			lost += ring_writer__lost(trace__ring(c->trace, i));
 	}
 	fprintf(stderr, "vbts: stats: wall time %.3f s\n", wall_ns / 1e9);
+	if (c->trace && c->opts.collector.mode == TRACE_MODE_STREAM)
+		fprintf(stderr, "vbts: stats: stream records dropped %" PRIu64 "\n", lost);
 	line[0] = '\0';
 	for (unsigned int r = 0; r < VCPU_NR_EXIT_COUNTERS && n < sizeof(line) - 64; r++) {
 		const char *name = vcpu__exit_name(r);
@@ -987,6 +1011,29 @@ static int parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max,
 	return 0;
 }
 
+/* A byte count with an optional K, M or G (powers of 1024). */
+static int parse_size(const char *opt, const char *s, uint64_t *out)
+{
+	unsigned long long v;
+	unsigned int shift = 0;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (*end == 'K' || *end == 'k')
+		shift = 10, end++;
+	else if (*end == 'M' || *end == 'm')
+		shift = 20, end++;
+	else if (*end == 'G' || *end == 'g')
+		shift = 30, end++;
+	if (errno || end == s || *end || s[0] == '-' || v == 0 || v > (UINT64_MAX >> shift)) {
+		pr_err("%s %s: expected a number of bytes > 0, with K, M or G", opt, s);
+		return -EINVAL;
+	}
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
 static int parse_opts(int argc, char **argv, struct run_opts *o)
 {
 	static const struct option longopts[] = {
@@ -994,6 +1041,10 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 		{ "cpl", required_argument, NULL, 'c' },
 		{ "backend", required_argument, NULL, 'b' },
 		{ "ring", required_argument, NULL, 'r' },
+		{ "mode", required_argument, NULL, 'M' },
+		{ "segment", required_argument, NULL, 'G' },
+		{ "disk-budget", required_argument, NULL, 'B' },
+		{ "on-full", required_argument, NULL, 'F' },
 		{ "vcpus", required_argument, NULL, 'v' },
 		{ "memory", required_argument, NULL, 'm' },
 		{ "console", required_argument, NULL, 'o' },
@@ -1015,7 +1066,7 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 	int opt;
 
 	memset(o, 0, sizeof(*o));
-	o->ring_records = TRACE_DEFAULT_RING_RECORDS;
+	trace__collector_defaults(&o->collector);
 	o->vcpus = 1;
 	o->memory_mib = DEFAULT_MEMORY_MIB;
 	o->crash_branches = CRASH_REPORT_BRANCHES_DEFAULT;
@@ -1052,8 +1103,38 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 			break;
 		case 'r':
 			/* 0 is refused by the budget check with its own message. */
-			if (parse_u64("--ring", optarg, 0, UINT64_MAX, &o->ring_records))
+			if (parse_u64("--ring", optarg, 0, UINT64_MAX, &o->collector.ring_records))
 				return -EINVAL;
+			break;
+		case 'M':
+			if (!strcmp(optarg, "wrap")) {
+				o->collector.mode = TRACE_MODE_WRAP;
+			} else if (!strcmp(optarg, "stream")) {
+				o->collector.mode = TRACE_MODE_STREAM;
+			} else {
+				pr_err("--mode %s: expected wrap or stream", optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'G':
+			/* the limits are the collector check's, with its own message */
+			if (parse_u64("--segment", optarg, 1, UINT64_MAX,
+				      &o->collector.segment_records))
+				return -EINVAL;
+			break;
+		case 'B':
+			if (parse_size("--disk-budget", optarg, &o->collector.disk_budget))
+				return -EINVAL;
+			break;
+		case 'F':
+			if (!strcmp(optarg, "stall")) {
+				o->collector.on_full = TRACE_ON_FULL_STALL;
+			} else if (!strcmp(optarg, "drop")) {
+				o->collector.on_full = TRACE_ON_FULL_DROP;
+			} else {
+				pr_err("--on-full %s: expected stall or drop", optarg);
+				return -EINVAL;
+			}
 			break;
 		case 'v':
 			if (parse_u64("--vcpus", optarg, 1, 256, &v))
@@ -1196,12 +1277,18 @@ static int run(int argc, char **argv)
 	if (c->opts.trace_dir) {
 		char err[512];
 
-		if (trace__check_budget(c->opts.ring_records, c->opts.vcpus,
-					trace__host_available_memory(), err, sizeof(err)) < 0 ||
+		if (trace__collector_check(&c->opts.collector, c->opts.vcpus, c->opts.trace_dir,
+					   trace__host_available_memory(), err, sizeof(err)) < 0 ||
 		    trace__check_dir(c->opts.trace_dir, err, sizeof(err)) < 0 ||
 		    (c->opts.control &&
 		     control__check_path(c->opts.control, err, sizeof(err)) < 0)) {
 			pr_err("%s", err);
+			free(c);
+			return 2;
+		}
+		if (c->opts.control && c->opts.collector.mode == TRACE_MODE_STREAM) {
+			pr_err("--control serves wrap-mode rings; with --mode stream, read the "
+			       "segments with vbts decode");
 			free(c);
 			return 2;
 		}

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "ring-writer.h"
+#include "seg-writer.h"
 
 struct ring_writer {
 	int fd;
@@ -37,9 +38,11 @@ struct ring_writer {
 	struct vbts_record *slots;      /* hdr + header_size */
 	size_t map_size;
 	uint64_t capacity;
+	uint64_t slot;                  /* == seq % capacity, kept without a divide */
 	uint64_t seq;                   /* == hdr->committed, the writer's private copy */
 	uint64_t lost;                  /* == hdr->lost */
 	bool frozen;
+	struct seg_writer *seg;         /* stream mode: everything goes there */
 };
 
 static int ring_size(uint64_t capacity, size_t *size)
@@ -124,16 +127,75 @@ err_free:
 	return NULL;
 }
 
+struct ring_writer *ring_writer__create_stream(const struct seg_writer_config *cfg)
+{
+	struct ring_writer *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		return NULL;
+	w->fd = -1;
+	w->seg = seg_writer__create(cfg);
+	if (!w->seg) {
+		int err = errno;
+
+		free(w);
+		errno = err;
+		return NULL;
+	}
+	return w;
+}
+
+int ring_writer__append_n(struct ring_writer *w, const struct vbts_record *recs, uint64_t n)
+{
+	uint64_t before, after, skip;
+
+	if (w->seg) {
+		long r = seg_writer__append(w->seg, recs, n);
+
+		return r < 0 ? (int)r : (uint64_t)r == n ? 0 : -ENOSPC;
+	}
+	if (w->frozen) {
+		w->lost += n;
+		store_lost(w);
+		return -EROFS;
+	}
+	/* Overwritten records: those beyond capacity, whether stored and overwritten or not. */
+	before = w->seq > w->capacity ? w->seq - w->capacity : 0;
+	if (n > w->capacity) {
+		/* Those that would overwrite each other within this call are not even stored. */
+		skip = n - w->capacity;
+		w->seq += skip;
+		w->slot = w->seq % w->capacity;
+		recs += skip;
+		n = w->capacity;
+	}
+	while (n) {
+		uint64_t k = w->capacity - w->slot < n ? w->capacity - w->slot : n;
+
+		memcpy(&w->slots[w->slot], recs, k * sizeof(*recs));
+		recs += k;
+		n -= k;
+		w->seq += k;
+		w->slot += k;
+		if (w->slot == w->capacity)
+			w->slot = 0;
+	}
+	after = w->seq > w->capacity ? w->seq - w->capacity : 0;
+	if (after > before) {
+		w->lost += after - before;
+		store_lost(w);
+	}
+	__atomic_store_n(&w->hdr->committed, w->seq, __ATOMIC_RELEASE);
+	return 0;
+}
+
 int ring_writer__append(struct ring_writer *w, const struct vbts_record *rec)
 {
 	struct vbts_record *slot;
 
-	if (w->frozen) {
-		w->lost++;
-		store_lost(w);
-		return -EROFS;
-	}
-	slot = &w->slots[w->seq % w->capacity];
+	if (w->seg || w->frozen)
+		return ring_writer__append_n(w, rec, 1);
+	slot = &w->slots[w->slot];
 	*slot = *rec;
 	if (w->seq >= w->capacity) {
 		/* Record seq - capacity was just overwritten: account for it before publishing. */
@@ -141,6 +203,8 @@ int ring_writer__append(struct ring_writer *w, const struct vbts_record *rec)
 		store_lost(w);
 	}
 	w->seq++;
+	if (++w->slot == w->capacity)
+		w->slot = 0;
 	__atomic_store_n(&w->hdr->committed, w->seq, __ATOMIC_RELEASE);
 	return 0;
 }
@@ -154,17 +218,35 @@ int ring_writer__escape(struct ring_writer *w, unsigned int kind, uint64_t paylo
 
 void ring_writer__freeze(struct ring_writer *w)
 {
+	if (w->seg) {
+		seg_writer__freeze(w->seg);
+		return;
+	}
 	w->frozen = true;
 	__atomic_or_fetch(&w->hdr->flags, VBTS_RING_F_FROZEN, __ATOMIC_RELEASE);
 }
 
+struct seg_writer *ring_writer__stream(struct ring_writer *w)
+{
+	return w->seg;
+}
+
+uint64_t ring_writer__lost(const struct ring_writer *w)
+{
+	return w->seg ? seg_writer__lost(w->seg) : w->lost;
+}
+
 uint64_t ring_writer__committed(const struct ring_writer *w)
 {
+	if (w->seg)
+		return seg_writer__committed(w->seg);
 	return w->seq;
 }
 
 int ring_writer__read(const struct ring_writer *w, uint64_t seq, struct vbts_record *rec)
 {
+	if (w->seg)
+		return seg_writer__read(w->seg, seq, rec);
 	if (seq >= w->seq || w->seq - seq > w->capacity)
 		return -ENOENT;
 	*rec = w->slots[seq % w->capacity];
@@ -177,6 +259,11 @@ int ring_writer__close(struct ring_writer *w)
 
 	if (!w)
 		return 0;
+	if (w->seg) {
+		ret = seg_writer__close(w->seg);
+		free(w);
+		return ret;
+	}
 	__atomic_or_fetch(&w->hdr->flags, VBTS_RING_F_CLOSED, __ATOMIC_RELEASE);
 	if (msync(w->hdr, w->map_size, MS_SYNC))
 		ret = -errno;

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * ring-writer.h - the writing side of a vbts ring file (vbts/ring-format.h): create, append
- * records with publish-after-write, count losses, freeze, close.
+ * ring-writer.h - the writing side of a vCPU's record stream: a vbts ring file
+ * (vbts/ring-format.h, wrap mode: create, append records with publish-after-write, count
+ * losses, freeze, close) or, in stream mode, segment files (seg-writer.h) behind the same
+ * calls.
  *
  * Locking: a ring writer belongs to one thread (its vCPU's); nothing here takes a lock.
  */
@@ -12,6 +14,7 @@
 #include <vbts/ring-format.h>
 
 struct ring_writer;
+struct seg_writer_config;
 
 /**
  * struct ring_writer_config - parameters of a new ring file.
@@ -40,11 +43,34 @@ struct ring_writer_config {
 struct ring_writer *ring_writer__create(const char *path, const struct ring_writer_config *cfg);
 
 /**
+ * ring_writer__create_stream() - a writer in stream mode: segment files in a directory.
+ * @cfg: the stream's parameters (seg-writer.h); its first segment is created now
+ *
+ * Return: the writer, or NULL with errno set (EINVAL, ENOSPC when the budget or the disk has
+ * no room for the first segment, ...).
+ */
+struct ring_writer *ring_writer__create_stream(const struct seg_writer_config *cfg);
+
+/**
+ * ring_writer__append_n() - write @n records and publish them with one store.
+ * @w:    writer
+ * @recs: records
+ * @n:    how many
+ *
+ * Wrap mode: no divide per record and one publication (committed, lost) per call.
+ *
+ * Return: 0, -EROFS when the stream is frozen (the records are counted as lost), or -ENOSPC
+ * in stream mode when some were dropped (counted, and said in-stream).
+ */
+int ring_writer__append_n(struct ring_writer *w, const struct vbts_record *recs, uint64_t n);
+
+/**
  * ring_writer__append() - write one record and publish it.
  * @w:   writer
  * @rec: record (branch or escape)
  *
- * Return: 0, or -EROFS when the ring is frozen (the record is counted as lost).
+ * Return: 0, -EROFS when the ring is frozen (the record is counted as lost), or -ENOSPC in
+ * stream mode when it was dropped.
  */
 int ring_writer__append(struct ring_writer *w, const struct vbts_record *rec);
 
@@ -64,6 +90,22 @@ int ring_writer__escape(struct ring_writer *w, unsigned int kind, uint64_t paylo
  * @w: writer
  */
 void ring_writer__freeze(struct ring_writer *w);
+
+/**
+ * ring_writer__stream() - the segment writer behind a stream-mode writer.
+ * @w: writer
+ *
+ * Return: it, or NULL in wrap mode.
+ */
+struct seg_writer *ring_writer__stream(struct ring_writer *w);
+
+/**
+ * ring_writer__lost() - records overwritten (wrap) or dropped (frozen, stream) so far.
+ * @w: writer
+ *
+ * Return: the count.
+ */
+uint64_t ring_writer__lost(const struct ring_writer *w);
 
 /**
  * ring_writer__committed() - number of records committed since creation.

@@ -16,10 +16,12 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "ring-writer.h"
+#include "seg-writer.h"
 #include "test-hook.h"
 #include "trace.h"
 
@@ -31,6 +33,8 @@ struct trace {
 	FILE *events;
 	uint64_t vm_id;
 	json_t *vm;         /* vm.json's content */
+	struct trace_collector_config collector;
+	struct seg_budget budget; /* stream mode, shared by the vCPUs' writers */
 };
 
 static void set_err(char *err, size_t errlen, const char *fmt, ...)
@@ -92,6 +96,95 @@ int trace__check_budget(uint64_t records, unsigned int vcpus, uint64_t avail, ch
 			"of %" PRIu64 " MiB for ring files",
 			records, vcpus, limit >> 20);
 		return -E2BIG;
+	}
+	return 0;
+}
+
+void trace__collector_defaults(struct trace_collector_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->mode = TRACE_MODE_WRAP;
+	c->ring_records = TRACE_DEFAULT_RING_RECORDS;
+	c->on_full = TRACE_ON_FULL_STALL;
+}
+
+/* Free bytes for an unprivileged writer on the file system of @dir (or of its parent). */
+static int free_space(const char *dir, uint64_t *bytes)
+{
+	struct statvfs sv;
+	char *copy;
+	int ret;
+
+	if (!statvfs(dir, &sv)) {
+		*bytes = (uint64_t)sv.f_bavail * sv.f_frsize;
+		return 0;
+	}
+	copy = strdup(dir);
+	if (!copy)
+		return -ENOMEM;
+	ret = statvfs(dirname(copy), &sv) ? -errno : 0;
+	free(copy);
+	if (!ret)
+		*bytes = (uint64_t)sv.f_bavail * sv.f_frsize;
+	return ret;
+}
+
+int trace__collector_check(struct trace_collector_config *c, unsigned int vcpus,
+			   const char *dir, uint64_t avail, char *err, size_t errlen)
+{
+	uint64_t seg_bytes, mem, limit = TRACE_RING_BUDGET, space = 0, min_disk;
+	unsigned int n = vcpus ? vcpus : 1;
+
+	if (c->mode == TRACE_MODE_WRAP)
+		return trace__check_budget(c->ring_records, vcpus, avail, err, errlen);
+	if (c->mode != TRACE_MODE_STREAM) {
+		set_err(err, errlen, "unknown trace mode %u", c->mode);
+		return -EINVAL;
+	}
+	if (c->on_full != TRACE_ON_FULL_STALL && c->on_full != TRACE_ON_FULL_DROP) {
+		set_err(err, errlen, "unknown on-full action %u", c->on_full);
+		return -EINVAL;
+	}
+	if (!c->segment_records)
+		c->segment_records = TRACE_DEFAULT_SEGMENT_RECORDS;
+	if (c->segment_records < 2 || c->segment_records > TRACE_MAX_SEGMENT_RECORDS) {
+		set_err(err, errlen, "segment size %" PRIu64 " records: the limit is 2 to %llu",
+			c->segment_records, TRACE_MAX_SEGMENT_RECORDS);
+		return c->segment_records < 2 ? -EINVAL : -E2BIG;
+	}
+	/* Memory: each vCPU maps its open segment and compresses it (about 3x its size). */
+	seg_bytes = VBTS_SEG_HEADER_SIZE + c->segment_records * sizeof(struct vbts_record);
+	if (avail && avail < limit)
+		limit = avail;
+	mem = seg_bytes * 3 * n;
+	if (mem > limit) {
+		set_err(err, errlen,
+			"segment size %" PRIu64 " records x %u vCPUs needs %" PRIu64
+			" MiB, beyond the memory budget of %" PRIu64 " MiB",
+			c->segment_records, n, mem >> 20, limit >> 20);
+		return -E2BIG;
+	}
+	if (free_space(dir, &space) < 0)
+		space = 0;
+	if (!c->disk_budget) {
+		c->disk_budget = TRACE_DEFAULT_DISK_BUDGET;
+		if (space && space / 2 < c->disk_budget)
+			c->disk_budget = space / 2;
+	} else if (space && c->disk_budget > space) {
+		set_err(err, errlen,
+			"disk budget %" PRIu64 " MiB is beyond the %" PRIu64
+			" MiB free on the trace directory's file system",
+			c->disk_budget >> 20, space >> 20);
+		return -E2BIG;
+	}
+	/* A full segment is closed once the next one is open: two per vCPU at a time. */
+	min_disk = 2 * seg_bytes * n;
+	if (c->disk_budget < min_disk) {
+		set_err(err, errlen,
+			"disk budget %" PRIu64 " KiB is below two segments per vCPU (%" PRIu64
+			" KiB: --segment RECORDS smaller, or more free space)",
+			c->disk_budget >> 10, (min_disk + 1023) >> 10);
+		return -ENOSPC;
 	}
 	return 0;
 }
@@ -229,10 +322,17 @@ static int write_vm_json(struct trace *t, const struct trace_config *cfg, uint64
 		      "memory_mib", (int)cfg->memory_mib,
 		      "backend", cfg->backend,
 		      "cpl", trace__cpl_name(cfg->cpl),
-		      "ring_records", (json_int_t)cfg->ring_records,
+		      "ring_records", (json_int_t)cfg->collector.ring_records,
 		      "start_time_ns", (json_int_t)start_ns);
 	if (!o)
 		return -EINVAL; /* e.g. an image path that is not UTF-8 */
+	if (cfg->collector.mode == TRACE_MODE_STREAM &&
+	    (json_object_set_new(o, "mode", json_string("stream")) ||
+	     json_object_set_new(o, "segment_records",
+				 json_integer((json_int_t)cfg->collector.segment_records)))) {
+		json_decref(o);
+		return -ENOMEM;
+	}
 	if (cfg->system_map &&
 	    json_object_set_new(o, "system_map", json_string(cfg->system_map))) {
 		json_decref(o);
@@ -251,14 +351,36 @@ int trace__set_kaslr_slide(struct trace *t, uint64_t slide)
 	return save_vm_json(t);
 }
 
+/* Stream mode: every segment file (the directory was empty when the trace began). */
+static void remove_segments(struct trace *t)
+{
+	struct dirent *de;
+	DIR *d = opendir(t->dir);
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		size_t len = strlen(de->d_name);
+
+		if (strncmp(de->d_name, "vcpu", 4) ||
+		    (!(len > 5 && !strcmp(de->d_name + len - 5, VBTS_SEG_SUFFIX)) &&
+		     !(len > 9 && !strcmp(de->d_name + len - 9, VBTS_SEG_SUFFIX ".tmp"))))
+			continue;
+		remove_in(t, de->d_name);
+	}
+	closedir(d);
+}
+
 static void remove_all(struct trace *t)
 {
-	char name[32];
+	char name[64];
 
 	for (unsigned int i = 0; i < t->nr_rings; i++) {
 		snprintf(name, sizeof(name), "vcpu%u.ring", i);
 		remove_in(t, name);
 	}
+	if (t->collector.mode == TRACE_MODE_STREAM)
+		remove_segments(t);
 	remove_in(t, "events.jsonl");
 	remove_in(t, "vm.json");
 	if (t->made_dir)
@@ -281,15 +403,18 @@ struct trace *trace__create(const struct trace_config *cfg, char *err, size_t er
 	char *path;
 	int ret;
 
-	ret = trace__check_budget(cfg->ring_records, cfg->vcpus, trace__host_available_memory(),
-				  err, errlen);
-	if (ret < 0) {
-		errno = -ret;
-		return NULL;
-	}
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return NULL;
+	t->collector = cfg->collector;
+	ret = trace__collector_check(&t->collector, cfg->vcpus, cfg->dir,
+				     trace__host_available_memory(), err, errlen);
+	if (ret < 0) {
+		free(t);
+		errno = -ret;
+		return NULL;
+	}
+	t->budget.limit = t->collector.disk_budget;
 	t->dir = strdup(cfg->dir);
 	t->rings = calloc(cfg->vcpus ? cfg->vcpus : 1, sizeof(*t->rings));
 	if (!t->dir || !t->rings) {
@@ -319,7 +444,7 @@ struct trace *trace__create(const struct trace_config *cfg, char *err, size_t er
 		goto err_remove;
 	}
 	test_hook__stop_at("vm.json");
-	rc.capacity = cfg->ring_records;
+	rc.capacity = t->collector.ring_records;
 	rc.mode = VBTS_RING_WRAP;
 	rc.vm_id = t->vm_id;
 	rc.start_time_ns = start_ns;
@@ -327,6 +452,8 @@ struct trace *trace__create(const struct trace_config *cfg, char *err, size_t er
 		char name[32];
 
 		snprintf(name, sizeof(name), "vcpu%u.ring", i);
+		if (t->collector.mode == TRACE_MODE_STREAM)
+			snprintf(name, sizeof(name), "vcpu%u%s", i, VBTS_SEG_OPEN_SUFFIX);
 		path = path_in(t, name);
 		if (!path) {
 			ret = -ENOMEM;
@@ -334,7 +461,24 @@ struct trace *trace__create(const struct trace_config *cfg, char *err, size_t er
 			goto err_remove;
 		}
 		rc.vcpu_id = i;
-		t->rings[i] = ring_writer__create(path, &rc);
+		if (t->collector.mode == TRACE_MODE_STREAM) {
+			struct seg_writer_config sc = {
+				.dir = t->dir,
+				.vcpu_id = i,
+				.vm_id = t->vm_id,
+				.start_time_ns = start_ns,
+				.segment_records = t->collector.segment_records,
+				.budget = &t->budget,
+				.on_full = t->collector.on_full == TRACE_ON_FULL_DROP ?
+					   SEG_ON_FULL_DROP : SEG_ON_FULL_STALL,
+				.stop = cfg->stop,
+				.stop_ctx = cfg->stop_ctx,
+			};
+
+			t->rings[i] = ring_writer__create_stream(&sc);
+		} else {
+			t->rings[i] = ring_writer__create(path, &rc);
+		}
 		if (!t->rings[i]) {
 			ret = -errno;
 			set_err(err, errlen, "cannot create %s: %s", path, strerror(errno));
@@ -369,6 +513,52 @@ err_free:
 	free_trace(t);
 	errno = -ret;
 	return NULL;
+}
+
+void trace__collector(const struct trace *t, struct trace_collector_config *out)
+{
+	*out = t->collector;
+	out->disk_budget = __atomic_load_n(&t->budget.limit, __ATOMIC_RELAXED);
+	out->on_full = __atomic_load_n(&t->collector.on_full, __ATOMIC_RELAXED);
+}
+
+int trace__set_collector(struct trace *t, const struct trace_collector_config *c, char *err,
+			 size_t errlen)
+{
+	struct trace_collector_config n = *c;
+	int ret;
+
+	if (n.mode != t->collector.mode ||
+	    (n.mode == TRACE_MODE_WRAP && n.ring_records != t->collector.ring_records) ||
+	    (n.mode == TRACE_MODE_STREAM && n.segment_records &&
+	     n.segment_records != t->collector.segment_records)) {
+		set_err(err, errlen, "the mode and the ring or segment size are fixed once the "
+			"trace files exist");
+		return -EBUSY;
+	}
+	n.segment_records = t->collector.segment_records;
+	/* The running trace's own segments are in the free space: count them in. */
+	ret = trace__collector_check(&n, t->nr_rings, t->dir, 0, err, errlen);
+	if (ret < 0)
+		return ret;
+	if (n.mode != TRACE_MODE_STREAM)
+		return 0;
+	__atomic_store_n(&t->budget.limit, n.disk_budget, __ATOMIC_RELAXED);
+	__atomic_store_n(&t->collector.on_full, n.on_full, __ATOMIC_RELAXED);
+	for (unsigned int i = 0; i < t->nr_rings; i++)
+		seg_writer__set_on_full(ring_writer__stream(t->rings[i]),
+					n.on_full == TRACE_ON_FULL_DROP ? SEG_ON_FULL_DROP :
+					SEG_ON_FULL_STALL);
+	return 0;
+}
+
+uint64_t trace__lost(const struct trace *t)
+{
+	uint64_t lost = 0;
+
+	for (unsigned int i = 0; i < t->nr_rings; i++)
+		lost += ring_writer__lost(t->rings[i]);
+	return lost;
 }
 
 struct ring_writer *trace__ring(struct trace *t, unsigned int vcpu)

@@ -18,6 +18,64 @@ struct trace;
 /* Total bytes of ring files a run may map (also bounded by the host's available memory). */
 #define TRACE_RING_BUDGET (1ULL << 30)
 #define TRACE_DEFAULT_RING_RECORDS 65536
+/* Stream mode: records per segment (1.5 MiB mapped per vCPU), and the most a run may ask. */
+#define TRACE_DEFAULT_SEGMENT_RECORDS 65536
+#define TRACE_MAX_SEGMENT_RECORDS (1ULL << 22)
+/* Stream mode: the default disk budget, at most half the free space of the file system. */
+#define TRACE_DEFAULT_DISK_BUDGET (4ULL << 30)
+
+/* enum trace_mode: how each vCPU keeps its records. */
+enum trace_mode {
+	TRACE_MODE_WRAP = 0,   /* a ring file per vCPU: the newest records (flight recorder) */
+	TRACE_MODE_STREAM = 1, /* compressed segment files: every record, up to a disk budget */
+};
+
+/* enum trace_on_full: stream mode, when the disk budget or the disk is full. */
+enum trace_on_full {
+	TRACE_ON_FULL_STALL = 0, /* the traced vCPU waits for space */
+	TRACE_ON_FULL_DROP = 1,  /* records are dropped and counted in-stream */
+};
+
+/**
+ * struct trace_collector_config - the collector's knobs, in one place for `vbts run` and the
+ * control socket.
+ * @mode:            enum trace_mode
+ * @ring_records:    wrap: records per ring (default TRACE_DEFAULT_RING_RECORDS)
+ * @segment_records: stream: records per segment (0: TRACE_DEFAULT_SEGMENT_RECORDS)
+ * @disk_budget:     stream: bytes of segment files of the whole trace (0: the default,
+ *                   TRACE_DEFAULT_DISK_BUDGET or half the file system's free space)
+ * @on_full:         stream: enum trace_on_full
+ */
+struct trace_collector_config {
+	unsigned int mode;
+	uint64_t ring_records;
+	uint64_t segment_records;
+	uint64_t disk_budget;
+	unsigned int on_full;
+};
+
+/**
+ * trace__collector_defaults() - the default collector configuration (wrap mode).
+ * @c: receives it
+ */
+void trace__collector_defaults(struct trace_collector_config *c);
+
+/**
+ * trace__collector_check() - validate @c against the memory and disk limits, and fill in
+ * its defaults (0 fields of stream mode).
+ * @c:      the configuration, completed in place
+ * @vcpus:  vCPUs of the run
+ * @dir:    the trace directory (or a path in the file system it will be on)
+ * @avail:  bytes of host memory available (0: unknown)
+ * @err:    receives one line naming the limit on refusal
+ * @errlen: its size
+ *
+ * Return: 0, -EINVAL (a value out of range: 0 records, an unknown mode), -E2BIG (beyond the
+ * memory budget or beyond the free space of the file system), -ENOSPC (a disk budget below
+ * one segment per vCPU).
+ */
+int trace__collector_check(struct trace_collector_config *c, unsigned int vcpus,
+			   const char *dir, uint64_t avail, char *err, size_t errlen);
 
 /**
  * struct trace_config - what vm.json records and the rings need.
@@ -28,7 +86,10 @@ struct trace;
  * @memory_mib:   guest RAM
  * @backend:      tracer backend name
  * @cpl:          CPL filter
- * @ring_records: capacity of each ring
+ * @collector:    mode, ring or segment size, disk budget (trace__collector_check()ed)
+ * @stop:         stream mode, on-full stall: true ends a stall (the run is ending); may be
+ *                NULL
+ * @stop_ctx:     its argument
  * @linux_kernel: @image is a Linux kernel: vm.json names it "kernel" (the decoder then looks
  *                for the guest kernel's symbols, not an image's)
  * @system_map:   the kernel's System.map, NULL when not given
@@ -41,9 +102,11 @@ struct trace_config {
 	unsigned int memory_mib;
 	const char *backend;
 	enum vbts_cpl_filter cpl;
-	uint64_t ring_records;
+	struct trace_collector_config collector;
 	bool linux_kernel;
 	const char *system_map;
+	bool (*stop)(void *ctx);
+	void *stop_ctx;
 };
 
 /**
@@ -97,6 +160,34 @@ const char *trace__cpl_name(enum vbts_cpl_filter cpl);
  * failing call's errno); nothing is left behind on failure.
  */
 struct trace *trace__create(const struct trace_config *cfg, char *err, size_t errlen);
+
+/**
+ * trace__collector() - the collector configuration in force.
+ * @t:   trace
+ * @out: receives it
+ */
+void trace__collector(const struct trace *t, struct trace_collector_config *out);
+
+/**
+ * trace__set_collector() - change the collector configuration of a running trace.
+ * @t:      trace
+ * @c:      the new configuration; only the disk budget and on-full may change while the run
+ *          goes on (mode and sizes are fixed when the files are created)
+ * @err:    receives one line on refusal
+ * @errlen: its size
+ *
+ * Return: 0, -EBUSY (mode or size changed), or as trace__collector_check().
+ */
+int trace__set_collector(struct trace *t, const struct trace_collector_config *c, char *err,
+			 size_t errlen);
+
+/**
+ * trace__lost() - records dropped by the collector since the start, all vCPUs.
+ * @t: trace
+ *
+ * Return: the count (stream mode; wrap mode counts overwritten records in the ring headers).
+ */
+uint64_t trace__lost(const struct trace *t);
 
 /**
  * trace__ring() - the ring writer of one vCPU.

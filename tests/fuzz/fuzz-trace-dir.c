@@ -302,7 +302,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	decode(t, -1, EXPORT_TEXT);
 	decode(t, -1, EXPORT_JSONL);
 	for (unsigned int i = 0; i < trace_dir__nr_vcpus(t); i++)
-		decode(t, (int)ring_reader__header(trace_dir__ring(t, i))->vcpu_id, EXPORT_JSONL);
+		decode(t, (int)trace_dir__vcpu_id(t, i), EXPORT_JSONL);
 	trace_dir__close(t);
 	return 0;
 }

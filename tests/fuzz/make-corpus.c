@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * make-corpus.c - writes the seed corpus of the fuzz targets: make-corpus OUTDIR fills
- * OUTDIR/{ring,trace-dir,agent,multiboot}/ with valid and edge-case inputs. Ring files come
+ * OUTDIR/{ring,segment,trace-dir,agent,multiboot}/ with valid and edge-case inputs. Ring files come
  * from the ring writer; the invalid ones are valid ones with one header field changed.
  * tests/fuzz/run make-corpus runs it (and adds the test guests' images to multiboot/); the
  * output is committed as tests/fuzz/corpus/.
@@ -19,6 +19,7 @@
 #include <vbts/agent-proto.h>
 
 #include "ring-writer.h"
+#include "seg-writer.h"
 
 static const char *outdir;
 static char tmpdir[PATH_MAX];
@@ -156,6 +157,57 @@ static uint8_t *make_ring(uint32_t vcpu, uint64_t capacity, const struct vbts_re
 static struct vbts_ring_header *hdr(uint8_t *ring)
 {
 	return (struct vbts_ring_header *)ring;
+}
+
+/* ---- stream segments ------------------------------------------------------------------- */
+
+/* The file at @path with @tag before its bytes, as fuzz-segment takes it. */
+static void put_segment(const char *name, char tag, const char *path)
+{
+	static uint8_t buf[1 << 16];
+	size_t len;
+	FILE *f = fopen(path, "rb");
+
+	if (!f)
+		die(path);
+	buf[0] = (uint8_t)tag;
+	len = fread(buf + 1, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	put("segment", name, buf, len + 1);
+}
+
+static void segment_seeds(void)
+{
+	struct seg_budget budget = { .limit = 1 << 30 };
+	struct seg_writer_config cfg = {
+		.dir = tmpdir, .segment_records = 8, .budget = &budget,
+		.on_full = SEG_ON_FULL_DROP,
+	};
+	size_t n = sizeof(full_run) / sizeof(full_run[0]);
+	char path[PATH_MAX + 32];
+	struct seg_writer *w = seg_writer__create(&cfg);
+
+	if (!w)
+		die("seg_writer__create");
+	seg_writer__append(w, full_run, n);
+	/* a closed, compressed segment; the live open one; both read while the writer runs */
+	snprintf(path, sizeof(path), "%s/vcpu0.00000000.vseg", tmpdir);
+	put_segment("closed-0.seg", 0, path);
+	snprintf(path, sizeof(path), "%s/vcpu0.open.vseg", tmpdir);
+	put_segment("open-live.seg", 1, path);
+	if (seg_writer__close(w))
+		die("seg_writer__close");
+	for (unsigned int i = 0;; i++) {
+		char name[32];
+
+		snprintf(path, sizeof(path), "%s/vcpu0.%08u.vseg", tmpdir, i);
+		if (access(path, F_OK))
+			break;
+		snprintf(name, sizeof(name), "closed-%u-%c.seg", i, 'a' + (char)(i % 26));
+		if (i)
+			put_segment(name, 0, path);
+		unlink(path);
+	}
 }
 
 static void ring_seeds(void)
@@ -542,6 +594,7 @@ int main(int argc, char **argv)
 	if (!mkdtemp(tmpdir))
 		die(tmpdir);
 	ring_seeds();
+	segment_seeds();
 	trace_seeds();
 	agent_seeds();
 	multiboot_seeds();

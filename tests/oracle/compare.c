@@ -107,8 +107,8 @@ static void report_divergence(FILE *out, const struct view *o, size_t oi, const 
 	print_context(out, o, oi, v, vi);
 }
 
-int oracle__compare(const struct branch_list *oracle, const struct branch_list *vbts,
-		    enum cpl_filter f, struct compare_result *res, FILE *report)
+static int compare(const struct branch_list *oracle, const struct branch_list *vbts,
+		   enum cpl_filter f, int prefix, struct compare_result *res, FILE *report)
 {
 	struct view o, v;
 	size_t pos = 0, vs = 0, ve, p, best_p, best_k, k, i;
@@ -173,8 +173,8 @@ int oracle__compare(const struct branch_list *oracle, const struct branch_list *
 			break;
 		vs = ve;
 	}
-	/* Without a trailing gap the trace ended where the oracle ends. */
-	if (!(v.n && v.r[v.n - 1]->gap) && pos < o.n) {
+	/* Without a trailing gap the trace ended where the oracle ends (unless cut short). */
+	if (!prefix && !(v.n && v.r[v.n - 1]->gap) && pos < o.n) {
 		report_divergence(report, &o, pos, &v, v.n);
 		res->ok = 0;
 	}
@@ -183,6 +183,18 @@ out:
 out_free_oracle:
 	free(o.r);
 	return err;
+}
+
+int oracle__compare(const struct branch_list *oracle, const struct branch_list *vbts,
+		    enum cpl_filter f, struct compare_result *res, FILE *report)
+{
+	return compare(oracle, vbts, f, 0, res, report);
+}
+
+int oracle__compare_prefix(const struct branch_list *oracle, const struct branch_list *vbts,
+			   enum cpl_filter f, struct compare_result *res, FILE *report)
+{
+	return compare(oracle, vbts, f, 1, res, report);
 }
 
 int oracle__compare_exact(const struct branch_list *oracle, const struct branch_list *vbts,

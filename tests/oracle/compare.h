@@ -42,6 +42,14 @@ int oracle__compare(const struct branch_list *oracle, const struct branch_list *
 		    enum cpl_filter f, struct compare_result *res, FILE *report);
 
 /**
+ * oracle__compare_prefix() - oracle__compare() of a trace that may have been cut short (its
+ * writer killed): it need not reach the oracle's end.
+ * Returns 0 (see @res->ok) or -ENOMEM.
+ */
+int oracle__compare_prefix(const struct branch_list *oracle, const struct branch_list *vbts,
+			   enum cpl_filter f, struct compare_result *res, FILE *report);
+
+/**
  * oracle__compare_exact() - oracle__compare(), and any gap record is a divergence too.
  * Returns 0 (see @res->ok) or -ENOMEM.
  */

@@ -6,7 +6,7 @@
  *                   [--timeout S] [-o FILE] IMAGE
  *   vbts-oracle key IMAGE          (the image's cache key: the list is <cache>/<key>.jsonl)
  *   vbts-oracle parse --entry ADDR LOG
- *   vbts-oracle compare ORACLE.jsonl VBTS.jsonl [--cpl all|user|kernel] [--exact]
+ *   vbts-oracle compare ORACLE.jsonl VBTS.jsonl [--cpl all|user|kernel] [--exact|--prefix]
  *                       [--image IMAGE]
  *   vbts-oracle labels IMAGE LIST.jsonl [--cpl all|user|kernel]
  *   vbts-oracle tail IMAGE SYMBOL ORACLE.jsonl VBTS.jsonl [--count N]
@@ -33,7 +33,8 @@ static const char usage[] =
 	"                       [--timeout S] [-o FILE] IMAGE\n"
 	"       vbts-oracle key IMAGE\n"
 	"       vbts-oracle parse --entry ADDR LOG\n"
-	"       vbts-oracle compare ORACLE.jsonl VBTS.jsonl [--cpl all|user|kernel] [--exact]\n"
+	"       vbts-oracle compare ORACLE.jsonl VBTS.jsonl [--cpl all|user|kernel]\n"
+	"                          [--exact|--prefix]\n"
 	"                           [--image IMAGE]\n"
 	"       vbts-oracle labels IMAGE LIST.jsonl [--cpl all|user|kernel]\n"
 	"       vbts-oracle tail IMAGE SYMBOL ORACLE.jsonl VBTS.jsonl [--count N]\n";
@@ -248,6 +249,8 @@ static int split_args(int argc, char **argv, const char **pos, int npos, enum cp
 	for (i = 1; i < argc; i++) {
 		if (exact && !strcmp(argv[i], "--exact")) {
 			*exact = 1;
+		} else if (exact && !strcmp(argv[i], "--prefix")) {
+			*exact = 2;
 		} else if (image && !strcmp(argv[i], "--image") && i + 1 < argc) {
 			*image = argv[++i];
 		} else if (count && !strcmp(argv[i], "--count") && i + 1 < argc) {
@@ -292,8 +295,8 @@ static int cmd_compare(int argc, char **argv)
 		fprintf(stderr, "vbts-oracle compare: out of memory\n");
 		goto out;
 	}
-	err_cmp = (exact ? oracle__compare_exact : oracle__compare)(&oracle, &vbts, f, &res,
-								     rep.f);
+	err_cmp = (exact == 2 ? oracle__compare_prefix :
+		   exact ? oracle__compare_exact : oracle__compare)(&oracle, &vbts, f, &res, rep.f);
 	report_print(&rep);
 	if (err_cmp) {
 		fprintf(stderr, "vbts-oracle compare: out of memory\n");

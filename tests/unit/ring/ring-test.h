@@ -12,6 +12,7 @@
 
 Suite *ring_writer_suite(void);
 Suite *ring_reader_suite(void);
+Suite *segments_suite(void);
 
 /* A record that encodes @seq in all three fields. */
 static inline struct vbts_record ring_test_record(uint64_t seq)

@@ -405,4 +405,4 @@ Suite *ring_writer_suite(void)
 	return s;
 }
 
-VBTS_CHECK_MAIN(ring_writer_suite, ring_reader_suite)
+VBTS_CHECK_MAIN(ring_writer_suite, ring_reader_suite, segments_suite)

@@ -430,6 +430,24 @@ START_TEST(test_bad_input)
 	ck_assert_int_eq(vbts((const char *[]){ "run", "--trace", dir, "--ring", "999999999999",
 						HELLO_ELF, NULL }), 2);
 	ck_assert_int_eq(access(dir, F_OK), -1);
+	/* stream mode's limits: named, one line, nothing created */
+	ck_assert_int_eq(vbts((const char *[]){ "run", "--trace", dir, "--mode", "stream",
+						"--segment", "99999999", HELLO_ELF, NULL }), 2);
+	ck_assert_ptr_nonnull(strstr(slurp("err"), "the limit is 2 to 4194304"));
+	ck_assert_int_eq(lines(slurp("err")), 1);
+	ck_assert_int_eq(vbts((const char *[]){ "run", "--trace", dir, "--mode", "stream",
+						"--disk-budget", "1000000G", HELLO_ELF, NULL }), 2);
+	ck_assert_ptr_nonnull(strstr(slurp("err"), "free on the trace directory's file system"));
+	ck_assert_int_eq(vbts((const char *[]){ "run", "--trace", dir, "--mode", "stream",
+						"--disk-budget", "4K", HELLO_ELF, NULL }), 2);
+	ck_assert_ptr_nonnull(strstr(slurp("err"), "below two segments per vCPU"));
+	ck_assert_int_eq(vbts((const char *[]){ "run", "--trace", dir, "--mode", "ring",
+						HELLO_ELF, NULL }), 2);
+	ck_assert_int_eq(vbts((const char *[]){ "run", "--trace", dir, "--on-full", "wait",
+						HELLO_ELF, NULL }), 2);
+	ck_assert_int_eq(vbts((const char *[]){ "run", "--trace", dir, "--disk-budget", "-1",
+						HELLO_ELF, NULL }), 2);
+	ck_assert_int_eq(access(dir, F_OK), -1);
 
 	ck_assert_int_eq(vbts((const char *[]){ "run", "--trace", dir, file, NULL }), 2);
 	ck_assert_ptr_nonnull(strstr(slurp("err"), "not an ELF file"));

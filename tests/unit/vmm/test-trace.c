@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "ring-writer.h"
@@ -60,7 +61,7 @@ static struct trace_config config(const char *dir)
 		.memory_mib = 64,
 		.backend = "step",
 		.cpl = VBTS_CPL_USER,
-		.ring_records = 16,
+		.collector = { .mode = TRACE_MODE_WRAP, .ring_records = 16 },
 	};
 	return c;
 }
@@ -212,6 +213,122 @@ START_TEST(test_check_dir)
 }
 END_TEST
 
+/* Stream mode's limits: each refusal names the limit. */
+START_TEST(test_stream_limits)
+{
+	struct trace_collector_config c;
+	char err[256] = "";
+	struct statvfs sv;
+	uint64_t free_bytes;
+
+	make_base();
+	ck_assert_int_eq(statvfs(base, &sv), 0);
+	free_bytes = (uint64_t)sv.f_bavail * sv.f_frsize;
+	trace__collector_defaults(&c);
+	c.mode = TRACE_MODE_STREAM;
+	ck_assert_int_eq(trace__collector_check(&c, 2, base, 0, err, sizeof(err)), 0);
+	/* defaults filled in: a laptop's disk keeps half its free space */
+	ck_assert_uint_eq(c.segment_records, TRACE_DEFAULT_SEGMENT_RECORDS);
+	ck_assert_uint_gt(c.disk_budget, 0);
+	ck_assert_uint_le(c.disk_budget, TRACE_DEFAULT_DISK_BUDGET);
+	ck_assert_uint_le(c.disk_budget, free_bytes / 2 + 1);
+
+	trace__collector_defaults(&c);
+	c.mode = TRACE_MODE_STREAM;
+	c.segment_records = TRACE_MAX_SEGMENT_RECORDS + 1;
+	ck_assert_int_eq(trace__collector_check(&c, 1, base, 0, err, sizeof(err)), -E2BIG);
+	ck_assert_msg(strstr(err, "4194304"), "%s", err);
+	c.segment_records = 1;
+	ck_assert_int_eq(trace__collector_check(&c, 1, base, 0, err, sizeof(err)), -EINVAL);
+
+	/* the memory budget: the host's available memory */
+	c.segment_records = 1 << 20;
+	ck_assert_int_eq(trace__collector_check(&c, 4, base, 64 << 20, err, sizeof(err)),
+			 -E2BIG);
+	ck_assert_msg(strstr(err, "memory budget of 64 MiB"), "%s", err);
+
+	/* the disk budget: at most the free space, at least two segments per vCPU */
+	c.segment_records = 0;
+	c.disk_budget = free_bytes + (1ULL << 30);
+	ck_assert_int_eq(trace__collector_check(&c, 1, base, 0, err, sizeof(err)), -E2BIG);
+	ck_assert_msg(strstr(err, "free on the trace directory's file system"), "%s", err);
+	c.disk_budget = 4096;
+	ck_assert_int_eq(trace__collector_check(&c, 1, base, 0, err, sizeof(err)), -ENOSPC);
+	ck_assert_msg(strstr(err, "below two segments per vCPU"), "%s", err);
+
+	c.mode = 7;
+	ck_assert_int_eq(trace__collector_check(&c, 1, base, 0, err, sizeof(err)), -EINVAL);
+	remove_tree(base);
+}
+END_TEST
+
+/* A stream trace: its open segments, removed whole by an abort. */
+START_TEST(test_stream_create_abort)
+{
+	char dir[PATH_MAX + 8], path[PATH_MAX + 32], err[256] = "";
+	struct trace_config c;
+	struct trace *t;
+	struct vbts_record r = { 0x1000, 0x2000, 0 };
+
+	make_base();
+	snprintf(dir, sizeof(dir), "%s/t", base);
+	c = config(dir);
+	c.collector.mode = TRACE_MODE_STREAM;
+	c.collector.segment_records = 16;
+	t = trace__create(&c, err, sizeof(err));
+	ck_assert_msg(t, "%s", err);
+	snprintf(path, sizeof(path), "%s/vcpu1.open.vseg", dir);
+	ck_assert_int_eq(access(path, F_OK), 0);
+	snprintf(path, sizeof(path), "%s/vcpu0.ring", dir);
+	ck_assert_int_eq(access(path, F_OK), -1);
+	for (int i = 0; i < 40; i++)
+		ck_assert_int_eq(ring_writer__append(trace__ring(t, 0), &r), 0);
+	ck_assert_uint_eq(ring_writer__committed(trace__ring(t, 0)), 40);
+	trace__abort(t);
+	/* the closed segments written while it ran are the trace's too */
+	ck_assert_int_eq(access(dir, F_OK), -1);
+	remove_tree(base);
+}
+END_TEST
+
+/* The control socket's entry: budget and on-full change at run time, mode and sizes do not. */
+START_TEST(test_set_collector)
+{
+	char dir[PATH_MAX + 8], err[256] = "";
+	struct trace_collector_config now, want;
+	struct trace_config c;
+	struct trace *t;
+
+	make_base();
+	snprintf(dir, sizeof(dir), "%s/t", base);
+	c = config(dir);
+	c.collector.mode = TRACE_MODE_STREAM;
+	c.collector.segment_records = 16;
+	c.collector.disk_budget = 1 << 20;
+	t = trace__create(&c, err, sizeof(err));
+	ck_assert_msg(t, "%s", err);
+	trace__collector(t, &now);
+	ck_assert_uint_eq(now.disk_budget, 1 << 20);
+	want = now;
+	want.disk_budget = 2 << 20;
+	want.on_full = TRACE_ON_FULL_DROP;
+	ck_assert_int_eq(trace__set_collector(t, &want, err, sizeof(err)), 0);
+	trace__collector(t, &now);
+	ck_assert_uint_eq(now.disk_budget, 2 << 20);
+	ck_assert_uint_eq(now.on_full, TRACE_ON_FULL_DROP);
+	want.segment_records = 32;
+	ck_assert_int_eq(trace__set_collector(t, &want, err, sizeof(err)), -EBUSY);
+	want.segment_records = 16;
+	want.mode = TRACE_MODE_WRAP;
+	ck_assert_int_eq(trace__set_collector(t, &want, err, sizeof(err)), -EBUSY);
+	want.mode = TRACE_MODE_STREAM;
+	want.disk_budget = 100;
+	ck_assert_int_eq(trace__set_collector(t, &want, err, sizeof(err)), -ENOSPC);
+	trace__abort(t);
+	remove_tree(base);
+}
+END_TEST
+
 START_TEST(test_budget)
 {
 	char dir[PATH_MAX + 8], err[256] = "";
@@ -232,7 +349,7 @@ START_TEST(test_budget)
 	make_base();
 	snprintf(dir, sizeof(dir), "%s/t", base);
 	c = config(dir);
-	c.ring_records = 0;
+	c.collector.ring_records = 0;
 	ck_assert_ptr_null(trace__create(&c, err, sizeof(err)));
 	ck_assert_int_eq(errno, EINVAL);
 	ck_assert_int_eq(access(dir, F_OK), -1); /* nothing created */
@@ -252,6 +369,9 @@ Suite *trace_suite(void)
 	tcase_add_test(tc, test_refuse_uncreatable);
 	tcase_add_test(tc, test_check_dir);
 	tcase_add_test(tc, test_budget);
+	tcase_add_test(tc, test_stream_limits);
+	tcase_add_test(tc, test_stream_create_abort);
+	tcase_add_test(tc, test_set_collector);
 	suite_add_tcase(s, tc);
 	return s;
 }

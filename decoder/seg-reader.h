@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * seg-reader.h - read one vCPU's stream segments (vbts/segment-format.h) of a trace
+ * directory, the compressed ones and the open one, as one record stream.
+ *
+ * Segment files are untrusted input: every header is checked before its records are read,
+ * a payload is decompressed only within the bounds its header and file size allow, and a bad
+ * segment is reported in one line ("PATH: offset 0xN: what is wrong; segment skipped") and
+ * skipped: its records show as a jump of the sequence numbers (lost records), the others are
+ * read. At most one segment's records are in memory at a time.
+ */
+#ifndef VBTS_DECODER_SEG_READER_H
+#define VBTS_DECODER_SEG_READER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <vbts/segment-format.h>
+
+struct seg_reader;
+
+/* Room for one error line of the reader. */
+#define SEG_READER_ERR_MAX 512
+/* Segments of one vCPU a reader accepts. */
+#define SEG_READER_MAX_SEGMENTS (1U << 20)
+
+/**
+ * seg_reader__exists() - whether a directory holds any segment of a vCPU.
+ * @dir:  the trace directory
+ * @vcpu: vCPU index
+ *
+ * Return: true when vcpuN.open.vseg or any vcpuN.SSSSSSSS.vseg is there.
+ */
+bool seg_reader__exists(const char *dir, unsigned int vcpu);
+
+/**
+ * seg_reader__open() - find and check the segments of a vCPU.
+ * @dir:      the trace directory
+ * @vcpu:     vCPU index
+ * @warn:     receives a line per skipped or damaged segment (may be NULL)
+ * @warn_ctx: its argument
+ * @err:      receives one error line on failure
+ * @errlen:   its size
+ *
+ * Return: the reader, or NULL with errno set: ENOENT (no segment), EINVAL (no segment is
+ * readable), ENOMEM.
+ */
+struct seg_reader *seg_reader__open(const char *dir, unsigned int vcpu,
+				    void (*warn)(void *ctx, const char *line), void *warn_ctx,
+				    char *err, size_t errlen);
+
+/**
+ * seg_reader__vm_id() - the run id of the first readable segment.
+ * @r: reader
+ *
+ * Return: the id.
+ */
+uint64_t seg_reader__vm_id(const struct seg_reader *r);
+
+/**
+ * seg_reader__begin() - read from the first segment again; the open segment's committed
+ * records are counted anew.
+ * @r: reader
+ *
+ * Return: 0.
+ */
+int seg_reader__begin(struct seg_reader *r);
+
+/**
+ * seg_reader__window() - the records of the segments found: [first, end).
+ * @r:     reader
+ * @first: receives the first segment's first seq
+ * @end:   receives one past the last segment's last committed record
+ */
+void seg_reader__window(const struct seg_reader *r, uint64_t *first, uint64_t *end);
+
+/**
+ * seg_reader__read() - copy the next records, oldest first.
+ * @r:         reader
+ * @buf:       destination
+ * @max:       room in @buf, in records
+ * @first_seq: receives the seq of buf[0] (a jump from the last call's end: lost records)
+ *
+ * Return: records copied, 0 at the end.
+ */
+ssize_t seg_reader__read(struct seg_reader *r, struct vbts_record *buf, size_t max,
+			 uint64_t *first_seq);
+
+/**
+ * seg_reader__dropped_at_end() - records dropped after the last one read that no LOST record
+ * said: those refused once the vCPU was frozen.
+ * @r: reader, after the last read
+ *
+ * Return: the count.
+ */
+uint64_t seg_reader__dropped_at_end(const struct seg_reader *r);
+
+/**
+ * seg_reader__damaged() - segments skipped or read partly.
+ * @r: reader
+ *
+ * Return: the count.
+ */
+unsigned int seg_reader__damaged(const struct seg_reader *r);
+
+/**
+ * seg_reader__close() - free.
+ * @r: reader, may be NULL
+ */
+void seg_reader__close(struct seg_reader *r);
+
+#endif /* VBTS_DECODER_SEG_READER_H */
