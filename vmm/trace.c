@@ -211,17 +211,19 @@ static int dir_is_empty(const char *dir)
 /* Can a directory be made at @dir (which does not exist)? 0 or -errno, @err set. */
 static int check_parent(const char *dir, char *err, size_t errlen)
 {
-	char *copy = strdup(dir);
+	char *copy = strdup(dir), *parent;
 	struct stat st;
 	int ret = 0;
 
 	if (!copy)
 		return -ENOMEM;
-	if (stat(dirname(copy), &st) < 0)
+	/* dirname() may return a string of its own ("." for a bare name) */
+	parent = dirname(copy);
+	if (stat(parent, &st) < 0)
 		ret = -errno;
 	else if (!S_ISDIR(st.st_mode))
 		ret = -ENOTDIR;
-	else if (access(copy, W_OK | X_OK) < 0)
+	else if (access(parent, W_OK | X_OK) < 0)
 		ret = -errno;
 	free(copy);
 	if (ret < 0)

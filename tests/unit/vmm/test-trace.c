@@ -195,6 +195,15 @@ START_TEST(test_check_dir)
 	snprintf(path, sizeof(path), "%s/new", base);
 	ck_assert_int_eq(trace__check_dir(path, err, sizeof(err)), 0); /* to be made */
 	ck_assert_int_eq(access(path, F_OK), -1);
+	/* a bare name, made in the working directory */
+	{
+		char cwd[PATH_MAX];
+
+		ck_assert_ptr_nonnull(getcwd(cwd, sizeof(cwd)));
+		ck_assert_int_eq(chdir(base), 0);
+		ck_assert_msg(trace__check_dir("bare", err, sizeof(err)) == 0, "%s", err);
+		ck_assert_int_eq(chdir(cwd), 0);
+	}
 	snprintf(path, sizeof(path), "%s/no/such/parent", base);
 	ck_assert_int_eq(trace__check_dir(path, err, sizeof(err)), -ENOENT);
 	ck_assert_ptr_nonnull(strstr(err, "cannot create trace directory"));
