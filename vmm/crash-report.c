@@ -206,6 +206,13 @@ static json_t *report_json(const struct crash_report *r)
 	return o;
 }
 
+static int (*annotate)(const char *dir, json_t *report);
+
+void crash_report__set_annotate(int (*fn)(const char *dir, json_t *report))
+{
+	annotate = fn;
+}
+
 int crash_report__write(const char *dir, unsigned int index, const struct crash_report *r)
 {
 	char path[4096], tmp[4096 + 8];
@@ -215,6 +222,9 @@ int crash_report__write(const char *dir, unsigned int index, const struct crash_
 
 	if (!o)
 		return -ENOMEM;
+	/* Symbols are a help: a report without them is still written. */
+	if (annotate)
+		annotate(dir, o);
 	if (index)
 		ret = snprintf(path, sizeof(path), "%s/crash-%u.json", dir, index);
 	else

@@ -7,6 +7,7 @@
 #ifndef VBTS_VMM_CRASH_REPORT_H
 #define VBTS_VMM_CRASH_REPORT_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -134,6 +135,16 @@ const char *crash_report__signal_name(int signo);
  * Return: "process-crash", "panic" or "triple-fault".
  */
 const char *crash_report__kind_name(enum crash_kind kind);
+
+/**
+ * crash_report__set_annotate() - what adds the symbols of a report's branches.
+ * @fn: called by crash_report__write() with the trace directory and the report's JSON
+ *      object before it is written (the decoder's crash_symbols__annotate(): the VMM itself
+ *      reads no symbols), or NULL for none; its errors are ignored
+ *
+ * Set once, before the run starts.
+ */
+void crash_report__set_annotate(int (*fn)(const char *dir, json_t *report));
 
 /**
  * crash_report__write() - write a report into a trace directory.

@@ -191,7 +191,44 @@ static const struct {
 	{ "{\"version\":1,\"reason\":\"panic\",\"time\":1,\"vcpu\":0,\"cr3\":null,"
 	  "\"process\":{\"pid\":1},\"registers\":null,\"branches\":[]}",
 	  "member process" },
+	/* A branch's symbols of the wrong types. */
+	{ "{\"version\":1,\"reason\":\"panic\",\"time\":1,\"vcpu\":0,\"cr3\":null,"
+	  "\"process\":null,\"registers\":null,\"branches\":[{\"from\":\"0x1\",\"to\":\"0x2\","
+	  "\"to_symbol\":{\"function\":\"f\",\"line\":\"12\"}}]}",
+	  "member branches" },
+	{ "{\"version\":1,\"reason\":\"panic\",\"time\":1,\"vcpu\":0,\"cr3\":null,"
+	  "\"process\":null,\"registers\":null,\"branches\":[{\"from\":\"0x1\",\"to\":\"0x2\","
+	  "\"from_symbol\":[1]}]}",
+	  "member branches" },
 };
+
+/* A report whose symbols hold terminal controls: printed escaped, on their lines. */
+START_TEST(test_print_hostile_symbols)
+{
+	static const char report[] =
+		"{\"version\":1,\"reason\":\"panic\",\"time\":1,\"vcpu\":0,\"cr3\":null,"
+		"\"process\":null,\"registers\":null,\"branches\":[{\"from\":\"0x1\","
+		"\"to\":\"0x2\",\"to_symbol\":{\"function\":\"f\\u001b[2J\",\"offset\":\"0x3\","
+		"\"file\":\"a\\nb.c\",\"line\":12,\"module\":\"/lib/\\u202eso\"}}]}";
+	char dir[64], path[128], *out, *err;
+	char *argv[] = { "decode", "--crash", dir, NULL };
+	FILE *f;
+
+	make_golden_trace(dir);
+	snprintf(path, sizeof(path), "%s/crash.json", dir);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(report, f);
+	fclose(f);
+	ck_assert_int_eq(run_decode(&out, &err, argv), 0);
+	ck_assert_msg(strstr(out, "  #0   0x2 f\\x1b[2J+0x3 at a\\nb.c:12 in /lib/\\xe2\\x80\\xaeso\n"),
+		      "%s", out);
+	assert_printable(out, 10);
+	free(out);
+	free(err);
+	remove_trace(dir);
+}
+END_TEST
 
 static int error_lines(const char *err)
 {
@@ -238,6 +275,7 @@ Suite *crash_suite(void)
 	tcase_add_test(tc, test_collect);
 	tcase_add_test(tc, test_report_file);
 	tcase_add_test(tc, test_print_golden);
+	tcase_add_test(tc, test_print_hostile_symbols);
 	tcase_add_loop_test(tc, test_print_bad, 0,
 			    (int)(sizeof(bad_reports) / sizeof(bad_reports[0])) + 1);
 	suite_add_tcase(s, tc);

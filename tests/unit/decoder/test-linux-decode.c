@@ -20,6 +20,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "crash-report.h"
+#include "crash-symbols.h"
 #include "decoder-test.h"
 #include "guest-maps.h"
 #include "symbols.h"
@@ -897,6 +899,73 @@ START_TEST(test_linux_agent_lying_elf)
 }
 END_TEST
 
+/*
+ * The crash report of pid 51 (its PIE's code is the "library" the agent reported at
+ * 0x555555555000): written with the decoder's annotation, its branches carry function, line
+ * and module; `vbts decode --crash` prints them, and still does once the store is gone (the
+ * report keeps what was known when it was written).
+ */
+START_TEST(test_linux_agent_crash)
+{
+	const char *const args[] = { "--crash", NULL };
+	struct vbts_record br[] = {
+		BR(PIE_TEXT + START, PIE_TEXT + WORK, 3, VBTS_BR_CALL),
+		BR(PIE_TEXT + WORK, PIE_TEXT + LEAF, 3, VBTS_BR_CALL),
+		BRV(PIE_TEXT + LEAF, PAGE_FAULT, 3, VBTS_BR_EXCEPTION, 14),
+	};
+	struct crash_report r = {
+		.kind = CRASH_PROCESS, .signo = 11, .time_ns = 700, .cr3 = 0x4000000,
+		.have_process = true, .pid = 51, .tgid = 51, .comm = "vbts-linux-pie",
+		.branches = br, .nr_branches = 3, .requested = 3,
+	};
+	char dir[64], path[128], *out, *err;
+	unsigned char *pie, *st;
+	size_t pie_len, st_len;
+	json_t *o, *last;
+
+	pie = read_all(LINUX_PIE, &pie_len);
+	st = read_all(LINUX_STATIC, &st_len);
+	make_agent_trace(dir, pie, pie_len, st, st_len);
+	crash_report__set_annotate(crash_symbols__annotate);
+	ck_assert_int_eq(crash_report__write(dir, 0, &r), 0);
+	crash_report__set_annotate(NULL);
+	snprintf(path, sizeof(path), "%s/crash.json", dir);
+	o = json_load_file(path, 0, NULL);
+	ck_assert_ptr_nonnull(o);
+	last = json_object_get(json_array_get(json_object_get(o, "branches"), 2), "from_symbol");
+	ck_assert_str_eq(json_string_value(json_object_get(last, "function")), "leaf");
+	ck_assert_str_eq(json_string_value(json_object_get(last, "offset")), "0x0");
+	ck_assert_str_eq(json_string_value(json_object_get(last, "file")), "linux-prog.S");
+	ck_assert_int_eq(json_integer_value(json_object_get(last, "line")), 32);
+	ck_assert_str_eq(json_string_value(json_object_get(last, "module")), "/lib/libstatic.so");
+	/* The kernel's System.map: named, without a line. */
+	last = json_object_get(json_array_get(json_object_get(o, "branches"), 2), "to_symbol");
+	ck_assert_str_eq(json_string_value(json_object_get(last, "function")),
+			 "asm_exc_page_fault");
+	ck_assert_ptr_null(json_object_get(last, "line"));
+	json_decref(o);
+
+	for (int pass = 0; pass < 2; pass++) {
+		ck_assert_int_eq(decode_linux(dir, args, &out, &err), 0);
+		ck_assert_msg(strstr(out, "\ncrashed in leaf at linux-prog.S:32 in /lib/libstatic.so: "
+					  "its last branch left user code at 0x555555555040 leaf+0x0 "
+					  "for the kernel: exception 14"), "%s", out);
+		ck_assert_msg(strstr(out, "  #1   0x555555555040 leaf+0x0 at linux-prog.S:32 in "
+					  "/lib/libstatic.so (call)\n       from 0x555555555020 "
+					  "work+0x0 at linux-prog.S:23 in /lib/libstatic.so\n"), "%s",
+			      out);
+		free(out);
+		free(err);
+		/* The store gone: the report still says it. */
+		snprintf(path, sizeof(path), "%s/debuginfod/" STATIC_BUILD_ID "/executable", dir);
+		unlink(path);
+	}
+	free(pie);
+	free(st);
+	remove_trace(dir);
+}
+END_TEST
+
 /* One load per build ID, however many processes map the file; a bias per mapping. */
 START_TEST(test_linux_agent_one_load)
 {
@@ -1178,6 +1247,7 @@ Suite *linux_decode_suite(void)
 	tcase_add_test(tc, test_linux_agent_maps);
 	tcase_add_loop_test(tc, test_linux_agent_lying_elf, 0, LIE_MAX);
 	tcase_add_test(tc, test_linux_agent_one_load);
+	tcase_add_test(tc, test_linux_agent_crash);
 	suite_add_tcase(s, tc);
 	return s;
 }
