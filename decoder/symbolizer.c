@@ -521,23 +521,6 @@ static int cmp_by_start(const void *a, const void *b)
 	return cmp_size(a, b);
 }
 
-/* The window of @t's reported mappings: from its exec (0 for the first announcement) to the
- * next exec of its process. */
-static void window_of(const struct procmap *pm, const struct procmap_task *t, uint64_t *lo,
-		      uint64_t *hi)
-{
-	*lo = t->exec ? t->start : 0;
-	*hi = UINT64_MAX;
-	for (size_t i = t->index + 1; i < procmap__nr_tasks(pm); i++) {
-		const struct procmap_task *u = procmap__task(pm, i);
-
-		if (u->process == t->process && u->exec) {
-			*hi = u->start;
-			break;
-		}
-	}
-}
-
 static void free_tmaps(struct symbolizer *sz)
 {
 	for (size_t i = 0; i < sz->nr_tmaps; i++)
@@ -552,8 +535,17 @@ int symbolizer__set_guest_maps(struct symbolizer *sz, struct guest_maps *gm,
 {
 	size_t nr = pm ? procmap__nr_tasks(pm) : 0;
 	struct task_maps *tm = calloc(nr ? nr : 1, sizeof(*tm));
+	uint64_t *next_exec = NULL;
 
-	if (!tm) {
+	if (gm && nr) {
+		next_exec = malloc(procmap__nr_processes(pm) * sizeof(*next_exec));
+		if (next_exec)
+			for (size_t i = 0; i < procmap__nr_processes(pm); i++)
+				next_exec[i] = UINT64_MAX;
+	}
+	if (!tm || (gm && nr && !next_exec)) {
+		free(tm);
+		free(next_exec);
 		guest_maps__free(gm);
 		return -ENOMEM;
 	}
@@ -565,19 +557,26 @@ int symbolizer__set_guest_maps(struct symbolizer *sz, struct guest_maps *gm,
 	sz->nr_tmaps = nr;
 	if (!gm)
 		return 0;
-	for (size_t i = 0; i < nr; i++) {
+	/*
+	 * A task's window: from its exec (0 for a first announcement) to the next exec of its
+	 * process, found walking the tasks from the last one back.
+	 */
+	for (size_t i = nr; i-- > 0;) {
 		const struct procmap_task *t = procmap__task(pm, i);
 		int64_t pid = t->tgid_valid ? t->tgid : t->pid;
+		uint64_t lo = t->exec ? t->start : 0, hi = next_exec[t->process];
 		size_t first, n, k = 0;
-		uint64_t lo, hi;
 
-		window_of(pm, t, &lo, &hi);
+		if (t->exec)
+			next_exec[t->process] = t->start;
 		n = guest_maps__range(gm, pid, lo, hi, &first);
 		if (!n)
 			continue;
 		tm[i].idx = malloc(n * sizeof(size_t));
-		if (!tm[i].idx)
+		if (!tm[i].idx) {
+			free(next_exec);
 			return -ENOMEM;
+		}
 		for (size_t j = 0; j < n; j++)
 			tm[i].idx[j] = first + j;
 		sort_gm = gm;
@@ -591,6 +590,7 @@ int symbolizer__set_guest_maps(struct symbolizer *sz, struct guest_maps *gm,
 		}
 		tm[i].n = k;
 	}
+	free(next_exec);
 	return 0;
 }
 
