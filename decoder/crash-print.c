@@ -30,6 +30,14 @@
 
 struct branch {
 	uint64_t from, to, flags;
+	json_t *sym[2];         /* from_symbol, to_symbol of the report (crash-symbols.h), or NULL */
+};
+
+/* What is known of one address: the report's symbols, else the annotator's. */
+struct site {
+	char function[TEXT_MAX], file[TEXT_MAX], module[TEXT_MAX];
+	uint64_t offset;
+	int64_t line;
 };
 
 /* Exceptions by vector, for the line that says where a process crashed. */
@@ -98,33 +106,115 @@ static bool get_int(json_t *o, const char *key, int64_t min, int64_t max, int64_
 	return *v >= min && *v <= max;
 }
 
-/* "name+0xoff", or "?" when no table names @addr. */
-static void sym(FILE *out, struct annotator *a, const struct procmap_task *t, uint64_t addr)
+/* A member of a report's symbol object, checked: NULL when absent, false when invalid. */
+static bool sym_member(json_t *sym, const char *key, bool text, json_t **v)
 {
-	const struct annotator_addr *r = a ? annotator__addr(a, t, addr, false) : NULL;
-
-	if (r && r->name_text)
-		fprintf(out, "%.*s+0x%" PRIx64, (int)r->name_text_len, r->name_text, r->offset);
-	else
-		fputs("?", out);
+	*v = json_object_get(sym, key);
+	if (!*v)
+		return true;
+	return text ? json_is_string(*v) : json_is_integer(*v) && json_integer_value(*v) > 0 &&
+					     json_integer_value(*v) <= INT32_MAX;
 }
 
-static void addr_sym(FILE *out, struct annotator *a, const struct procmap_task *t,
-		     uint64_t addr)
+/* Whether @sym is a symbol object as crash-symbols.h describes it (or absent). */
+static bool sym_valid(json_t *sym)
+{
+	json_t *v;
+	uint64_t off;
+
+	if (!sym)
+		return true;
+	if (!json_is_object(sym) || !sym_member(sym, "function", true, &v) ||
+	    !sym_member(sym, "file", true, &v) || !sym_member(sym, "line", false, &v) ||
+	    !sym_member(sym, "module", true, &v))
+		return false;
+	return !json_object_get(sym, "offset") || get_hex(sym, "offset", &off);
+}
+
+/* What the report (@sym), else the annotator, says of @addr; names escaped. */
+static void site_of(struct site *w, json_t *sym, struct annotator *a,
+		    const struct procmap_task *t, uint64_t addr)
+{
+	const struct annotator_addr *r;
+	json_t *v;
+
+	memset(w, 0, sizeof(*w));
+	if (json_is_object(sym)) {
+		if ((v = json_object_get(sym, "function")))
+			escape__str(w->function, sizeof(w->function), json_string_value(v));
+		if (!get_hex(sym, "offset", &w->offset))
+			w->offset = 0;
+		if ((v = json_object_get(sym, "file")))
+			escape__str(w->file, sizeof(w->file), json_string_value(v));
+		if ((v = json_object_get(sym, "line")))
+			w->line = json_integer_value(v);
+		if ((v = json_object_get(sym, "module")))
+			escape__str(w->module, sizeof(w->module), json_string_value(v));
+		return;
+	}
+	r = a ? annotator__addr(a, t, addr, true) : NULL;
+	if (!r)
+		return;
+	if (r->name_text)
+		snprintf(w->function, sizeof(w->function), "%.*s", (int)r->name_text_len,
+			 r->name_text);
+	w->offset = r->offset;
+	if (r->file_text) {
+		snprintf(w->file, sizeof(w->file), "%.*s", (int)r->file_text_len, r->file_text);
+		w->line = r->line;
+	}
+}
+
+/*
+ * "0x... name+0xoff at file:line in module", what is known of it ("?" for no name); with
+ * @brief the address and name only.
+ */
+static void print_site(FILE *out, const struct site *w, uint64_t addr, bool brief)
 {
 	fprintf(out, "%#" PRIx64 " ", addr);
-	sym(out, a, t, addr);
+	if (w->function[0])
+		fprintf(out, "%s+0x%" PRIx64, w->function, w->offset);
+	else
+		fputc('?', out);
+	if (brief)
+		return;
+	if (w->file[0])
+		fprintf(out, " at %s:%" PRId64, w->file, w->line);
+	if (w->module[0])
+		fprintf(out, " in %s", w->module);
 }
 
-static const char *fun_name(struct annotator *a, const struct procmap_task *t, uint64_t addr,
-			    int *len)
+static void addr_sym(FILE *out, json_t *sym, struct annotator *a, const struct procmap_task *t,
+		     uint64_t addr)
 {
-	const struct annotator_addr *r = a ? annotator__addr(a, t, addr, false) : NULL;
+	struct site w;
 
-	if (!r || !r->name_text)
-		return NULL;
-	*len = (int)r->name_text_len;
-	return r->name_text;
+	site_of(&w, sym, a, t, addr);
+	print_site(out, &w, addr, false);
+}
+
+/* The address and its name: what print_crashed_in() said of it is not repeated. */
+static void addr_brief(FILE *out, json_t *sym, struct annotator *a, const struct procmap_task *t,
+		       uint64_t addr)
+{
+	struct site w;
+
+	site_of(&w, sym, a, t, addr);
+	print_site(out, &w, addr, true);
+}
+
+/* "crashed in FUNCTION at FILE:LINE in MODULE" of @addr. */
+static void print_crashed_in(FILE *out, json_t *sym, struct annotator *a,
+			     const struct procmap_task *t, uint64_t addr)
+{
+	struct site w;
+
+	site_of(&w, sym, a, t, addr);
+	fprintf(out, "crashed in %s", w.function[0] ? w.function : "?");
+	if (w.file[0])
+		fprintf(out, " at %s:%" PRId64, w.file, w.line);
+	if (w.module[0])
+		fprintf(out, " in %s", w.module);
 }
 
 static void print_regs(FILE *out, json_t *regs, struct annotator *a,
@@ -156,17 +246,15 @@ static void print_regs(FILE *out, json_t *regs, struct annotator *a,
 static void print_where(FILE *out, const struct branch *last, json_t *regs,
 			struct annotator *a, const struct procmap_task *t, bool process)
 {
-	const char *f;
 	uint64_t rip;
-	int len = 0;
 
 	if (!process && json_is_object(regs) && get_hex(regs, "rip", &rip)) {
-		f = fun_name(a, t, rip, &len);
-		fprintf(out, "crashed in %.*s: rip ", f ? len : 1, f ? f : "?");
-		addr_sym(out, a, t, rip);
+		print_crashed_in(out, NULL, a, t, rip);
+		fputs(": rip ", out);
+		addr_brief(out, NULL, a, t, rip);
 		if (last) {
 			fputs("; the last branch went to ", out);
-			addr_sym(out, a, t, last->to);
+			addr_sym(out, last->sym[1], a, t, last->to);
 		}
 		fputc('\n', out);
 		return;
@@ -179,10 +267,9 @@ static void print_where(FILE *out, const struct branch *last, json_t *regs,
 		const char *what;
 
 		/* An exception (or a system call) took it out of its code: the fault's site. */
-		f = fun_name(a, t, last->from, &len);
-		fprintf(out, "crashed in %.*s: its last branch left user code at ", f ? len : 1,
-			f ? f : "?");
-		addr_sym(out, a, t, last->from);
+		print_crashed_in(out, last->sym[0], a, t, last->from);
+		fputs(": its last branch left user code at ", out);
+		addr_brief(out, last->sym[0], a, t, last->from);
 		if (branch_kind(last) == VBTS_BR_EXCEPTION && branch_vector(last, &vector)) {
 			what = exception_name(vector);
 			fprintf(out, " for the kernel: exception %u%s%s%s, the faulting instruction\n",
@@ -193,9 +280,9 @@ static void print_where(FILE *out, const struct branch *last, json_t *regs,
 		}
 		return;
 	}
-	f = fun_name(a, t, last->to, &len);
-	fprintf(out, "crashed in %.*s: the last branch went to ", f ? len : 1, f ? f : "?");
-	addr_sym(out, a, t, last->to);
+	print_crashed_in(out, last->sym[1], a, t, last->to);
+	fputs(": the last branch went to ", out);
+	addr_brief(out, last->sym[1], a, t, last->to);
 	fputc('\n', out);
 }
 
@@ -212,9 +299,12 @@ static int parse_branches(json_t *arr, struct branch **out, size_t *n)
 	for (size_t i = 0; i < count; i++) {
 		json_t *e = json_array_get(arr, i);
 
+		b[i].sym[0] = json_object_get(e, "from_symbol");
+		b[i].sym[1] = json_object_get(e, "to_symbol");
 		if (!json_is_object(e) || !get_hex(e, "from", &b[i].from) ||
 		    !get_hex(e, "to", &b[i].to) ||
-		    (json_object_get(e, "flags") && !get_hex(e, "flags", &b[i].flags))) {
+		    (json_object_get(e, "flags") && !get_hex(e, "flags", &b[i].flags)) ||
+		    !sym_valid(b[i].sym[0]) || !sym_valid(b[i].sym[1])) {
 			free(b);
 			return -EINVAL;
 		}
@@ -358,10 +448,10 @@ int crash_print__file(FILE *out, const char *path, const char *label, struct ann
 			const struct branch *b = &br[nbr - 1 - i];
 
 			fprintf(out, "  #%-3zu ", i);
-			addr_sym(out, a, t, b->from);
-			fputs(" -> ", out);
-			addr_sym(out, a, t, b->to);
+			addr_sym(out, b->sym[1], a, t, b->to);
 			print_kind(out, b);
+			fputs("\n       from ", out);
+			addr_sym(out, b->sym[0], a, t, b->from);
 			fputc('\n', out);
 		}
 	}

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "escape.h"
+#include "guest-maps.h"
 #include "symbolizer.h"
 
 /* Escaped bytes of a name or path quoted in a warning, at most. */
@@ -32,6 +33,12 @@ struct loaded {
 	struct symbols *table;  /* NULL when it could not be loaded */
 };
 
+/* A task's reported mappings: indices of guest_maps__get(), by start, one per start. */
+struct task_maps {
+	size_t *idx;
+	size_t n;
+};
+
 struct symbolizer {
 	struct symbols *image;
 	struct symbols *vmlinux, *system_map;
@@ -41,6 +48,10 @@ struct symbolizer {
 	size_t nr_bindings;
 	void *loaded;                   /* tsearch tree of struct loaded */
 	bool files;                     /* symbolizer__bind() was given files */
+	struct guest_maps *gm;          /* the agent's mappings, or NULL */
+	const struct procmap *gm_pm;    /* the tasks @tmaps is for */
+	struct task_maps *tmaps;        /* per task index of @gm_pm */
+	size_t nr_tmaps;
 };
 
 /* One kind of problem of the binding: how many tasks, and the first one described. */
@@ -333,6 +344,58 @@ const struct symbol_file *symbolizer__file(const struct symbolizer *sz,
 	return b ? b->file : NULL;
 }
 
+/* The reported mappings of @t, or NULL. */
+static const struct task_maps *tmaps_of(const struct symbolizer *sz,
+					const struct procmap_task *t)
+{
+	const struct task_maps *tm;
+
+	if (!t || !sz->gm_pm || t->index >= sz->nr_tmaps || procmap__task(sz->gm_pm, t->index) != t)
+		return NULL;
+	tm = &sz->tmaps[t->index];
+	return tm->n ? tm : NULL;
+}
+
+/* The reported mapping of @t that holds @addr, or NULL. O(log n). */
+static const struct guest_map *guest_map_of(const struct symbolizer *sz,
+					    const struct procmap_task *t, uint64_t addr)
+{
+	const struct task_maps *tm = tmaps_of(sz, t);
+	const struct guest_map *m;
+	size_t lo = 0, hi;
+
+	if (!tm)
+		return NULL;
+	hi = tm->n;
+	/* The last mapping that starts at or below @addr. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (guest_maps__get(sz->gm, tm->idx[mid])->start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	m = guest_maps__get(sz->gm, tm->idx[lo - 1]);
+	return addr < m->end ? m : NULL;
+}
+
+/* The table of the reported mapping of @t that holds @addr, with its bias; or NULL. */
+static const struct symbols *guest_table(const struct symbolizer *sz,
+					 const struct procmap_task *t, uint64_t addr,
+					 uint64_t *bias, const struct guest_map **map)
+{
+	const struct guest_map *m = guest_map_of(sz, t, addr);
+
+	if (!m)
+		return NULL;
+	if (map)
+		*map = m;
+	return guest_maps__table(sz->gm, m, bias);
+}
+
 /* The tables for @addr in the order they are tried, with their biases; returns how many. */
 static size_t tables_for(const struct symbolizer *sz, const struct procmap_task *t,
 			 uint64_t addr, const struct symbols **tables, uint64_t *bias)
@@ -349,9 +412,13 @@ static size_t tables_for(const struct symbolizer *sz, const struct procmap_task 
 			tables[n] = sz->system_map;
 			bias[n++] = sz->slide;
 		}
-	} else if (addr < SYMBOLIZER_USER_END && (b = binding_of(sz, t))) {
-		tables[n] = b->table;
-		bias[n++] = b->bias;
+	} else if (addr < SYMBOLIZER_USER_END) {
+		if ((b = binding_of(sz, t))) {
+			tables[n] = b->table;
+			bias[n++] = b->bias;
+		}
+		if ((tables[n] = guest_table(sz, t, addr, &bias[n], NULL)))
+			n++;
 	}
 	if (sz->image) {
 		tables[n] = sz->image;
@@ -363,17 +430,22 @@ static size_t tables_for(const struct symbolizer *sz, const struct procmap_task 
 uintptr_t symbolizer__scope(const struct symbolizer *sz, const struct procmap_task *t,
 			     uint64_t addr)
 {
-	/* tables_for(): only a user address looks at the task, through its binding. */
-	if (addr < SYMBOLIZER_USER_END)
-		return (uintptr_t)binding_of(sz, t);
-	return 0;
+	const struct binding *b;
+
+	/* tables_for(): only a user address looks at the task, through its binding and maps. */
+	if (addr >= SYMBOLIZER_USER_END)
+		return 0;
+	b = binding_of(sz, t);
+	if (b)
+		return (uintptr_t)b;
+	return (uintptr_t)tmaps_of(sz, t);
 }
 
 int symbolizer__lookup(const struct symbolizer *sz, const struct procmap_task *t,
 		       uint64_t addr, struct symbol_hit *hit)
 {
-	const struct symbols *tables[3];
-	uint64_t bias[3];
+	const struct symbols *tables[4];
+	uint64_t bias[4];
 	size_t n = tables_for(sz, t, addr, tables, bias);
 
 	for (size_t i = 0; i < n; i++)
@@ -385,8 +457,8 @@ int symbolizer__lookup(const struct symbolizer *sz, const struct procmap_task *t
 int symbolizer__line(const struct symbolizer *sz, const struct procmap_task *t, uint64_t addr,
 		     const char **file, int *line)
 {
-	const struct symbols *tables[3];
-	uint64_t bias[3];
+	const struct symbols *tables[4];
+	uint64_t bias[4];
 	size_t n = tables_for(sz, t, addr, tables, bias);
 
 	for (size_t i = 0; i < n; i++)
@@ -398,8 +470,9 @@ int symbolizer__line(const struct symbolizer *sz, const struct procmap_task *t, 
 int symbolizer__module(const struct symbolizer *sz, const struct procmap_task *t, uint64_t addr,
 		       struct symbolizer_module *m)
 {
-	const struct symbols *tables[3];
-	uint64_t bias[3], start, end;
+	const struct symbols *tables[4];
+	const struct guest_map *gmap = NULL;
+	uint64_t bias[4], start, end, gbias;
 	size_t n = tables_for(sz, t, addr, tables, bias);
 
 	for (size_t i = 0; i < n; i++) {
@@ -409,6 +482,10 @@ int symbolizer__module(const struct symbolizer *sz, const struct procmap_task *t
 		if (addr - bias[i] < start || addr - bias[i] >= end)
 			continue;
 		m->path = symbols__path(tables[i]) ? symbols__path(tables[i]) : "";
+		m->guest_path = NULL;
+		if (addr < SYMBOLIZER_USER_END &&
+		    guest_table(sz, t, addr, &gbias, &gmap) == tables[i] && gbias == bias[i])
+			m->guest_path = gmap->path;
 		m->base = start + bias[i];
 		m->end = end + bias[i];
 		m->table = tables[i];
@@ -419,7 +496,102 @@ int symbolizer__module(const struct symbolizer *sz, const struct procmap_task *t
 
 bool symbolizer__has_tables(const struct symbolizer *sz)
 {
-	return sz->image || sz->vmlinux || sz->system_map || sz->files;
+	return sz->image || sz->vmlinux || sz->system_map || sz->files ||
+	       (sz->gm && guest_maps__nr(sz->gm));
+}
+
+static int cmp_size(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Qsort context: the set the indices are of. */
+static const struct guest_maps *sort_gm;
+
+/* By start, then as reported (index order is (pid, time, line)). */
+static int cmp_by_start(const void *a, const void *b)
+{
+	const struct guest_map *x = guest_maps__get(sort_gm, *(const size_t *)a);
+	const struct guest_map *y = guest_maps__get(sort_gm, *(const size_t *)b);
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return cmp_size(a, b);
+}
+
+static void free_tmaps(struct symbolizer *sz)
+{
+	for (size_t i = 0; i < sz->nr_tmaps; i++)
+		free(sz->tmaps[i].idx);
+	free(sz->tmaps);
+	sz->tmaps = NULL;
+	sz->nr_tmaps = 0;
+}
+
+int symbolizer__set_guest_maps(struct symbolizer *sz, struct guest_maps *gm,
+			       const struct procmap *pm)
+{
+	size_t nr = pm ? procmap__nr_tasks(pm) : 0;
+	struct task_maps *tm = calloc(nr ? nr : 1, sizeof(*tm));
+	uint64_t *next_exec = NULL;
+
+	if (gm && nr) {
+		next_exec = malloc(procmap__nr_processes(pm) * sizeof(*next_exec));
+		if (next_exec)
+			for (size_t i = 0; i < procmap__nr_processes(pm); i++)
+				next_exec[i] = UINT64_MAX;
+	}
+	if (!tm || (gm && nr && !next_exec)) {
+		free(tm);
+		free(next_exec);
+		guest_maps__free(gm);
+		return -ENOMEM;
+	}
+	free_tmaps(sz);
+	guest_maps__free(sz->gm);
+	sz->gm = gm;
+	sz->gm_pm = pm;
+	sz->tmaps = tm;
+	sz->nr_tmaps = nr;
+	if (!gm)
+		return 0;
+	/*
+	 * A task's window: from its exec (0 for a first announcement) to the next exec of its
+	 * process, found walking the tasks from the last one back.
+	 */
+	for (size_t i = nr; i-- > 0;) {
+		const struct procmap_task *t = procmap__task(pm, i);
+		int64_t pid = t->tgid_valid ? t->tgid : t->pid;
+		uint64_t lo = t->exec ? t->start : 0, hi = next_exec[t->process];
+		size_t first, n, k = 0;
+
+		if (t->exec)
+			next_exec[t->process] = t->start;
+		n = guest_maps__range(gm, pid, lo, hi, &first);
+		if (!n)
+			continue;
+		tm[i].idx = malloc(n * sizeof(size_t));
+		if (!tm[i].idx) {
+			free(next_exec);
+			return -ENOMEM;
+		}
+		for (size_t j = 0; j < n; j++)
+			tm[i].idx[j] = first + j;
+		sort_gm = gm;
+		qsort(tm[i].idx, n, sizeof(size_t), cmp_by_start);
+		/* One per start: the one reported last. */
+		for (size_t j = 0; j < n; j++) {
+			if (k && guest_maps__get(gm, tm[i].idx[k - 1])->start ==
+				 guest_maps__get(gm, tm[i].idx[j])->start)
+				k--;
+			tm[i].idx[k++] = tm[i].idx[j];
+		}
+		tm[i].n = k;
+	}
+	free(next_exec);
+	return 0;
 }
 
 static void free_loaded(void *p)
@@ -439,5 +611,7 @@ void symbolizer__free(struct symbolizer *sz)
 	symbols__free(sz->system_map);
 	free(sz->bindings);
 	tdestroy(sz->loaded, free_loaded);
+	free_tmaps(sz);
+	guest_maps__free(sz->gm);
 	free(sz);
 }

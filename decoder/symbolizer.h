@@ -9,7 +9,9 @@
  *  - a user address (< SYMBOLIZER_USER_END): the ELF file bound to the task (see
  *    symbolizer__bind()), at its link addresses for an executable (ET_EXEC), shifted by the
  *    task's load base for a PIE or shared object (ET_DYN), which is never guessed: without a
- *    load base such a file names nothing;
+ *    load base such a file names nothing; then the file of the build-ID store whose mapping
+ *    the guest agent reported for the task's process at that address (a PIE, a shared
+ *    library), shifted by that mapping's bias (symbolizer__set_guest_maps());
  *  - any address: the guest image, the one file of a multiboot guest (kernel and tasks).
  * The first table with a symbol covering the address names it; source lines come from the
  * first table with DWARF line information for it.
@@ -20,6 +22,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "guest-maps.h"
 #include "procmap.h"
 #include "symbol-files.h"
 #include "symbols.h"
@@ -82,6 +85,23 @@ int symbolizer__bind(struct symbolizer *sz, const struct symbol_files *sf,
 		     void *warn_ctx);
 
 /**
+ * symbolizer__set_guest_maps() - the agent's reported mappings, for the user addresses of the
+ * tasks of a process map.
+ * @sz: symbolizer
+ * @gm: the mappings and their build-ID store (the symbolizer owns them from now on, on
+ *      failure too), or NULL
+ * @pm: the tasks; it must not change while the symbolizer is used with it
+ *
+ * A task's mappings are those reported for its process (tgid, else pid) from its exec (any
+ * time for a first announcement) up to the next exec of its process; of several that start
+ * at one address, the one reported last. O(m log m) in the mappings of each task.
+ *
+ * Return: 0, or -ENOMEM.
+ */
+int symbolizer__set_guest_maps(struct symbolizer *sz, struct guest_maps *gm,
+			       const struct procmap *pm);
+
+/**
  * symbolizer__file() - the ELF file bound to a task.
  * @sz: symbolizer
  * @t:  task of the map given to symbolizer__bind()
@@ -139,6 +159,8 @@ int symbolizer__line(const struct symbolizer *sz, const struct procmap_task *t, 
  * struct symbolizer_module - a loaded image, as symbolizer__module() finds it.
  * @path:  the file its table was read from (the user's --image, --symbols, --system-map or
  *         what vm.json names), not escaped; "" when not known
+ * @guest_path: the path the guest agent reported for the mapping of a build-ID store's file
+ *         (guest bytes, not escaped), else NULL
  * @base:  its first run-time address (symbols__extent()'s start plus the table's bias: a
  *         task's load base, the KASLR slide)
  * @end:   one past its last run-time address
@@ -147,6 +169,7 @@ int symbolizer__line(const struct symbolizer *sz, const struct procmap_task *t, 
  */
 struct symbolizer_module {
 	const char *path;
+	const char *guest_path;
 	uint64_t base, end;
 	const struct symbols *table;
 };

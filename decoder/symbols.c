@@ -52,6 +52,11 @@ struct symbol {
 	const char *name;       /* into names */
 };
 
+/* A PT_LOAD segment: file bytes [offset, offset + filesz) at link address vaddr. */
+struct segment {
+	uint64_t offset, filesz, vaddr;
+};
+
 struct symbols {
 	struct symbol *syms;    /* sorted by start */
 	size_t nr;
@@ -61,6 +66,8 @@ struct symbols {
 	bool has_link_base;
 	uint64_t link_base;     /* lowest PT_LOAD p_vaddr, 4 KiB aligned */
 	uint64_t link_end;      /* one past the highest PT_LOAD byte */
+	struct segment segs[SYMBOLS_SEGMENTS_MAX]; /* the first PT_LOAD headers */
+	unsigned int nr_segs;
 	char *path;             /* the file it was read from, or NULL */
 	uint64_t *probes;       /* lookup work counter for tests, or NULL */
 	uint64_t load_probes;   /* work of set_extents() */
@@ -284,6 +291,11 @@ static void read_link_base(Elf *elf, struct symbols *s)
 		if (ph.p_vaddr + ph.p_memsz >= ph.p_vaddr && ph.p_vaddr + ph.p_memsz > s->link_end)
 			s->link_end = ph.p_vaddr + ph.p_memsz;
 		s->has_link_base = true;
+		/* Kept only when it neither wraps nor lies outside the file's offsets' range. */
+		if (s->nr_segs < SYMBOLS_SEGMENTS_MAX && ph.p_offset + ph.p_filesz >= ph.p_offset &&
+		    ph.p_vaddr + ph.p_filesz >= ph.p_vaddr)
+			s->segs[s->nr_segs++] = (struct segment){ ph.p_offset, ph.p_filesz,
+								   ph.p_vaddr };
 	}
 	s->link_base &= ~0xfffULL;
 }
@@ -912,6 +924,21 @@ int symbols__link_base(const struct symbols *s, uint64_t *base)
 		return -ENOENT;
 	*base = s->link_base;
 	return 0;
+}
+
+int symbols__offset_vaddr(const struct symbols *s, uint64_t offset, uint64_t *vaddr)
+{
+	for (unsigned int i = 0; i < s->nr_segs; i++) {
+		const struct segment *g = &s->segs[i];
+
+		/* Page granular, as mmap(2) maps a segment: its first page holds more of the file. */
+		if ((offset & ~0xfffULL) >= (g->offset & ~0xfffULL) &&
+		    offset < g->offset + g->filesz) {
+			*vaddr = offset - g->offset + g->vaddr;
+			return 0;
+		}
+	}
+	return -ENOENT;
 }
 
 int symbols__set_path(struct symbols *s, const char *path)

@@ -23,6 +23,8 @@ struct symbols;
 #define SYSTEM_MAP_FILE_MAX (64ULL << 20)
 /* Longest System.map line used, newline excluded: the kernel's names are at most 512 bytes. */
 #define SYSTEM_MAP_LINE_MAX 1024
+/* PT_LOAD program headers kept for symbols__offset_vaddr(): a linker writes 4 or 5. */
+#define SYMBOLS_SEGMENTS_MAX 16
 /* Longest GNU build ID kept, in bytes (SHA-1 gives 20). */
 #define SYMBOLS_BUILD_ID_MAX 64
 
@@ -191,6 +193,22 @@ unsigned int symbols__elf_type(const struct symbols *s);
  * Return: 0, or -ENOENT when the file has no readable PT_LOAD program header.
  */
 int symbols__link_base(const struct symbols *s, uint64_t *base);
+
+/**
+ * symbols__offset_vaddr() - the link-time address of a file offset, as a mapping of the file
+ * at that offset sees it.
+ * @s:      table
+ * @offset: byte offset in the file (a mapping's offset, or an address's offset in a mapping
+ *          plus the mapping's)
+ * @vaddr:  receives the link-time address of that byte: offset - p_offset + p_vaddr of the
+ *          first of the file's SYMBOLS_SEGMENTS_MAX first PT_LOAD segments whose pages hold it
+ *
+ * A mapping of the file at run-time address START and offset OFF has the bias START - vaddr
+ * of OFF. Segments whose range wraps around are ignored.
+ *
+ * Return: 0, or -ENOENT when no kept segment holds @offset.
+ */
+int symbols__offset_vaddr(const struct symbols *s, uint64_t offset, uint64_t *vaddr);
 
 /**
  * symbols__set_path() - the file the table was read from, for symbols__path().

@@ -584,9 +584,46 @@ static int load_symbol_files(struct trace_dir *t)
  * Every source of symbols. A trace whose vm.json names a kernel and no image is a Linux
  * guest's: no image is looked for, the kernel's tables are.
  */
+/*
+ * The guest agent's mappings (events.jsonl) and the ELF files of the build-ID store
+ * (DIR/debuginfod): a Linux guest's PIEs and libraries at their load addresses.
+ */
+static int load_guest_maps(struct trace_dir *t)
+{
+	char *events = path_join(t->dir, "events.jsonl"), *store = path_join(t->dir, "debuginfod");
+	struct guest_maps *gm = NULL;
+	uint64_t bad;
+	int ret = -ENOMEM;
+
+	if (!events || !store)
+		goto out;
+	gm = guest_maps__new(store, warn_line, t);
+	if (!gm)
+		goto out;
+	ret = guest_maps__load(gm, events);
+	if (ret == -ENOMEM)
+		goto out;
+	/* events.jsonl's own problems are load_events()'s to report. */
+	ret = 0;
+	bad = guest_maps__bad(gm);
+	if (bad)
+		warn(t, "%s: %" PRIu64 " agent-map event%s not used (bad members, or more than %d)",
+		     events, bad, bad == 1 ? "" : "s", GUEST_MAPS_MAX);
+	if (!guest_maps__nr(gm))
+		goto out;
+	ret = symbolizer__set_guest_maps(t->symbolizer, gm, t->procmap);
+	gm = NULL;
+out:
+	guest_maps__free(gm);
+	free(events);
+	free(store);
+	return ret;
+}
+
 static int load_symbols(struct trace_dir *t, json_t *vm)
 {
 	bool linux_guest = json_object_get(vm, "kernel") && !json_object_get(vm, "image");
+	int ret;
 
 	t->symbolizer = symbolizer__new();
 	if (!t->symbolizer)
@@ -594,7 +631,10 @@ static int load_symbols(struct trace_dir *t, json_t *vm)
 	if (t->opts.image || !linux_guest)
 		load_image(t, vm);
 	load_kernel(t, vm, linux_guest);
-	return load_symbol_files(t);
+	ret = load_symbol_files(t);
+	if (ret)
+		return ret;
+	return linux_guest ? load_guest_maps(t) : 0;
 }
 
 static int load_events(struct trace_dir *t)

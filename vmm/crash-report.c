@@ -9,9 +9,12 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <jansson.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "crash-report.h"
@@ -206,29 +209,25 @@ static json_t *report_json(const struct crash_report *r)
 	return o;
 }
 
-int crash_report__write(const char *dir, unsigned int index, const struct crash_report *r)
+static int (*annotate)(const char *dir, json_t *report);
+
+void crash_report__set_annotate(int (*fn)(const char *dir, json_t *report))
 {
-	char path[4096], tmp[4096 + 8];
-	json_t *o = report_json(r);
-	int ret = 0, fd;
+	annotate = fn;
+}
+
+/* @o into @path, through @path.tmp@suffix renamed over it. */
+static int write_json(const char *path, const char *suffix, json_t *o)
+{
+	char tmp[4096 + 16];
+	int ret, fd;
 	FILE *f;
 
-	if (!o)
-		return -ENOMEM;
-	if (index)
-		ret = snprintf(path, sizeof(path), "%s/crash-%u.json", dir, index);
-	else
-		ret = snprintf(path, sizeof(path), "%s/crash.json", dir);
-	if (ret < 0 || (size_t)ret >= sizeof(path)) {
-		ret = -ENAMETOOLONG;
-		goto out;
-	}
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp%s", path, suffix) >= sizeof(tmp))
+		return -ENAMETOOLONG;
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		ret = -errno;
-		goto out;
-	}
+	if (fd < 0)
+		return -errno;
 	f = fdopen(fd, "w");
 	if (!f) {
 		ret = -errno;
@@ -246,10 +245,62 @@ int crash_report__write(const char *dir, unsigned int index, const struct crash_
 		ret = -errno;
 		goto err_unlink;
 	}
-	goto out;
+	return 0;
 
 err_unlink:
 	unlink(tmp);
+	return ret;
+}
+
+/*
+ * The report again, with its branches' symbols, written by a child process: the symbols come
+ * from ELF files the guest uploaded, and whatever they do to their reader (a crash, a hang
+ * cut by CRASH_REPORT_SYMBOLS_SECONDS) leaves the VMM running and the report written before.
+ */
+static void write_symbols(const char *dir, const char *path, json_t *o)
+{
+	pid_t pid;
+	int status;
+
+	pid = fork();
+	if (pid < 0)
+		return;
+	if (!pid) {
+		sigset_t none;
+
+		/* The vCPU thread's mask and handlers are not the child's: SIGALRM must end it. */
+		sigemptyset(&none);
+		signal(SIGALRM, SIG_DFL);
+		pthread_sigmask(SIG_SETMASK, &none, NULL);
+		alarm(CRASH_REPORT_SYMBOLS_SECONDS);
+		if (annotate(dir, o) > 0 && write_json(path, ".sym", o))
+			_exit(1);
+		_exit(0);
+	}
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+}
+
+int crash_report__write(const char *dir, unsigned int index, const struct crash_report *r)
+{
+	char path[4096];
+	json_t *o = report_json(r);
+	int ret;
+
+	if (!o)
+		return -ENOMEM;
+	if (index)
+		ret = snprintf(path, sizeof(path), "%s/crash-%u.json", dir, index);
+	else
+		ret = snprintf(path, sizeof(path), "%s/crash.json", dir);
+	if (ret < 0 || (size_t)ret >= sizeof(path)) {
+		ret = -ENAMETOOLONG;
+		goto out;
+	}
+	ret = write_json(path, "", o);
+	/* Symbols are a help: the report stands without them. */
+	if (!ret && annotate)
+		write_symbols(dir, path, o);
 out:
 	json_decref(o);
 	return ret;

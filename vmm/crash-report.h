@@ -7,6 +7,7 @@
 #ifndef VBTS_VMM_CRASH_REPORT_H
 #define VBTS_VMM_CRASH_REPORT_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -24,6 +25,8 @@ struct ring_writer;
 #define CRASH_REPORT_MAX 64
 /* Records of a ring looked at, newest first, for a task's last branches. */
 #define CRASH_REPORT_WINDOW (1ULL << 20)
+/* Seconds a report's symbols may take (crash_report__set_annotate()), a hang guard. */
+#define CRASH_REPORT_SYMBOLS_SECONDS 60
 /* Bytes of a guest comm kept (Linux's TASK_COMM_LEN, and room for longer kernels). */
 #define CRASH_REPORT_COMM_MAX 64
 
@@ -136,12 +139,27 @@ const char *crash_report__signal_name(int signo);
 const char *crash_report__kind_name(enum crash_kind kind);
 
 /**
+ * crash_report__set_annotate() - what adds the symbols of a report's branches.
+ * @fn: called by crash_report__write() with the trace directory and the report's JSON
+ *      object once the report is written (the decoder's crash_symbols__annotate(): the VMM
+ *      itself reads no symbols), or NULL for none. It runs in a child process, which writes
+ *      the report again when @fn named an address (returned > 0) and is killed after
+ *      CRASH_REPORT_SYMBOLS_SECONDS: symbols come from files the guest uploaded, and neither
+ *      a crash nor a hang of their reader may reach the VMM or lose the report.
+ *
+ * Set once, before the run starts.
+ */
+void crash_report__set_annotate(int (*fn)(const char *dir, json_t *report));
+
+/**
  * crash_report__write() - write a report into a trace directory.
  * @dir:   the trace directory
  * @index: 0 for crash.json, N > 0 for crash-N.json
  * @r:     the report
  *
- * Written to a temporary file and renamed, so a reader sees the whole report or none.
+ * Written to a temporary file and renamed, so a reader sees the whole report or none; then,
+ * with an annotation function (crash_report__set_annotate()), written again with symbols by
+ * a child process that the caller waits for.
  *
  * Return: 0, or -errno (-ENOMEM, or what creating or writing the file gave).
  */

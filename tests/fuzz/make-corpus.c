@@ -389,6 +389,19 @@ static void trace_seeds(void)
 		  "{\"event\":\"task\",\"event\":\"exit\"}\n"
 		  "{\"time\":1,\"event\":\"task\",\"pid\":1,\"name\":\"a\",\"cr3\":\"0x203000\"}",
 		  NULL, NULL, 0);
+	/* A Linux guest's trace: the agent's mappings (no build-ID store: nothing is loaded). */
+	put_trace("ev-agent-maps", "{\"vcpus\":1,\"kernel\":\"/boot/vmlinuz\"}",
+		  "{\"time\":10,\"vcpu\":0,\"event\":\"task\",\"pid\":7,\"tgid\":7,"
+		  "\"name\":\"sh\",\"cr3\":\"0x203000\"}\n"
+		  "{\"time\":20,\"vcpu\":0,\"event\":\"agent-map\",\"v\":1,\"pid\":7,"
+		  "\"start\":\"0x555555555000\",\"end\":\"0x555555556000\",\"offset\":\"0x1000\","
+		  "\"path\":\"/bin/sh\",\"build_id\":\"5747a71c\"}\n"
+		  "{\"time\":21,\"event\":\"agent-map\",\"pid\":7,\"start\":\"0x2000\","
+		  "\"end\":\"0x1000\",\"offset\":\"0x0\",\"path\":\"/x\",\"build_id\":\"../a\"}\n"
+		  "{\"time\":22,\"event\":\"agent-map\",\"pid\":7,\"start\":\"0x0\","
+		  "\"end\":\"0xffffffffffffffff\",\"offset\":\"0xfffffffffffff000\","
+		  "\"path\":\"\\u001b[2J\",\"build_id\":\"AB\"}\n",
+		  NULL, NULL, 0);
 	memset(long_line, 'x', EVENTS_LINE_LONG);
 	memcpy(long_line, long_head, sizeof(long_head) - 1);
 	memcpy(long_line + EVENTS_LINE_LONG - (sizeof(long_tail) - 1), long_tail,

@@ -9,6 +9,7 @@
 #include <check.h>
 #include <errno.h>
 #include <jansson.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,6 +161,54 @@ START_TEST(test_report_file)
 }
 END_TEST
 
+/* Annotations: one that dies the way a reader of a hostile ELF file might, one that works. */
+static int annotate_crash(const char *dir, json_t *report)
+{
+	json_object_set_new(report, "annotated", json_true());
+	raise(SIGSEGV);
+	return 1;
+}
+
+static int annotate_mark(const char *dir, json_t *report)
+{
+	json_object_set_new(report, "annotated", json_true());
+	return 1;
+}
+
+/*
+ * The annotation runs apart from the VMM: when it crashes, the writer (and this test process)
+ * goes on and the report is there without symbols; when it works, the report has them.
+ */
+START_TEST(test_report_annotate_isolated)
+{
+	struct crash_report r = { .kind = CRASH_PANIC, .time_ns = 5, .requested = 1 };
+	struct vbts_record br[1] = { BR(0x30, 0x44, 3, VBTS_BR_CALL) };
+	char dir[64], path[128];
+	json_t *o;
+
+	make_golden_trace(dir);
+	r.branches = br;
+	r.nr_branches = 1;
+	crash_report__set_annotate(annotate_crash);
+	ck_assert_int_eq(crash_report__write(dir, 0, &r), 0);
+	crash_report__set_annotate(annotate_mark);
+	ck_assert_int_eq(crash_report__write(dir, 1, &r), 0);
+	crash_report__set_annotate(NULL);
+	snprintf(path, sizeof(path), "%s/crash.json", dir);
+	o = json_load_file(path, 0, NULL);
+	ck_assert_ptr_nonnull(o);
+	ck_assert_ptr_null(json_object_get(o, "annotated"));
+	ck_assert_uint_eq(json_array_size(json_object_get(o, "branches")), 1);
+	json_decref(o);
+	snprintf(path, sizeof(path), "%s/crash-1.json", dir);
+	o = json_load_file(path, 0, NULL);
+	ck_assert_ptr_nonnull(o);
+	ck_assert(json_is_true(json_object_get(o, "annotated")));
+	json_decref(o);
+	remove_trace(dir);
+}
+END_TEST
+
 START_TEST(test_print_golden)
 {
 	char dir[64], *out, *err;
@@ -191,7 +240,44 @@ static const struct {
 	{ "{\"version\":1,\"reason\":\"panic\",\"time\":1,\"vcpu\":0,\"cr3\":null,"
 	  "\"process\":{\"pid\":1},\"registers\":null,\"branches\":[]}",
 	  "member process" },
+	/* A branch's symbols of the wrong types. */
+	{ "{\"version\":1,\"reason\":\"panic\",\"time\":1,\"vcpu\":0,\"cr3\":null,"
+	  "\"process\":null,\"registers\":null,\"branches\":[{\"from\":\"0x1\",\"to\":\"0x2\","
+	  "\"to_symbol\":{\"function\":\"f\",\"line\":\"12\"}}]}",
+	  "member branches" },
+	{ "{\"version\":1,\"reason\":\"panic\",\"time\":1,\"vcpu\":0,\"cr3\":null,"
+	  "\"process\":null,\"registers\":null,\"branches\":[{\"from\":\"0x1\",\"to\":\"0x2\","
+	  "\"from_symbol\":[1]}]}",
+	  "member branches" },
 };
+
+/* A report whose symbols hold terminal controls: printed escaped, on their lines. */
+START_TEST(test_print_hostile_symbols)
+{
+	static const char report[] =
+		"{\"version\":1,\"reason\":\"panic\",\"time\":1,\"vcpu\":0,\"cr3\":null,"
+		"\"process\":null,\"registers\":null,\"branches\":[{\"from\":\"0x1\","
+		"\"to\":\"0x2\",\"to_symbol\":{\"function\":\"f\\u001b[2J\",\"offset\":\"0x3\","
+		"\"file\":\"a\\nb.c\",\"line\":12,\"module\":\"/lib/\\u202eso\"}}]}";
+	char dir[64], path[128], *out, *err;
+	char *argv[] = { "decode", "--crash", dir, NULL };
+	FILE *f;
+
+	make_golden_trace(dir);
+	snprintf(path, sizeof(path), "%s/crash.json", dir);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(report, f);
+	fclose(f);
+	ck_assert_int_eq(run_decode(&out, &err, argv), 0);
+	ck_assert_msg(strstr(out, "  #0   0x2 f\\x1b[2J+0x3 at a\\nb.c:12 in /lib/\\xe2\\x80\\xaeso\n"),
+		      "%s", out);
+	assert_printable(out, 10);
+	free(out);
+	free(err);
+	remove_trace(dir);
+}
+END_TEST
 
 static int error_lines(const char *err)
 {
@@ -237,7 +323,9 @@ Suite *crash_suite(void)
 
 	tcase_add_test(tc, test_collect);
 	tcase_add_test(tc, test_report_file);
+	tcase_add_test(tc, test_report_annotate_isolated);
 	tcase_add_test(tc, test_print_golden);
+	tcase_add_test(tc, test_print_hostile_symbols);
 	tcase_add_loop_test(tc, test_print_bad, 0,
 			    (int)(sizeof(bad_reports) / sizeof(bad_reports[0])) + 1);
 	suite_add_tcase(s, tc);

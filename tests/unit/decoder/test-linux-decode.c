@@ -20,7 +20,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "crash-report.h"
+#include "crash-symbols.h"
 #include "decoder-test.h"
+#include "guest-maps.h"
 #include "symbols.h"
 
 /* The guest kernel's text is 16 MiB above its link address. */
@@ -781,6 +784,221 @@ START_TEST(test_linux_lying_elf_warnings)
 }
 END_TEST
 
+/* ---- the agent's mappings and the build-ID store ------------------------------------------- */
+
+/*
+ * The agent's reports, as the VMM stores them: pid 53 (its PIE without a load base in the
+ * exec event) has the PIE's code segment (file offset 0x1000) at 0x555555555000; pid 51 has
+ * the static program's code segment there, as a library loaded 0x5555 4555 4000 above its
+ * link address would be: its symbols shifted by that bias.
+ */
+#define AGENT_MAP(time, pid, path, id)                                                     \
+	"{\"time\":" #time ",\"vcpu\":0,\"event\":\"agent-map\",\"v\":1,\"pid\":" #pid ","     \
+	"\"start\":\"0x555555555000\",\"end\":\"0x555555556000\",\"offset\":\"0x1000\","       \
+	"\"path\":\"" path "\",\"build_id\":\"" id "\"}\n"
+
+static const char agent_maps[] =
+	AGENT_MAP(950, 53, "/usr/bin/vbts-linux-pie", PIE_BUILD_ID)
+	AGENT_MAP(600, 51, "/lib/libstatic.so", STATIC_BUILD_ID)
+	/* Garbage the guest may send: counted, never used. */
+	"{\"time\":960,\"vcpu\":0,\"event\":\"agent-map\",\"v\":1,\"pid\":53,"
+	"\"start\":\"0x7000\",\"end\":\"0x6000\",\"offset\":\"0x0\",\"path\":\"/x\","
+	"\"build_id\":\"" PIE_BUILD_ID "\"}\n"
+	"{\"time\":961,\"vcpu\":0,\"event\":\"agent-map\",\"v\":1,\"pid\":53,"
+	"\"start\":\"0x1000\",\"end\":\"0x2000\",\"offset\":\"0x0\",\"path\":\"/x\","
+	"\"build_id\":\"../../etc\"}\n";
+
+/* The trace of make_linux_trace() with the agent's mappings and the store holding @pie and
+ * @stat as the PIE's and the static program's files. */
+static void make_agent_trace(char *dir, const void *pie, size_t pie_len, const void *stat,
+			     size_t stat_len)
+{
+	char events[sizeof(linux_events) + sizeof(agent_maps)];
+
+	make_linux_trace(dir);
+	snprintf(events, sizeof(events), "%s%s", linux_events, agent_maps);
+	write_text(dir, "events.jsonl", events);
+	make_dir(dir, "debuginfod");
+	make_dir(dir, "debuginfod/" PIE_BUILD_ID);
+	make_dir(dir, "debuginfod/" STATIC_BUILD_ID);
+	write_file(dir, "debuginfod/" PIE_BUILD_ID "/executable", pie, pie_len);
+	write_file(dir, "debuginfod/" STATIC_BUILD_ID "/executable", stat, stat_len);
+}
+
+/*
+ * No --symbols: the user addresses of pid 53 and 51 are named, with their source lines, by
+ * the store's files at the mappings the agent reported; the other tasks stay unnamed. Then a
+ * file in the store whose build ID is not its directory's names nothing, in one line.
+ */
+START_TEST(test_linux_agent_maps)
+{
+	const char *const args[] = { "--lines", NULL };
+	char dir[64], *out, *err;
+	unsigned char *pie, *st;
+	size_t pie_len, st_len;
+
+	pie = read_all(LINUX_PIE, &pie_len);
+	st = read_all(LINUX_STATIC, &st_len);
+	make_agent_trace(dir, pie, pie_len, st, st_len);
+	ck_assert_int_eq(decode_linux(dir, args, &out, &err), 0);
+	ck_assert_msg(strstr(out, "vbts-linux-pie[53] 0x555555555000 _start+0x0 (linux-prog.S:13)"
+				  "  =>  0x555555555020 work+0x0 (linux-prog.S:23)"), "%s", out);
+	ck_assert_msg(strstr(out, "vbts-linux-pie[51] 0x555555555040 leaf+0x0 (linux-prog.S:32)"),
+		      "%s", out);
+	ck_assert_msg(strstr(out, "vbts-linux-stat[52] 0x10001000 [unknown]"), "%s", out);
+	ck_assert_msg(strstr(err, "2 agent-map events not used"), "%s", err);
+	assert_printable(err, 3);
+	free(out);
+	free(err);
+
+	/* The static program under the PIE's build ID: refused, whatever the agent says. */
+	write_file(dir, "debuginfod/" PIE_BUILD_ID "/executable", st, st_len);
+	ck_assert_int_eq(decode_linux(dir, args, &out, &err), 0);
+	ck_assert_msg(strstr(err, "/debuginfod/" PIE_BUILD_ID "/executable: not used: its build "
+				  "ID is " STATIC_BUILD_ID "\n"), "%s", err);
+	ck_assert_msg(strstr(out, "vbts-linux-pie[53] 0x555555555000 [unknown]"), "%s", out);
+	ck_assert_msg(strstr(out, "vbts-linux-pie[51] 0x555555555040 leaf+0x0"), "%s", out);
+	free(out);
+	free(err);
+	free(pie);
+	free(st);
+	remove_trace(dir);
+}
+END_TEST
+
+/*
+ * Lying ELF files in the store (each lie of test_linux_lying_elf): decoding neither crashes
+ * nor reads out of bounds, warns in printable lines and prints every record.
+ */
+START_TEST(test_linux_agent_lying_elf)
+{
+	const char *const args[] = { "--lines", NULL };
+	char dir[64], *out, *err, *good, *gerr;
+	unsigned char *pie, *st;
+	size_t pie_len, st_len;
+
+	pie = read_all(LINUX_PIE, &pie_len);
+	st = read_all(LINUX_STATIC, &st_len);
+	make_agent_trace(dir, pie, pie_len, st, st_len);
+	ck_assert_int_eq(decode_linux(dir, args, &good, &gerr), 0);
+	lie(pie, &pie_len, (enum lie)_i);
+	lie(st, &st_len, (enum lie)_i);
+	write_file(dir, "debuginfod/" PIE_BUILD_ID "/executable", pie, pie_len);
+	write_file(dir, "debuginfod/" STATIC_BUILD_ID "/executable", st, st_len);
+	ck_assert_int_eq(decode_linux(dir, args, &out, &err), 0);
+	assert_printable(err, 10);
+	assert_printable(out, count_lines(good));
+	ck_assert_uint_eq(count_lines(out), count_lines(good));
+	free(out);
+	free(err);
+	free(good);
+	free(gerr);
+	free(pie);
+	free(st);
+	remove_trace(dir);
+}
+END_TEST
+
+/*
+ * The crash report of pid 51 (its PIE's code is the "library" the agent reported at
+ * 0x555555555000): written with the decoder's annotation, its branches carry function, line
+ * and module; `vbts decode --crash` prints them, and still does once the store is gone (the
+ * report keeps what was known when it was written).
+ */
+START_TEST(test_linux_agent_crash)
+{
+	const char *const args[] = { "--crash", NULL };
+	struct vbts_record br[] = {
+		BR(PIE_TEXT + START, PIE_TEXT + WORK, 3, VBTS_BR_CALL),
+		BR(PIE_TEXT + WORK, PIE_TEXT + LEAF, 3, VBTS_BR_CALL),
+		BRV(PIE_TEXT + LEAF, PAGE_FAULT, 3, VBTS_BR_EXCEPTION, 14),
+	};
+	struct crash_report r = {
+		.kind = CRASH_PROCESS, .signo = 11, .time_ns = 700, .cr3 = 0x4000000,
+		.have_process = true, .pid = 51, .tgid = 51, .comm = "vbts-linux-pie",
+		.branches = br, .nr_branches = 3, .requested = 3,
+	};
+	char dir[64], path[128], *out, *err;
+	unsigned char *pie, *st;
+	size_t pie_len, st_len;
+	json_t *o, *last;
+
+	pie = read_all(LINUX_PIE, &pie_len);
+	st = read_all(LINUX_STATIC, &st_len);
+	make_agent_trace(dir, pie, pie_len, st, st_len);
+	crash_report__set_annotate(crash_symbols__annotate);
+	ck_assert_int_eq(crash_report__write(dir, 0, &r), 0);
+	crash_report__set_annotate(NULL);
+	snprintf(path, sizeof(path), "%s/crash.json", dir);
+	o = json_load_file(path, 0, NULL);
+	ck_assert_ptr_nonnull(o);
+	last = json_object_get(json_array_get(json_object_get(o, "branches"), 2), "from_symbol");
+	ck_assert_str_eq(json_string_value(json_object_get(last, "function")), "leaf");
+	ck_assert_str_eq(json_string_value(json_object_get(last, "offset")), "0x0");
+	ck_assert_str_eq(json_string_value(json_object_get(last, "file")), "linux-prog.S");
+	ck_assert_int_eq(json_integer_value(json_object_get(last, "line")), 32);
+	ck_assert_str_eq(json_string_value(json_object_get(last, "module")), "/lib/libstatic.so");
+	/* The kernel's System.map: named, without a line. */
+	last = json_object_get(json_array_get(json_object_get(o, "branches"), 2), "to_symbol");
+	ck_assert_str_eq(json_string_value(json_object_get(last, "function")),
+			 "asm_exc_page_fault");
+	ck_assert_ptr_null(json_object_get(last, "line"));
+	json_decref(o);
+
+	for (int pass = 0; pass < 2; pass++) {
+		ck_assert_int_eq(decode_linux(dir, args, &out, &err), 0);
+		ck_assert_msg(strstr(out, "\ncrashed in leaf at linux-prog.S:32 in /lib/libstatic.so: "
+					  "its last branch left user code at 0x555555555040 leaf+0x0 "
+					  "for the kernel: exception 14"), "%s", out);
+		ck_assert_msg(strstr(out, "  #1   0x555555555040 leaf+0x0 at linux-prog.S:32 in "
+					  "/lib/libstatic.so (call)\n       from 0x555555555020 "
+					  "work+0x0 at linux-prog.S:23 in /lib/libstatic.so\n"), "%s",
+			      out);
+		free(out);
+		free(err);
+		/* The store gone: the report still says it. */
+		snprintf(path, sizeof(path), "%s/debuginfod/" STATIC_BUILD_ID "/executable", dir);
+		unlink(path);
+	}
+	free(pie);
+	free(st);
+	remove_trace(dir);
+}
+END_TEST
+
+/* One load per build ID, however many processes map the file; a bias per mapping. */
+START_TEST(test_linux_agent_one_load)
+{
+	char dir[64], store[96], line[512];
+	struct guest_maps *gm;
+	uint64_t bias;
+
+	make_agent_trace(dir, "", 0, "", 0);
+	copy_file(LINUX_PIE, dir, "debuginfod/" PIE_BUILD_ID "/executable");
+	snprintf(store, sizeof(store), "%s/debuginfod", dir);
+	gm = guest_maps__new(store, NULL, NULL);
+	ck_assert_ptr_nonnull(gm);
+	for (int pid = 100; pid < 150; pid++) {
+		snprintf(line, sizeof(line),
+			 "{\"time\":%d,\"event\":\"agent-map\",\"pid\":%d,\"start\":\"0x%x000\","
+			 "\"end\":\"0x%x000\",\"offset\":\"0x1000\",\"path\":\"/p\","
+			 "\"build_id\":\"%s\"}", pid, pid, pid, pid + 1, PIE_BUILD_ID);
+		ck_assert_int_eq(guest_maps__add_line(gm, line), 0);
+	}
+	ck_assert_uint_eq(guest_maps__nr(gm), 50);
+	for (size_t i = 0; i < guest_maps__nr(gm); i++) {
+		const struct guest_map *m = guest_maps__get(gm, i);
+
+		ck_assert_ptr_nonnull(guest_maps__table(gm, m, &bias));
+		/* The code segment's link address is 0x1000. */
+		ck_assert_uint_eq(bias, m->start - 0x1000);
+	}
+	ck_assert_uint_eq(guest_maps__files_loaded(gm), 1);
+	guest_maps__free(gm);
+	remove_trace(dir);
+}
+END_TEST
+
 /* ---- file choice ------------------------------------------------------------------------------ */
 
 /*
@@ -1026,6 +1244,10 @@ Suite *linux_decode_suite(void)
 	tcase_add_test(tc, test_linux_lying_elf_warnings);
 	tcase_add_test(tc, test_linux_ambiguous);
 	tcase_add_test(tc, test_linux_symbols_file);
+	tcase_add_test(tc, test_linux_agent_maps);
+	tcase_add_loop_test(tc, test_linux_agent_lying_elf, 0, LIE_MAX);
+	tcase_add_test(tc, test_linux_agent_one_load);
+	tcase_add_test(tc, test_linux_agent_crash);
 	suite_add_tcase(s, tc);
 	return s;
 }
