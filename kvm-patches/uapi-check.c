@@ -168,6 +168,49 @@ SAME_V(KVM_X86_BTS_DRAIN);
 SAME_V(KVM_X86_BTS_CLEAR);
 SAME_V(KVM_X86_BTS_FORGET_CR3);
 
+/* attaching a tracer from another process */
+SAME_V(KVM_X86_BTS_MODE_ATTACH);
+SAME_V(KVM_X86_BTS_TRACER_F_PENDING);
+SAME_V(KVM_X86_BTS_TRACER_F_VM_GONE);
+SAME_SIZE(kvm_x86_bts_attach);
+SAME_FIELD(kvm_x86_bts_attach, pidfd);
+SAME_FIELD(kvm_x86_bts_attach, vm_fd);
+SAME_FIELD(kvm_x86_bts_attach, flags);
+SAME_FIELD(kvm_x86_bts_attach, pad);
+SAME_SIZE(kvm_x86_bts_tracer_info);
+SAME_FIELD(kvm_x86_bts_tracer_info, nr_vcpus);
+SAME_FIELD(kvm_x86_bts_tracer_info, max_ids);
+SAME_FIELD(kvm_x86_bts_tracer_info, ids_addr);
+SAME_FIELD(kvm_x86_bts_tracer_info, mmap_stride);
+SAME_FIELD(kvm_x86_bts_tracer_info, flags);
+SAME_FIELD(kvm_x86_bts_tracer_info, pad);
+SAME_FIELD(kvm_x86_bts_tracer_info, reserved);
+SAME_SIZE(kvm_x86_bts_tracer_config);
+SAME_FIELD(kvm_x86_bts_tracer_config, vcpu);
+SAME_FIELD(kvm_x86_bts_tracer_config, cr3_flags);
+SAME_FIELD(kvm_x86_bts_tracer_config, config);
+SAME_FIELD(kvm_x86_bts_tracer_config, nr_cr3);
+SAME_FIELD(kvm_x86_bts_tracer_config, pad);
+SAME_FIELD(kvm_x86_bts_tracer_config, cr3);
+SAME_SIZE(kvm_x86_bts_tracer_status);
+SAME_FIELD(kvm_x86_bts_tracer_status, vcpu);
+SAME_FIELD(kvm_x86_bts_tracer_status, flags);
+SAME_FIELD(kvm_x86_bts_tracer_status, error);
+SAME_FIELD(kvm_x86_bts_tracer_status, pad);
+SAME_FIELD(kvm_x86_bts_tracer_status, status);
+SAME_SIZE(kvm_x86_bts_tracer_drain);
+SAME_FIELD(kvm_x86_bts_tracer_drain, vcpu);
+SAME_FIELD(kvm_x86_bts_tracer_drain, pad);
+SAME_FIELD(kvm_x86_bts_tracer_drain, drain);
+SAME_V(KVM_X86_BTS_ATTACH);
+SAME_V(KVM_X86_BTS_TRACER_INFO);
+SAME_V(KVM_X86_BTS_TRACER_CONFIGURE);
+SAME_V(KVM_X86_BTS_TRACER_ENABLE);
+SAME_V(KVM_X86_BTS_TRACER_DISABLE);
+SAME_V(KVM_X86_BTS_TRACER_STATUS);
+SAME_V(KVM_X86_BTS_TRACER_DRAIN);
+SAME_V(KVM_X86_BTS_TRACER_CLEAR);
+
 int main(void)
 {
 	return 0;

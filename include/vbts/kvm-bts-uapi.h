@@ -55,6 +55,7 @@ struct vbts_kvm_x86_cr3_trace {
 #define VBTS_KVM_X86_BTS_MODE_STEP (1U << 1)
 #define VBTS_KVM_X86_BTS_MODE_GUEST (1U << 2)
 #define VBTS_KVM_X86_BTS_MODE_HW (1U << 3)
+#define VBTS_KVM_X86_BTS_MODE_ATTACH (1U << 4)
 
 /* The ring, mmap'd from the vCPU fd at this page offset: a header page, then the records. */
 #define VBTS_KVM_X86_BTS_RING_PAGE_OFFSET 1000
@@ -122,5 +123,73 @@ struct vbts_kvm_x86_bts_drain {
 #define VBTS_KVM_X86_BTS_DRAIN _IOWR(KVMIO, 0xf5, struct vbts_kvm_x86_bts_drain)
 #define VBTS_KVM_X86_BTS_CLEAR _IO(KVMIO, 0xf6)
 #define VBTS_KVM_X86_BTS_FORGET_CR3 _IOW(KVMIO, 0xf7, __u64)
+
+/*
+ * Tracing a VM that another process runs (VBTS_KVM_X86_BTS_MODE_ATTACH).
+ *
+ * VBTS_KVM_X86_BTS_ATTACH is a /dev/kvm ioctl: vm_fd is the VMM's VM fd copied into the caller's
+ * own fd table with pidfd_getfd(2) (the ptrace ATTACH check), pidfd names the VMM (the VM must
+ * be its address space's); CAP_PERFMON or CAP_SYS_ADMIN. It returns a tracer fd (O_CLOEXEC).
+ * One tracer per VM, and none while the VMM uses the rings itself: -EBUSY.
+ * Tracer fd ioctls name a vCPU by index (0 .. nr_vcpus - 1); ENABLE, DISABLE and CLEAR take the
+ * index as the ioctl argument. Changes are applied by the vCPU before its next entry (STATUS
+ * flag VBTS_KVM_X86_BTS_TRACER_F_PENDING until then). mmap(tracer fd, index * mmap_stride) maps
+ * that vCPU's ring (same header and records as the vCPU fd's ring). poll(): EPOLLIN when a ring
+ * holds >= its watermark (>= 1 record for watermark 0), EPOLLHUP when the VM is gone. Closing the
+ * tracer (last reference, mappings included) stops stepping on every vCPU; the rings keep their
+ * records for the next tracer.
+ */
+struct vbts_kvm_x86_bts_attach {
+	__u32 pidfd;
+	__u32 vm_fd;
+	__u32 flags;
+	__u32 pad;
+};
+
+#define VBTS_KVM_X86_BTS_TRACER_F_PENDING (1U << 0)
+#define VBTS_KVM_X86_BTS_TRACER_F_VM_GONE (1U << 1)
+
+struct vbts_kvm_x86_bts_tracer_info {
+	__u32 nr_vcpus;
+	__u32 max_ids;
+	__u64 ids_addr;
+	__u64 mmap_stride;
+	__u32 flags;
+	__u32 pad;
+	__u64 reserved[4];
+};
+
+/* cr3_flags: VBTS_KVM_X86_CR3_TRACE_ENABLE and _KPTI only (never _EXIT). */
+struct vbts_kvm_x86_bts_tracer_config {
+	__u32 vcpu;
+	__u32 cr3_flags;
+	struct vbts_kvm_x86_bts_config config;
+	__u32 nr_cr3;
+	__u32 pad;
+	__u64 cr3[VBTS_KVM_X86_CR3_TRACE_MAX];
+};
+
+struct vbts_kvm_x86_bts_tracer_status {
+	__u32 vcpu;
+	__u32 flags;
+	__s32 error;
+	__u32 pad;
+	struct vbts_kvm_x86_bts_status status;
+};
+
+struct vbts_kvm_x86_bts_tracer_drain {
+	__u32 vcpu;
+	__u32 pad;
+	struct vbts_kvm_x86_bts_drain drain;
+};
+
+#define VBTS_KVM_X86_BTS_ATTACH _IOW(KVMIO, 0xf8, struct vbts_kvm_x86_bts_attach)
+#define VBTS_KVM_X86_BTS_TRACER_INFO _IOWR(KVMIO, 0xf9, struct vbts_kvm_x86_bts_tracer_info)
+#define VBTS_KVM_X86_BTS_TRACER_CONFIGURE _IOW(KVMIO, 0xfa, struct vbts_kvm_x86_bts_tracer_config)
+#define VBTS_KVM_X86_BTS_TRACER_ENABLE _IO(KVMIO, 0xfb)
+#define VBTS_KVM_X86_BTS_TRACER_DISABLE _IO(KVMIO, 0xfc)
+#define VBTS_KVM_X86_BTS_TRACER_STATUS _IOWR(KVMIO, 0xfd, struct vbts_kvm_x86_bts_tracer_status)
+#define VBTS_KVM_X86_BTS_TRACER_DRAIN _IOWR(KVMIO, 0xfe, struct vbts_kvm_x86_bts_tracer_drain)
+#define VBTS_KVM_X86_BTS_TRACER_CLEAR _IO(KVMIO, 0xff)
 
 #endif /* VBTS_KVM_BTS_UAPI_H */
