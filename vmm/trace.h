@@ -22,7 +22,7 @@ struct trace;
 /**
  * struct trace_config - what vm.json records and the rings need.
  * @dir:          trace directory: must not exist, or be an empty directory
- * @image:        image path as given
+ * @image:        image path as given, NULL when unknown (an attached VM)
  * @build_id:     its GNU build ID in hex, "" when none
  * @vcpus:        number of vCPUs (one ring each)
  * @memory_mib:   guest RAM
@@ -32,6 +32,10 @@ struct trace;
  * @linux_kernel: @image is a Linux kernel: vm.json names it "kernel" (the decoder then looks
  *                for the guest kernel's symbols, not an image's)
  * @system_map:   the kernel's System.map, NULL when not given
+ * @attach_pid:   `vbts attach`: the pid of the VMM traced (vm.json's "attached"), 0 for a VM
+ *                of `vbts run`
+ * @attach_via:   how it was found: "pid", "qemu" (started by vbts attach), "libvirt"
+ * @attach_domain: the libvirt domain's name, NULL otherwise
  */
 struct trace_config {
 	const char *dir;
@@ -44,6 +48,9 @@ struct trace_config {
 	uint64_t ring_records;
 	bool linux_kernel;
 	const char *system_map;
+	int attach_pid;
+	const char *attach_via;
+	const char *attach_domain;
 };
 
 /**
