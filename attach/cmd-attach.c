@@ -68,8 +68,8 @@ static const char usage[] =
 	"                     adds -S unless ARGS have it and a QMP socket of its own (-qmp\n"
 	"                     unix:...; QEMU accepts several monitors), attaches, then starts the\n"
 	"                     guest with QMP cont (with -S in ARGS the guest is left paused for\n"
-	"                     whoever gave it). A stop signal ends the trace and QEMU (SIGTERM);\n"
-	"                     the exit status is then QEMU's\n"
+	"                     whoever gave it). A stop signal ends the trace, then QEMU\n"
+	"                     (SIGTERM)\n"
 	"  --trace DIR        the trace directory (new or empty)\n"
 	"  --cpl FILTER       record branches at CPL all (default), user or kernel\n"
 	"  --task CR3         record only the guest address space with this CR3 (hex; PCID bits\n"
@@ -79,9 +79,9 @@ static const char usage[] =
 	"The trace ends when the VM ends (QEMU exits), or on SIGINT, SIGTERM or SIGHUP: the rings\n"
 	"are disabled and copied, the VM keeps running. A collector killed outright leaves the VM\n"
 	"running too, and its ring files readable up to their last published record.\n"
-	"Exit status: 0 when the VM ended, 128 + N when signal N ended the trace (with -- QEMU:\n"
-	"QEMU's own status), 1 when tracing failed, 2 on bad input, when this host's KVM has no\n"
-	"attach support, or when the target is not a KVM VMM or cannot be traced.\n";
+	"Exit status: 0 when the VM ended (with -- QEMU: QEMU's own exit status), 128 + N when\n"
+	"signal N ended the trace, 1 when tracing failed, 2 on bad input, when this host's KVM\n"
+	"has no attach support, or when the target is not a KVM VMM or cannot be traced.\n";
 
 struct attach_opts {
 	const char *trace_dir;
@@ -518,10 +518,12 @@ static int pending_stop(struct attach_ctx *c)
 
 static int exit_status(const struct attach_ctx *c)
 {
+	if (c->stop_sig)
+		return 128 + c->stop_sig;
 	if (c->o.qemu_argv && c->child_status >= 0)
 		return WIFEXITED(c->child_status) ? WEXITSTATUS(c->child_status) :
 						     128 + WTERMSIG(c->child_status);
-	return c->stop_sig ? 128 + c->stop_sig : 0;
+	return 0;
 }
 
 static int attach_vm(struct attach_ctx *c)
@@ -633,11 +635,12 @@ static int attach(int argc, char **argv)
 		goto out;
 	}
 	collect(c);
-	if (collector__close(c->col) < 0)
-		c->stop_sig = c->stop_sig ? c->stop_sig : 0;
+	ret = collector__close(c->col);
 	c->col = NULL;
+	if (ret < 0)
+		pr_err("closing trace directory %s: %s", c->o.trace_dir, strerror(-ret));
 	stop_qemu(c);
-	status = exit_status(c);
+	status = ret < 0 ? 1 : exit_status(c);
 out:
 	stop_qemu(c);
 	ctx_fini(c);
