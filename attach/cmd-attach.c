@@ -77,8 +77,9 @@ static const char usage[] =
 	"  --ring RECORDS     records per vCPU ring file (default 65536)\n"
 	"\n"
 	"The trace ends when the VM ends (QEMU exits), or on SIGINT, SIGTERM or SIGHUP: the rings\n"
-	"are disabled and copied, the VM keeps running. A collector killed outright leaves the VM\n"
-	"running too, and its ring files readable up to their last published record.\n"
+	"are disabled and copied, the VM keeps running (with -- QEMU, QEMU is then stopped). A\n"
+	"collector killed outright leaves the VM running too, and its ring files readable up to\n"
+	"their last published record.\n"
 	"Exit status: 0 when the VM ended (with -- QEMU: QEMU's own exit status), 128 + N when\n"
 	"signal N ended the trace, 1 when tracing failed, 2 on bad input, when this host's KVM\n"
 	"has no attach support, or when the target is not a KVM VMM or cannot be traced.\n";
