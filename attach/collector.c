@@ -9,7 +9,9 @@
  * is the VMM's. Configuration changes are applied by each vCPU before its next entry into the
  * guest: a QEMU started with -S runs its first guest instruction with tracing enabled.
  *
- * Records a previous tracer left in a ring are skipped (the copy starts at the ring's head).
+ * Records a previous tracer left in a ring are skipped (the copy starts at the ring's head). A
+ * vCPU sets its ring up when it applies CONFIGURE: until then the mapped header is empty and
+ * nothing is copied (kvm_ring__map_pending()).
  * Times: escape records carry the guest TSC, which another process cannot read (vCPU ioctls
  * from another mm fail), so its frequency is unknown and every escape time is the attach time:
  * the records' order is exact, their times are not.
@@ -187,7 +189,8 @@ static int configure_vcpu(struct collector *c, unsigned int i, const struct coll
 			strerror(errno));
 		return ret;
 	}
-	ret = kvm_ring__map(&v->ring, c->tfd, (off_t)(i * stride), nr, why, sizeof(why));
+	ret = kvm_ring__map_pending(&v->ring, c->tfd, (off_t)(i * stride), nr, why,
+				    sizeof(why));
 	if (ret < 0) {
 		set_err(err, errlen, "vCPU %u: %s", i, why);
 		return ret;

@@ -21,8 +21,21 @@ size_t kvm_ring__map_len(uint64_t nr)
 	       ((nr * sizeof(struct vbts_record) + page - 1) & ~(page - 1));
 }
 
-int kvm_ring__map(struct kvm_ring *kr, int fd, off_t offset, uint64_t nr, char *err,
-		  size_t errlen)
+/* Not set up yet: the vCPU writes its ring's size and record size when it applies CONFIGURE. */
+static bool header_zero(const struct vbts_kvm_x86_bts_ring_header *h)
+{
+	return !__atomic_load_n(&h->nr_records, __ATOMIC_ACQUIRE) ||
+	       !__atomic_load_n(&h->record_size, __ATOMIC_ACQUIRE);
+}
+
+static bool header_ok(const struct kvm_ring *kr)
+{
+	return __atomic_load_n(&kr->hdr->nr_records, __ATOMIC_ACQUIRE) == kr->nr &&
+	       kr->hdr->record_size == sizeof(struct vbts_record);
+}
+
+static int map(struct kvm_ring *kr, int fd, off_t offset, uint64_t nr, bool pending, char *err,
+	       size_t errlen)
 {
 	int ret;
 
@@ -40,13 +53,34 @@ int kvm_ring__map(struct kvm_ring *kr, int fd, off_t offset, uint64_t nr, char *
 	kr->hdr = kr->map;
 	kr->recs = (const struct vbts_record *)((char *)kr->map +
 						VBTS_KVM_X86_BTS_RING_HEADER_SIZE);
-	if (kr->hdr->nr_records != nr || kr->hdr->record_size != sizeof(struct vbts_record)) {
+	if (pending && header_zero(kr->hdr)) {
+		kr->pending = true;
+		return 0;
+	}
+	if (!header_ok(kr)) {
 		snprintf(err, errlen, "the kernel's ring has %" PRIu64 " records of %u bytes",
 			 (uint64_t)kr->hdr->nr_records, kr->hdr->record_size);
 		kvm_ring__unmap(kr);
 		return -EPROTO;
 	}
 	return 0;
+}
+
+int kvm_ring__map(struct kvm_ring *kr, int fd, off_t offset, uint64_t nr, char *err,
+		  size_t errlen)
+{
+	return map(kr, fd, offset, nr, false, err, errlen);
+}
+
+int kvm_ring__map_pending(struct kvm_ring *kr, int fd, off_t offset, uint64_t nr, char *err,
+			  size_t errlen)
+{
+	return map(kr, fd, offset, nr, true, err, errlen);
+}
+
+bool kvm_ring__broken(const struct kvm_ring *kr)
+{
+	return kr->broken;
 }
 
 void kvm_ring__unmap(struct kvm_ring *kr)
@@ -134,6 +168,18 @@ uint64_t kvm_ring__drain(struct kvm_ring *kr, struct tracer_vcpu *tv)
 {
 	uint64_t head, tail, lost, n, first;
 
+	if (kr->broken)
+		return 0;
+	if (kr->pending) {
+		if (header_zero(kr->hdr))
+			return 0; /* the vCPU has not set its ring up yet */
+		kr->pending = false;
+		if (!header_ok(kr)) {
+			kr->broken = true;
+			kvm_ring__put_escape(tv, VBTS_ESC_LOST, 0, 0);
+			return 0;
+		}
+	}
 	head = __atomic_load_n(&kr->hdr->head, __ATOMIC_ACQUIRE);
 	tail = __atomic_load_n(&kr->hdr->tail, __ATOMIC_RELAXED);
 	lost = __atomic_load_n(&kr->hdr->lost, __ATOMIC_RELAXED);

@@ -15,6 +15,7 @@
 #ifndef VBTS_VMM_KVM_RING_H
 #define VBTS_VMM_KVM_RING_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -38,6 +39,8 @@
  * @khz:         guest TSC frequency in kHz, 0 when unknown (times are then all @ns0)
  * @last_ns:     the time of the last escape record copied
  * @skip_arrive: a TASK_ARRIVE to this address-space id is not copied (~0: none)
+ * @pending:     the header is not set up yet (kvm_ring__map_pending())
+ * @broken:      the header turned out to be another ring's: nothing is copied
  */
 struct kvm_ring {
 	void *map;
@@ -52,6 +55,8 @@ struct kvm_ring {
 	uint64_t khz;
 	uint64_t last_ns;
 	uint64_t skip_arrive;
+	bool pending;
+	bool broken;
 };
 
 /**
@@ -75,6 +80,32 @@ size_t kvm_ring__map_len(uint64_t nr);
  */
 int kvm_ring__map(struct kvm_ring *kr, int fd, off_t offset, uint64_t nr, char *err,
 		  size_t errlen);
+
+/**
+ * kvm_ring__map_pending() - kvm_ring__map() for a ring whose vCPU may not have applied its
+ * configuration yet (a tracer attached from another process: the vCPU sets the ring up before
+ * its next guest entry): a header without its size yet is accepted, kvm_ring__drain() copies nothing
+ * until the header says @nr records of 24 bytes, and a header that says anything else then
+ * stops the copy for good (kvm_ring__broken()).
+ * @kr:     as for kvm_ring__map()
+ * @fd:     the tracer fd
+ * @offset: the ring's offset in @fd, in bytes
+ * @nr:     the records configured
+ * @err:    receives one line on failure
+ * @errlen: its size
+ *
+ * Return: as kvm_ring__map().
+ */
+int kvm_ring__map_pending(struct kvm_ring *kr, int fd, off_t offset, uint64_t nr, char *err,
+			  size_t errlen);
+
+/**
+ * kvm_ring__broken() - whether the copy stopped on a header that is not the ring configured.
+ * @kr: ring
+ *
+ * Return: true when it did (the ring file got one LOST record for it).
+ */
+bool kvm_ring__broken(const struct kvm_ring *kr);
 
 /**
  * kvm_ring__unmap() - unmap the ring.

@@ -5,7 +5,7 @@
  * test writes as the kernel does, in a memfd mapped as the kernel's ring is mapped: records in
  * order, a wrap counted as lost, a header that breaks its invariants resynchronised at its head,
  * a header of another size refused, escape times converted, records of a previous tracer
- * skipped by starting at the head.
+ * skipped by starting at the head, a ring its vCPU sets up only after it was mapped (attach).
  */
 #include <check.h>
 #include <errno.h>
@@ -223,6 +223,53 @@ START_TEST(test_start_at_head)
 }
 END_TEST
 
+/* A ring the vCPU has not set up yet (attach): nothing copied until it has, then all of it. */
+START_TEST(test_pending_header)
+{
+	char err[160] = "";
+	struct fixture f;
+
+	setup(&f, 0);
+	f.hdr->record_size = 0;
+	ck_assert_int_eq(kvm_ring__map(&f.kr, f.fd, 0, NR, err, sizeof(err)), -EPROTO);
+	ck_assert_int_eq(kvm_ring__map_pending(&f.kr, f.fd, 0, NR, err, sizeof(err)), 0);
+	ck_assert_uint_eq(kvm_ring__drain(&f.kr, &f.tv), 0);
+	/* half set up: the size without the record size */
+	f.hdr->nr_records = NR;
+	ck_assert_uint_eq(kvm_ring__drain(&f.kr, &f.tv), 0);
+	f.hdr->record_size = sizeof(struct vbts_record);
+	kernel_put(&f, 40, 5);
+	ck_assert_uint_eq(kvm_ring__drain(&f.kr, &f.tv), 5);
+	ck_assert(!kvm_ring__broken(&f.kr));
+	ck_assert_uint_eq(got(&f, 4).from, 44);
+	teardown(&f);
+}
+END_TEST
+
+/* A pending ring that turns out to be of another size: one LOST record, nothing indexed. */
+START_TEST(test_pending_header_wrong)
+{
+	struct vbts_record r;
+	char err[160] = "";
+	struct fixture f;
+
+	setup(&f, 0);
+	f.hdr->record_size = 0;
+	ck_assert_int_eq(kvm_ring__map_pending(&f.kr, f.fd, 0, NR, err, sizeof(err)), 0);
+	f.hdr->nr_records = NR * 4;
+	f.hdr->record_size = sizeof(struct vbts_record);
+	f.hdr->head = 200;
+	ck_assert_uint_eq(kvm_ring__drain(&f.kr, &f.tv), 0);
+	ck_assert(kvm_ring__broken(&f.kr));
+	ck_assert_uint_eq(ring_writer__committed(f.tv.ring), 1);
+	r = got(&f, 0);
+	ck_assert_uint_eq(vbts_record__escape_kind(&r), VBTS_ESC_LOST);
+	ck_assert_uint_eq(kvm_ring__drain(&f.kr, &f.tv), 0);
+	ck_assert_uint_eq(ring_writer__committed(f.tv.ring), 1);
+	teardown(&f);
+}
+END_TEST
+
 static Suite *kvm_ring_suite(void)
 {
 	Suite *s = suite_create("kvm-ring");
@@ -234,6 +281,8 @@ static Suite *kvm_ring_suite(void)
 	tcase_add_test(tc, test_header_size_refused);
 	tcase_add_test(tc, test_escape_times);
 	tcase_add_test(tc, test_start_at_head);
+	tcase_add_test(tc, test_pending_header);
+	tcase_add_test(tc, test_pending_header_wrong);
 	suite_add_tcase(s, tc);
 	return s;
 }
