@@ -50,6 +50,7 @@ static inline void command__option_error(const char *cmd, int ret, int opt, cons
 
 extern const struct vbts_command cmd_run;    /* vmm/cmd-run.c */
 extern const struct vbts_command cmd_probe;  /* vmm/cmd-probe.c */
+extern const struct vbts_command cmd_attach; /* attach/cmd-attach.c */
 extern const struct vbts_command cmd_ctl;    /* vmm/cmd-ctl.c */
 extern const struct vbts_command cmd_decode; /* decoder/cmd-decode.c */
 extern const struct vbts_command cmd_diff;   /* decoder/cmd-diff.c */

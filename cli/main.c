@@ -11,6 +11,7 @@
 
 static const struct vbts_command *const commands[] = {
 	&cmd_run,
+	&cmd_attach,
 	&cmd_probe,
 	&cmd_decode,
 	&cmd_diff,

@@ -308,13 +308,29 @@ out:
 	return ret;
 }
 
+/* vm.json's "attached": {"pid": N, "via": "pid"|"qemu"|"libvirt"[, "domain": NAME]}. */
+static int attach_info(json_t *o, const struct trace_config *cfg)
+{
+	json_t *a = json_pack("{s:i, s:s}", "pid", cfg->attach_pid, "via",
+			      cfg->attach_via ? cfg->attach_via : "pid");
+
+	if (!a)
+		return -EINVAL;
+	if (cfg->attach_domain &&
+	    json_object_set_new(a, "domain", json_string(cfg->attach_domain))) {
+		json_decref(a);
+		return -EINVAL; /* not UTF-8 */
+	}
+	return json_object_set_new(o, "attached", a) ? -EINVAL : 0;
+}
+
 static int write_vm_json(struct trace *t, const struct trace_config *cfg, uint64_t start_ns)
 {
 	char id[17];
 	json_t *o;
 
 	snprintf(id, sizeof(id), "%016" PRIx64, t->vm_id);
-	o = json_pack("{s:i, s:s, s:s, s:o, s:i, s:i, s:s, s:s, s:I, s:I}",
+	o = json_pack("{s:i, s:s, s:s?, s:o, s:i, s:i, s:s, s:s, s:I, s:I}",
 		      "version", 1,
 		      "vm_id", id,
 		      cfg->linux_kernel ? "kernel" : "image", cfg->image,
@@ -337,6 +353,10 @@ static int write_vm_json(struct trace *t, const struct trace_config *cfg, uint64
 	}
 	if (cfg->system_map &&
 	    json_object_set_new(o, "system_map", json_string(cfg->system_map))) {
+		json_decref(o);
+		return -EINVAL;
+	}
+	if (cfg->attach_pid && attach_info(o, cfg)) {
 		json_decref(o);
 		return -EINVAL;
 	}

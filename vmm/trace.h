@@ -80,7 +80,7 @@ int trace__collector_check(struct trace_collector_config *c, unsigned int vcpus,
 /**
  * struct trace_config - what vm.json records and the rings need.
  * @dir:          trace directory: must not exist, or be an empty directory
- * @image:        image path as given
+ * @image:        image path as given, NULL when unknown (an attached VM)
  * @build_id:     its GNU build ID in hex, "" when none
  * @vcpus:        number of vCPUs (one ring each)
  * @memory_mib:   guest RAM
@@ -93,6 +93,10 @@ int trace__collector_check(struct trace_collector_config *c, unsigned int vcpus,
  * @linux_kernel: @image is a Linux kernel: vm.json names it "kernel" (the decoder then looks
  *                for the guest kernel's symbols, not an image's)
  * @system_map:   the kernel's System.map, NULL when not given
+ * @attach_pid:   `vbts attach`: the pid of the VMM traced (vm.json's "attached"), 0 for a VM
+ *                of `vbts run`
+ * @attach_via:   how it was found: "pid", "qemu" (started by vbts attach), "libvirt"
+ * @attach_domain: the libvirt domain's name, NULL otherwise
  */
 struct trace_config {
 	const char *dir;
@@ -107,6 +111,9 @@ struct trace_config {
 	const char *system_map;
 	bool (*stop)(void *ctx);
 	void *stop_ctx;
+	int attach_pid;
+	const char *attach_via;
+	const char *attach_domain;
 };
 
 /**

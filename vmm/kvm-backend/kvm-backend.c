@@ -17,9 +17,8 @@
  * ns0 being the set-up time in ns since tv->start_ns, as the step backend's times are. A guest
  * that writes its own TSC shifts the times it is stamped with after that; nothing else does.
  *
- * The ring's head and tail are read once per copy and checked (tail <= head, head - tail <=
- * nr_records); a ring that breaks these is resynchronised at its head and the skipped records
- * counted as lost.
+ * The copy itself (checks of the ring's head and tail, times, losses) is kvm-ring.c's, shared
+ * with `vbts attach`.
  *
  * Linux guests (tv->tasks): every CR3 load exits (KVM_X86_CR3_TRACE_EXIT, with the KPTI halves
  * of one PGD as one address space) and is handed to guest-tasks, which resolves it to its
@@ -34,7 +33,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -43,6 +41,7 @@
 
 #include "guest-tasks.h"
 #include "kvm-backend.h"
+#include "kvm-ring.h"
 #include "log.h"
 #include "ring-writer.h"
 #include "kvm.h"
@@ -54,142 +53,17 @@
 
 /**
  * struct kvm_bts - the backend's state of one vCPU.
- * @map:      the mmap'd ring (header page, then the records)
- * @map_len:  its length
- * @hdr:      the ring header (shared with the kernel)
- * @recs:     the records (shared with the kernel)
- * @nr:       record slots
- * @next:     sequence number of the next record to copy
- * @lost:     the kernel's lost count already reported
- * @tsc0:     guest TSC at set-up
- * @ns0:      ns since trace start at set-up
- * @khz:      guest TSC frequency in kHz, 0 when unknown (times are then all @ns0)
- * @last_ns:  the time of the last escape record copied
+ * @ring:     the kernel ring mapped from the vCPU fd, and the copy's state (kvm-ring.h)
  * @enabled:  the kernel ring is enabled
  * @selective: --task: the ring is enabled only while a selected process runs
- * @skip_arrive: a TASK_ARRIVE to this address-space id is not copied (~0: none)
  * @no_forget: the kernel has no KVM_X86_BTS_FORGET_CR3
  */
 struct kvm_bts {
-	void *map;
-	size_t map_len;
-	struct vbts_kvm_x86_bts_ring_header *hdr;
-	const struct vbts_record *recs;
-	uint64_t nr;
-	uint64_t next;
-	uint64_t lost;
-	uint64_t tsc0;
-	uint64_t ns0;
-	uint64_t khz;
-	uint64_t last_ns;
+	struct kvm_ring ring;
 	bool enabled;
 	bool selective;
-	uint64_t skip_arrive;
 	bool no_forget;
 };
-
-static uint64_t tsc_to_ns(const struct kvm_bts *kb, uint64_t tsc)
-{
-	unsigned __int128 d;
-
-	if (!kb->khz)
-		return kb->ns0;
-	if (tsc < kb->tsc0) {
-		d = (unsigned __int128)(kb->tsc0 - tsc) * 1000000U / kb->khz;
-		return d >= kb->ns0 ? 0 : kb->ns0 - (uint64_t)d;
-	}
-	d = (unsigned __int128)(tsc - kb->tsc0) * 1000000U / kb->khz + kb->ns0;
-	return d > VBTS_ESC_AUX_MAX ? VBTS_ESC_AUX_MAX : (uint64_t)d;
-}
-
-static void put(struct tracer_vcpu *tv, const struct vbts_record *r)
-{
-	if (ring_writer__append(tv->ring, r) == 0)
-		tv->stat_records++;
-}
-
-static void put_escape(struct tracer_vcpu *tv, unsigned int kind, uint64_t to, uint64_t aux)
-{
-	struct vbts_record r = vbts_record__make_escape(kind, to, aux);
-
-	put(tv, &r);
-}
-
-/* After a TASK_ARRIVE: the guest's pid and tgid of the process loaded, when known. */
-static void put_pid(struct tracer_vcpu *tv)
-{
-	int32_t pid, tgid;
-
-	if (tv->tasks && guest_tasks__current_pid(tv->tasks, tv->index, &pid, &tgid))
-		put_escape(tv, VBTS_ESC_TASK_PID, (uint32_t)pid | (uint64_t)(uint32_t)tgid << 32, 0);
-}
-
-/* One kernel record into the ring file, its guest-TSC times converted. */
-static void copy_record(struct tracer_vcpu *tv, struct kvm_bts *kb, struct vbts_record r)
-{
-	uint64_t aux;
-
-	if (!vbts_record__is_escape(&r)) {
-		put(tv, &r);
-		return;
-	}
-	aux = vbts_record__escape_aux(&r);
-	switch (vbts_record__escape_kind(&r)) {
-	case VBTS_ESC_TASK_ARRIVE:
-		if (r.to == kb->skip_arrive)
-			return;
-		/* fall through */
-	case VBTS_ESC_TASK_DEPART:
-	case VBTS_ESC_GAP_END:
-		kb->last_ns = tsc_to_ns(kb, aux);
-		r = vbts_record__make_escape(vbts_record__escape_kind(&r), r.to, kb->last_ns);
-		break;
-	case VBTS_ESC_START:
-	case VBTS_ESC_STOP:
-		kb->last_ns = tsc_to_ns(kb, r.to);
-		r.to = kb->last_ns;
-		break;
-	case VBTS_ESC_GAP_BEGIN:
-		tv->stat_gaps++;
-		break;
-	default:
-		break;
-	}
-	put(tv, &r);
-	if (vbts_record__escape_kind(&r) == VBTS_ESC_TASK_ARRIVE)
-		put_pid(tv);
-}
-
-/* Copy every record the kernel published since the last copy, and consume them. */
-static void drain(struct tracer_vcpu *tv, struct kvm_bts *kb)
-{
-	uint64_t head, tail, lost, n;
-
-	head = __atomic_load_n(&kb->hdr->head, __ATOMIC_ACQUIRE);
-	tail = __atomic_load_n(&kb->hdr->tail, __ATOMIC_RELAXED);
-	lost = __atomic_load_n(&kb->hdr->lost, __ATOMIC_RELAXED);
-	if (tail > head || head - tail > kb->nr || head < kb->next) {
-		/* Not what the kernel writes: start again at head, count what is skipped. */
-		put_escape(tv, VBTS_ESC_LOST, head >= kb->next ? head - kb->next : 0, 0);
-		kb->next = head;
-		kb->lost = lost;
-		__atomic_store_n(&kb->hdr->tail, head, __ATOMIC_RELEASE);
-		return;
-	}
-	if (tail > kb->next || lost != kb->lost) {
-		/* The ring wrapped over records not yet copied. */
-		n = tail > kb->next ? tail - kb->next : 0;
-		if (lost > kb->lost && lost - kb->lost > n)
-			n = lost - kb->lost;
-		put_escape(tv, VBTS_ESC_LOST, n, 0);
-		kb->lost = lost;
-		if (tail > kb->next)
-			kb->next = tail;
-	}
-	for (; kb->next < head; kb->next++)
-		copy_record(tv, kb, kb->recs[kb->next % kb->nr]);
-	__atomic_store_n(&kb->hdr->tail, head, __ATOMIC_RELEASE);
-}
 
 /* Guest TSC now, and the ns since trace start it corresponds to. */
 static void sample_clock(struct tracer_vcpu *tv, struct kvm_bts *kb)
@@ -197,11 +71,11 @@ static void sample_clock(struct tracer_vcpu *tv, struct kvm_bts *kb)
 	int khz;
 
 	khz = kvm__ioctl_quiet(tv->fd, KVM_GET_TSC_KHZ, NULL);
-	kb->khz = khz > 0 ? (uint64_t)khz : 0;
-	if (kvm__get_msr(tv->fd, X86_MSR_IA32_TSC, &kb->tsc0))
-		kb->khz = 0;
-	kb->ns0 = tracer_vcpu__now_ns(tv);
-	kb->last_ns = kb->ns0;
+	kb->ring.khz = khz > 0 ? (uint64_t)khz : 0;
+	if (kvm__get_msr(tv->fd, X86_MSR_IA32_TSC, &kb->ring.tsc0))
+		kb->ring.khz = 0;
+	kb->ring.ns0 = tracer_vcpu__now_ns(tv);
+	kb->ring.last_ns = kb->ring.ns0;
 }
 
 /* The guest's CR4 and LSTAR, for guest-tasks to find the kernel; 0, or -errno. */
@@ -229,10 +103,10 @@ static int ring_on(struct tracer_vcpu *tv, struct kvm_bts *kb, uint64_t id, uint
 		return ret;
 	}
 	kb->enabled = true;
-	drain(tv, kb);
+	kvm_ring__drain(&kb->ring, tv);
 	/* Not before the kernel's START: escape times never go back. */
-	put_escape(tv, VBTS_ESC_TASK_ARRIVE, id, ns > kb->last_ns ? ns : kb->last_ns);
-	put_pid(tv);
+	kvm_ring__put_escape(tv, VBTS_ESC_TASK_ARRIVE, id, ns > kb->ring.last_ns ? ns : kb->ring.last_ns);
+	kvm_ring__put_pid(tv);
 	return 0;
 }
 
@@ -246,7 +120,7 @@ static int ring_off(struct tracer_vcpu *tv, struct kvm_bts *kb)
 		return ret;
 	}
 	kb->enabled = false;
-	drain(tv, kb);
+	kvm_ring__drain(&kb->ring, tv);
 	return 0;
 }
 
@@ -270,7 +144,7 @@ static void forget(struct tracer_vcpu *tv, struct kvm_bts *kb, uint64_t cr3)
 static int cr3_loaded(struct tracer_vcpu *tv, struct kvm_bts *kb)
 {
 	const struct vbts_kvm_x86_cr3_load *ld = (const void *)tv->run->padding;
-	uint64_t id = guest_tasks__id(ld->new_cr3), ns = tsc_to_ns(kb, ld->guest_tsc);
+	uint64_t id = guest_tasks__id(ld->new_cr3), ns = kvm_ring__tsc_to_ns(&kb->ring, ld->guest_tsc);
 	uint64_t cr4, lstar;
 	bool traced;
 
@@ -280,12 +154,12 @@ static int cr3_loaded(struct tracer_vcpu *tv, struct kvm_bts *kb)
 	if (guest_tasks__renewed(tv->tasks, tv->index))
 		forget(tv, kb, ld->new_cr3);
 	if (!kb->selective) {
-		drain(tv, kb);
+		kvm_ring__drain(&kb->ring, tv);
 		return 0;
 	}
-	kb->skip_arrive = traced ? ~0ULL : id;
-	drain(tv, kb);
-	kb->skip_arrive = ~0ULL;
+	kb->ring.skip_arrive = traced ? ~0ULL : id;
+	kvm_ring__drain(&kb->ring, tv);
+	kb->ring.skip_arrive = ~0ULL;
 	if (kb->enabled && !traced)
 		return ring_off(tv, kb);
 	if (!kb->enabled && traced)
@@ -375,25 +249,26 @@ static int kvm_bts_init(struct tracer_vcpu *tv)
 	struct kvm_sregs sregs;
 	struct kvm_bts *kb;
 	long page = sysconf(_SC_PAGESIZE);
+	char err[160];
+	uint64_t nr;
 	int ret;
 
 	kb = calloc(1, sizeof(*kb));
 	if (!kb)
 		return -ENOMEM;
-	kb->skip_arrive = ~0ULL;
 	/* Recording user mode only, a Linux guest's kernel threads and boot have nothing to give. */
 	kb->selective = tv->tasks &&
 			(guest_tasks__selective(tv->tasks) || tv->cpl == VBTS_CPL_USER);
 	if (tv->tasks)
 		cr3.flags |= VBTS_KVM_X86_CR3_TRACE_EXIT | VBTS_KVM_X86_CR3_TRACE_KPTI;
-	kb->nr = tv->ring_records ? tv->ring_records : 65536;
-	if (kb->nr > KVM_BTS_MAX_RING)
-		kb->nr = KVM_BTS_MAX_RING;
-	if (kb->nr < KVM_BTS_MIN_RING)
-		kb->nr = KVM_BTS_MIN_RING;
+	nr = tv->ring_records ? tv->ring_records : 65536;
+	if (nr > KVM_BTS_MAX_RING)
+		nr = KVM_BTS_MAX_RING;
+	if (nr < KVM_BTS_MIN_RING)
+		nr = KVM_BTS_MIN_RING;
 	cfg.cpl = kernel_cpl(tv->cpl);
-	cfg.nr_records = kb->nr;
-	cfg.watermark = kb->nr / 2;
+	cfg.nr_records = nr;
+	cfg.watermark = nr / 2;
 	cfg.flags = VBTS_KVM_X86_BTS_CFG_BRANCHES;
 	ret = kvm__ioctl_quiet(tv->fd, VBTS_KVM_X86_BTS_CONFIGURE, &cfg);
 	if (ret < 0) {
@@ -408,23 +283,11 @@ static int kvm_bts_init(struct tracer_vcpu *tv)
 	ret = kvm__ioctl_quiet(tv->fd, KVM_GET_SREGS, &sregs);
 	if (ret < 0)
 		goto err_cr3;
-	kb->map_len = VBTS_KVM_X86_BTS_RING_HEADER_SIZE +
-		      ((kb->nr * sizeof(struct vbts_record) + page - 1) & ~(uint64_t)(page - 1));
-	kb->map = mmap(NULL, kb->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, tv->fd,
-		       (off_t)VBTS_KVM_X86_BTS_RING_PAGE_OFFSET * page);
-	if (kb->map == MAP_FAILED) {
-		ret = -errno;
-		pr_err("vCPU %u: mmap of the branch trace ring: %s", tv->index, strerror(-ret));
+	ret = kvm_ring__map(&kb->ring, tv->fd, (off_t)VBTS_KVM_X86_BTS_RING_PAGE_OFFSET * page,
+			    nr, err, sizeof(err));
+	if (ret < 0) {
+		pr_err("vCPU %u: %s", tv->index, err);
 		goto err_cr3;
-	}
-	kb->hdr = kb->map;
-	kb->recs = (const struct vbts_record *)((char *)kb->map +
-						VBTS_KVM_X86_BTS_RING_HEADER_SIZE);
-	if (kb->hdr->nr_records != kb->nr || kb->hdr->record_size != sizeof(struct vbts_record)) {
-		pr_err("vCPU %u: the kernel's ring has %" PRIu64 " records of %u bytes", tv->index,
-		       (uint64_t)kb->hdr->nr_records, kb->hdr->record_size);
-		ret = -EPROTO;
-		goto err_unmap;
 	}
 	ret = kvm__ioctl_quiet(tv->fd, VBTS_KVM_X86_BTS_CLEAR, NULL);
 	if (ret < 0)
@@ -436,7 +299,7 @@ static int kvm_bts_init(struct tracer_vcpu *tv)
 		return 0;
 	/* The kernel's START, then the task the vCPU starts in, as the step backend writes. */
 	ret = ring_on(tv, kb, tv->tasks ? guest_tasks__id(sregs.cr3) : sregs.cr3 & VBTS_CR3_MASK,
-		      kb->last_ns);
+		      kb->ring.last_ns);
 	if (ret < 0) {
 		tv->priv = NULL;
 		goto err_unmap;
@@ -444,7 +307,7 @@ static int kvm_bts_init(struct tracer_vcpu *tv)
 	return 0;
 
 err_unmap:
-	munmap(kb->map, kb->map_len);
+	kvm_ring__unmap(&kb->ring);
 err_cr3:
 	cr3.flags = 0;
 	kvm__ioctl_quiet(tv->fd, VBTS_KVM_X86_SET_CR3_TRACE, &cr3);
@@ -470,7 +333,7 @@ static int kvm_bts_after_exit(struct tracer_vcpu *tv)
 		ret = cr3_loaded(tv, kb);
 		return ret < 0 ? ret : 1;
 	}
-	drain(tv, kb);
+	kvm_ring__drain(&kb->ring, tv);
 	if (tv->tasks) {
 		ret = settle(tv, kb);
 		if (ret < 0)
@@ -493,15 +356,15 @@ static void kvm_bts_fini(struct tracer_vcpu *tv)
 		ret = kvm__ioctl_quiet(tv->fd, VBTS_KVM_X86_BTS_DISABLE, NULL);
 		if (ret < 0) {
 			pr_err("vCPU %u: KVM_X86_BTS_DISABLE: %s", tv->index, strerror(-ret));
-			drain(tv, kb);
-			put_escape(tv, VBTS_ESC_STOP, tracer_vcpu__now_ns(tv), 0);
+			kvm_ring__drain(&kb->ring, tv);
+			kvm_ring__put_escape(tv, VBTS_ESC_STOP, tracer_vcpu__now_ns(tv), 0);
 		} else {
-			drain(tv, kb);
+			kvm_ring__drain(&kb->ring, tv);
 		}
 		kb->enabled = false;
 	}
 	kvm__ioctl_quiet(tv->fd, VBTS_KVM_X86_SET_CR3_TRACE, &cr3);
-	munmap(kb->map, kb->map_len);
+	kvm_ring__unmap(&kb->ring);
 	free(kb);
 	tv->priv = NULL;
 }

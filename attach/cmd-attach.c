@@ -1,0 +1,657 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * cmd-attach.c - `vbts attach`: trace a KVM guest that another VMM runs (QEMU, a libvirt
+ * domain), without any change to that VMM, into the trace directory format of `vbts run`.
+ *
+ * Order: everything that can refuse (options, trace directory, KVM's attach support, the
+ * target process) comes before anything is started or created. With `-- QEMU ARGS` QEMU is
+ * started paused (-S) with a QMP socket of our own, the collector attaches, then QMP `cont`
+ * starts the guest, so the trace starts at its first instruction.
+ *
+ * The main thread waits in one poll() on: a signalfd of the stop signals (and SIGCHLD for a
+ * QEMU we started), the collector's fd (watermark, VM destroyed), a pidfd of the VMM (it
+ * exited), QMP (events: GUEST_PANICKED freezes the rings) and libvirt's crash notification.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <vbts/ring-format.h>
+
+#include "collector.h"
+#include "commands.h"
+#include "escape.h"
+#include "libvirt-domain.h"
+#include "log.h"
+#include "qmp.h"
+#include "trace.h"
+#include "vmm-fds.h"
+
+#define QMP_TIMEOUT_MS 10000
+/* How long QEMU may take to create its QMP socket (TCG in the harness is slow to start). */
+#define QEMU_START_TIMEOUT_MS 60000
+/* Records are copied at least this often, watermark or not. */
+#define DRAIN_INTERVAL_MS 100
+/* A QEMU we started gets this long to exit after SIGTERM, then SIGKILL. */
+#define QEMU_STOP_TIMEOUT_MS 10000
+#define ERR_MAX 512
+
+static const char usage[] =
+	"usage: vbts attach --trace DIR [--cpl all|user|kernel] [--task CR3]... [--ring RECORDS]\n"
+	"                   (--pid PID | --domain NAME [--connect URI] | -- QEMU [ARGS...])\n"
+	"\n"
+	"Record the taken branches of a KVM guest that another process runs, through the patched\n"
+	"KVM of kvm-patches/ (KVM_CAP_X86_BTS_ATTACH): the VMM is not changed, its vCPUs never\n"
+	"exit to it for tracing. The trace directory is the one `vbts run --trace` writes; vm.json\n"
+	"says \"attached\" with the VMM's pid. Attaching needs root, or ptrace access to the VMM and\n"
+	"CAP_PERFMON; one collector per VM.\n"
+	"\n"
+	"  --pid PID          a running VMM (QEMU): its VM and vCPUs are found in /proc/PID/fd\n"
+	"  --domain NAME      a libvirt domain (its QEMU found through libvirt's API); when\n"
+	"                     libvirt reports the domain crashed (pvpanic) the rings are frozen\n"
+	"  --connect URI      libvirt's URI (default: libvirt's own default)\n"
+	"  -- QEMU ARGS...    start QEMU (e.g. qemu-system-x86_64 -enable-kvm -kernel IMAGE): vbts\n"
+	"                     adds -S unless ARGS have it and a QMP socket of its own (-qmp\n"
+	"                     unix:...; QEMU accepts several monitors), attaches, then starts the\n"
+	"                     guest with QMP cont (with -S in ARGS the guest is left paused for\n"
+	"                     whoever gave it). A stop signal ends the trace, then QEMU\n"
+	"                     (SIGTERM)\n"
+	"  --trace DIR        the trace directory (new or empty)\n"
+	"  --cpl FILTER       record branches at CPL all (default), user or kernel\n"
+	"  --task CR3         record only the guest address space with this CR3 (hex; PCID bits\n"
+	"                     ignored). Repeatable (at most 64)\n"
+	"  --ring RECORDS     records per vCPU ring file (default 65536)\n"
+	"\n"
+	"The trace ends when the VM ends (QEMU exits), or on SIGINT, SIGTERM or SIGHUP: the rings\n"
+	"are disabled and copied, the VM keeps running (with -- QEMU, QEMU is then stopped). A\n"
+	"collector killed outright leaves the VM running too, and its ring files readable up to\n"
+	"their last published record.\n"
+	"Exit status: 0 when the VM ended (with -- QEMU: QEMU's own exit status), 128 + N when\n"
+	"signal N ended the trace, 1 when tracing failed, 2 on bad input, when this host's KVM\n"
+	"has no attach support, or when the target is not a KVM VMM or cannot be traced.\n";
+
+struct attach_opts {
+	const char *trace_dir;
+	int pid;
+	const char *domain;
+	const char *connect;
+	char **qemu_argv;
+	int qemu_argc;
+	struct collector_config cc;
+};
+
+struct attach_ctx {
+	struct attach_opts o;
+	int kvm_fd;
+	int sig_fd;
+	int pidfd;
+	pid_t child;           /* the QEMU we started, 0 otherwise */
+	int child_status;      /* its wait status once reaped, -1 before */
+	char *tmpdir;          /* holds our QMP socket */
+	char *qmp_path;
+	struct qmp *qmp;
+	struct libvirt_domain *dom;
+	struct vmm_fds fds;
+	struct collector *col;
+	char *image;
+	int stop_sig;
+	bool frozen;
+};
+
+/* ---- options ---------------------------------------------------------------------------- */
+
+static int parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max, int base,
+		     uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, base);
+	if (errno || end == s || *end || s[0] == '-' || s[0] == '+' || v < min || v > max) {
+		pr_err("%s %s: expected a number in [%" PRIu64 ", %" PRIu64 "]", opt, s, min, max);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+static int parse_opts(int argc, char **argv, struct attach_opts *o)
+{
+	static const struct option longopts[] = {
+		{ "trace", required_argument, NULL, 't' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "domain", required_argument, NULL, 'd' },
+		{ "connect", required_argument, NULL, 'c' },
+		{ "cpl", required_argument, NULL, 'l' },
+		{ "task", required_argument, NULL, 'k' },
+		{ "ring", required_argument, NULL, 'r' },
+		{ NULL, 0, NULL, 0 },
+	};
+	uint64_t v;
+	int opt, modes;
+
+	o->cc.ring_records = TRACE_DEFAULT_RING_RECORDS;
+	opterr = 0;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "+:", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 't':
+			o->trace_dir = optarg;
+			break;
+		case 'p':
+			if (parse_u64("--pid", optarg, 1, INT_MAX, 10, &v))
+				return -EINVAL;
+			o->pid = (int)v;
+			break;
+		case 'd':
+			o->domain = optarg;
+			break;
+		case 'c':
+			o->connect = optarg;
+			break;
+		case 'l':
+			if (!strcmp(optarg, "all")) {
+				o->cc.cpl = VBTS_CPL_ALL;
+			} else if (!strcmp(optarg, "user")) {
+				o->cc.cpl = VBTS_CPL_USER;
+			} else if (!strcmp(optarg, "kernel")) {
+				o->cc.cpl = VBTS_CPL_KERNEL;
+			} else {
+				pr_err("--cpl %s: expected all, user or kernel", optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'k':
+			if (o->cc.nr_cr3 == COLLECTOR_MAX_CR3) {
+				pr_err("--task given more than %u times", COLLECTOR_MAX_CR3);
+				return -EINVAL;
+			}
+			if (parse_u64("--task", optarg, 0, (1ULL << 52) - 1, 16, &v))
+				return -EINVAL;
+			o->cc.cr3[o->cc.nr_cr3++] = v & VBTS_CR3_MASK;
+			break;
+		case 'r':
+			if (parse_u64("--ring", optarg, 1, UINT32_MAX, 0, &v))
+				return -EINVAL;
+			o->cc.ring_records = v;
+			break;
+		default:
+			command__option_error("attach", opt, optopt, argv[optind - 1]);
+			return -EINVAL;
+		}
+	}
+	if (optind < argc && !strcmp(argv[optind - 1], "--")) {
+		o->qemu_argv = argv + optind;
+		o->qemu_argc = argc - optind;
+	} else if (optind < argc) {
+		pr_err("unexpected argument '%s' (QEMU's command comes after --); see 'vbts help "
+		       "attach'", argv[optind]);
+		return -EINVAL;
+	}
+	modes = !!o->pid + !!o->domain + !!o->qemu_argv;
+	if (modes != 1) {
+		pr_err("%s: give one of --pid PID, --domain NAME or -- QEMU ARGS; see 'vbts help "
+		       "attach'", modes ? "more than one VM" : "no VM");
+		return -EINVAL;
+	}
+	if (o->connect && !o->domain) {
+		pr_err("--connect is for --domain");
+		return -EINVAL;
+	}
+	if (!o->trace_dir) {
+		pr_err("--trace DIR is missing; see 'vbts help attach'");
+		return -EINVAL;
+	}
+	o->cc.trace_dir = o->trace_dir;
+	o->cc.via = o->pid ? "pid" : o->domain ? "libvirt" : "qemu";
+	o->cc.domain = o->domain;
+	return 0;
+}
+
+/* ---- the target ------------------------------------------------------------------------- */
+
+static int pidfd_open_pid(int pid)
+{
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
+/*
+ * QEMU's -kernel argument from an argument vector, NULL when none. QEMU takes "-kernel X",
+ * "--kernel X", "-kernel=X" is not QEMU's syntax.
+ */
+static const char *kernel_arg(char *const *argv, int argc)
+{
+	for (int i = 0; i + 1 < argc; i++)
+		if (!strcmp(argv[i], "-kernel") || !strcmp(argv[i], "--kernel"))
+			return argv[i + 1];
+	return NULL;
+}
+
+/* The -kernel of a running process, from /proc/PID/cmdline (bounded); malloc'd or NULL. */
+static char *proc_kernel_arg(int pid)
+{
+	enum { MAX_CMDLINE = 1 << 20, MAX_ARGS = 4096 };
+	char path[64], *buf, **argv, *p;
+	const char *k;
+	ssize_t n, len = 0;
+	int fd, argc = 0;
+	char *ret = NULL;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	buf = malloc(MAX_CMDLINE + 1);
+	argv = calloc(MAX_ARGS, sizeof(*argv));
+	if (!buf || !argv)
+		goto out;
+	while (len < MAX_CMDLINE && (n = read(fd, buf + len, MAX_CMDLINE - len)) > 0)
+		len += n;
+	buf[len] = '\0';
+	for (p = buf; p < buf + len && argc < MAX_ARGS; p += strlen(p) + 1)
+		argv[argc++] = p;
+	k = kernel_arg(argv, argc);
+	if (k)
+		ret = realpath(k, NULL);
+out:
+	close(fd);
+	free(argv);
+	free(buf);
+	return ret;
+}
+
+static int find_vm(struct attach_ctx *c, int pid)
+{
+	char err[ERR_MAX];
+	int ret;
+
+	ret = vmm_fds__scan("/proc", pid, &c->fds, err, sizeof(err));
+	if (ret < 0) {
+		pr_err("%s", err);
+		return ret;
+	}
+	c->pidfd = pidfd_open_pid(pid);
+	if (c->pidfd < 0) {
+		ret = -errno;
+		pr_err("pidfd_open of process %d: %s", pid, strerror(errno));
+		return ret;
+	}
+	if (!c->image)
+		c->image = proc_kernel_arg(pid);
+	return 0;
+}
+
+static bool has_arg(char *const *argv, int argc, const char *arg)
+{
+	for (int i = 0; i < argc; i++)
+		if (!strcmp(argv[i], arg))
+			return true;
+	return false;
+}
+
+/* Start QEMU paused with our QMP socket, and connect to it. 0 or -errno (reported). */
+static int start_qemu(struct attach_ctx *c)
+{
+	const char *tmp = getenv("TMPDIR");
+	char err[ERR_MAX], chardev[PATH_MAX + 64], **argv;
+	bool paused = has_arg(c->o.qemu_argv, c->o.qemu_argc, "-S");
+	const char *k = kernel_arg(c->o.qemu_argv, c->o.qemu_argc);
+	struct timespec slice = { 0, 20 * 1000000 };
+	sigset_t empty;
+	int n = 0, status, waited = 0;
+
+	if (asprintf(&c->tmpdir, "%s/vbts-attach-XXXXXX", tmp && *tmp ? tmp : "/tmp") < 0) {
+		c->tmpdir = NULL;
+		return -ENOMEM;
+	}
+	if (!mkdtemp(c->tmpdir)) {
+		pr_err("cannot create a directory for QEMU's QMP socket: %s", strerror(errno));
+		free(c->tmpdir);
+		c->tmpdir = NULL;
+		return -errno;
+	}
+	if (asprintf(&c->qmp_path, "%s/qmp.sock", c->tmpdir) < 0) {
+		c->qmp_path = NULL;
+		return -ENOMEM;
+	}
+	if (k)
+		c->image = realpath(k, NULL);
+	snprintf(chardev, sizeof(chardev), "unix:%s,server=on,wait=off", c->qmp_path);
+	argv = calloc((size_t)c->o.qemu_argc + 4, sizeof(*argv));
+	if (!argv)
+		return -ENOMEM;
+	for (int i = 0; i < c->o.qemu_argc; i++)
+		argv[n++] = c->o.qemu_argv[i];
+	if (!paused)
+		argv[n++] = "-S";
+	argv[n++] = "-qmp";
+	argv[n++] = chardev;
+	argv[n] = NULL;
+	c->child = fork();
+	if (c->child < 0) {
+		free(argv);
+		pr_err("fork: %s", strerror(errno));
+		c->child = 0;
+		return -errno;
+	}
+	if (c->child == 0) {
+		sigemptyset(&empty);
+		sigprocmask(SIG_SETMASK, &empty, NULL);
+		execvp(argv[0], argv);
+		fprintf(stderr, "vbts: cannot run %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	free(argv);
+	/* QEMU creates the socket early (wait=off): connect as soon as it is there. */
+	for (;;) {
+		c->qmp = qmp__connect(c->qmp_path, QMP_TIMEOUT_MS, err, sizeof(err));
+		if (c->qmp)
+			break;
+		if (waitpid(c->child, &status, WNOHANG) == c->child) {
+			c->child_status = status;
+			c->child = 0;
+			if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
+				return -ENOENT; /* the child said why */
+			pr_err("QEMU exited (status %d) before it opened its QMP socket",
+			       WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+			return -ECHILD;
+		}
+		if (waited >= QEMU_START_TIMEOUT_MS) {
+			pr_err("QEMU did not open its QMP socket within %d s",
+			       QEMU_START_TIMEOUT_MS / 1000);
+			return -ETIMEDOUT;
+		}
+		nanosleep(&slice, NULL);
+		waited += 20;
+	}
+	if (qmp__handshake(c->qmp, err, sizeof(err)) < 0) {
+		pr_err("%s", err);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+/* Stop a QEMU we started: SIGTERM, then SIGKILL after QEMU_STOP_TIMEOUT_MS. */
+static void stop_qemu(struct attach_ctx *c)
+{
+	struct timespec slice = { 0, 20 * 1000000 };
+	int status, waited = 0;
+
+	if (!c->child)
+		return;
+	kill(c->child, SIGTERM);
+	while (waitpid(c->child, &status, WNOHANG) != c->child) {
+		if (waited >= QEMU_STOP_TIMEOUT_MS) {
+			kill(c->child, SIGKILL);
+			waitpid(c->child, &status, 0);
+			break;
+		}
+		nanosleep(&slice, NULL);
+		waited += 20;
+	}
+	c->child_status = status;
+	c->child = 0;
+}
+
+/* ---- the collector's loop ---------------------------------------------------------------- */
+
+static void freeze(struct attach_ctx *c, const char *why)
+{
+	if (c->frozen)
+		return;
+	pr_info("%s: rings frozen", why);
+	collector__freeze(c->col, VBTS_FREEZE_PANIC);
+	c->frozen = true;
+}
+
+/* One look at QMP's events; false once QMP is closed. */
+static bool qmp_events(struct attach_ctx *c)
+{
+	int ev;
+
+	for (;;) {
+		ev = qmp__wait_event(c->qmp, 0);
+		if (ev == -ETIMEDOUT)
+			return true;
+		if (ev < 0)
+			return false;
+		if (ev & QMP_EV_GUEST_PANICKED)
+			freeze(c, "QEMU reports a guest panic");
+	}
+}
+
+/* Wait until the VM ends or a stop signal; returns when the trace is to be closed. */
+static void collect(struct attach_ctx *c)
+{
+	enum { P_SIG, P_COL, P_PID, P_QMP, P_DOM, P_N };
+	struct pollfd pfd[P_N];
+	struct signalfd_siginfo si;
+	int status;
+
+	for (;;) {
+		for (int i = 0; i < P_N; i++)
+			pfd[i] = (struct pollfd){ .fd = -1, .events = POLLIN };
+		pfd[P_SIG].fd = c->sig_fd;
+		pfd[P_COL].fd = collector__fd(c->col);
+		pfd[P_PID].fd = c->pidfd;
+		pfd[P_QMP].fd = c->qmp ? qmp__fd(c->qmp) : -1;
+		pfd[P_DOM].fd = c->dom ? libvirt_domain__crash_fd(c->dom) : -1;
+		if (poll(pfd, P_N, DRAIN_INTERVAL_MS) < 0 && errno != EINTR) {
+			pr_err("poll: %s", strerror(errno));
+			return;
+		}
+		collector__drain(c->col);
+		if (pfd[P_SIG].revents & POLLIN &&
+		    read(c->sig_fd, &si, sizeof(si)) == sizeof(si)) {
+			if (si.ssi_signo == SIGCHLD) {
+				if (c->child && waitpid(c->child, &status, WNOHANG) == c->child) {
+					c->child_status = status;
+					c->child = 0;
+					return;
+				}
+			} else {
+				c->stop_sig = (int)si.ssi_signo;
+				pr_info("%s: ending the trace", strsignal(c->stop_sig));
+				return;
+			}
+		}
+		if (pfd[P_QMP].revents & (POLLIN | POLLHUP) && !qmp_events(c)) {
+			qmp__close(c->qmp);
+			c->qmp = NULL;
+		}
+		if (pfd[P_DOM].revents & POLLIN && libvirt_domain__crashed(c->dom))
+			freeze(c, "libvirt reports the domain crashed");
+		if (pfd[P_PID].revents & POLLIN)
+			return; /* the VMM exited */
+		if (pfd[P_COL].revents & (POLLHUP | POLLERR))
+			return; /* the VM was destroyed */
+	}
+}
+
+/* ---- the command -------------------------------------------------------------------------- */
+
+static int block_signals(struct attach_ctx *c, sigset_t *old)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGCHLD);
+	if (sigprocmask(SIG_BLOCK, &set, old) < 0)
+		return -errno;
+	c->sig_fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (c->sig_fd < 0) {
+		sigprocmask(SIG_SETMASK, old, NULL);
+		return -errno;
+	}
+	return 0;
+}
+
+/* A signal that came before the collector ran ends start-up: 0, or 128 + N. */
+static int pending_stop(struct attach_ctx *c)
+{
+	struct signalfd_siginfo si;
+
+	while (read(c->sig_fd, &si, sizeof(si)) == sizeof(si))
+		if (si.ssi_signo != SIGCHLD) {
+			pr_err("%s during start-up: nothing traced", strsignal((int)si.ssi_signo));
+			return 128 + (int)si.ssi_signo;
+		}
+	return 0;
+}
+
+static int exit_status(const struct attach_ctx *c)
+{
+	if (c->stop_sig)
+		return 128 + c->stop_sig;
+	if (c->o.qemu_argv && c->child_status >= 0)
+		return WIFEXITED(c->child_status) ? WEXITSTATUS(c->child_status) :
+						     128 + WTERMSIG(c->child_status);
+	return 0;
+}
+
+static int attach_vm(struct attach_ctx *c)
+{
+	char err[ERR_MAX], status[64];
+	bool running;
+	int ret;
+
+	c->o.cc.image = c->image;
+	c->col = collector__attach(c->kvm_fd, c->pidfd, &c->fds, &c->o.cc, err, sizeof(err));
+	if (!c->col) {
+		ret = -errno;
+		pr_err("%s", err);
+		return ret;
+	}
+	pr_info("attached to process %d: %u vCPUs, tracing into %s", c->fds.pid,
+		c->fds.nr_vcpus, c->o.trace_dir);
+	if (!c->qmp || has_arg(c->o.qemu_argv, c->o.qemu_argc, "-S"))
+		return 0;
+	if (qmp__query_status(c->qmp, &running, status, sizeof(status), err, sizeof(err)) ||
+	    (!running && qmp__execute(c->qmp, "cont", NULL, err, sizeof(err)))) {
+		pr_err("%s", err);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+static void ctx_fini(struct attach_ctx *c)
+{
+	if (c->qmp)
+		qmp__close(c->qmp);
+	libvirt_domain__close(c->dom);
+	if (c->qmp_path)
+		unlink(c->qmp_path);
+	if (c->tmpdir)
+		rmdir(c->tmpdir);
+	free(c->qmp_path);
+	free(c->tmpdir);
+	free(c->image);
+	if (c->pidfd >= 0)
+		close(c->pidfd);
+	if (c->kvm_fd >= 0)
+		close(c->kvm_fd);
+	if (c->sig_fd >= 0)
+		close(c->sig_fd);
+}
+
+static int attach(int argc, char **argv)
+{
+	struct attach_ctx ctx = { .kvm_fd = -1, .sig_fd = -1, .pidfd = -1, .child_status = -1 };
+	struct attach_ctx *c = &ctx;
+	char err[ERR_MAX], name[256];
+	sigset_t old;
+	int ret, status = 2, pid;
+
+	if (parse_opts(argc, argv, &c->o) < 0)
+		return 2;
+	if (trace__check_dir(c->o.trace_dir, err, sizeof(err)) < 0) {
+		pr_err("%s", err);
+		return 2;
+	}
+	c->kvm_fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+	if (c->kvm_fd < 0) {
+		pr_err("cannot open /dev/kvm: %s", strerror(errno));
+		return 2;
+	}
+	if (!collector__supported(c->kvm_fd)) {
+		pr_err("this host's KVM cannot trace a VM that another process runs (no "
+		       "KVM_CAP_X86_BTS_ATTACH): load the KVM modules of kvm-patches/ (vbts run "
+		       "--harness runs inside a VM that has them)");
+		ctx_fini(c);
+		return 2;
+	}
+	ret = block_signals(c, &old);
+	if (ret < 0) {
+		pr_err("cannot catch the stop signals: %s", strerror(-ret));
+		ctx_fini(c);
+		return 1;
+	}
+	if (c->o.domain) {
+		c->dom = libvirt_domain__open(c->o.connect, c->o.domain, err, sizeof(err));
+		if (!c->dom || libvirt_domain__pid(c->dom, &pid, err, sizeof(err)) < 0) {
+			pr_err("%s", err);
+			goto out;
+		}
+		if (libvirt_domain__watch_crash(c->dom, err, sizeof(err)) < 0)
+			pr_warn("%s: a crash will not freeze the rings", err);
+		pr_info("domain %s: QEMU process %d", escape__str(name, sizeof(name),
+								 c->o.domain), pid);
+	} else if (c->o.qemu_argv) {
+		ret = start_qemu(c);
+		status = 1;
+		if (ret < 0)
+			goto out;
+		pid = c->child;
+	} else {
+		pid = c->o.pid;
+	}
+	status = pending_stop(c);
+	if (status)
+		goto out;
+	/* Bad target: 2; a failure once QEMU is started by us: 1. */
+	status = c->o.qemu_argv ? 1 : 2;
+	if (find_vm(c, pid) < 0 || attach_vm(c) < 0) {
+		if (c->col) {
+			collector__close(c->col);
+			c->col = NULL;
+		}
+		goto out;
+	}
+	collect(c);
+	ret = collector__close(c->col);
+	c->col = NULL;
+	if (ret < 0)
+		pr_err("closing trace directory %s: %s", c->o.trace_dir, strerror(-ret));
+	stop_qemu(c);
+	status = ret < 0 ? 1 : exit_status(c);
+out:
+	stop_qemu(c);
+	ctx_fini(c);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return status;
+}
+
+const struct vbts_command cmd_attach = {
+	.name = "attach",
+	.summary = "trace a KVM guest that QEMU or libvirt runs (patched KVM)",
+	.usage = usage,
+	.fn = attach,
+};

@@ -1,0 +1,402 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * collector.c - trace a VM another process runs: KVM_X86_BTS_ATTACH (kvm-patches/) gives a
+ * tracer fd for the VMM's VM, whose per-vCPU rings are mapped and copied into the trace
+ * directory by kvm-ring.c, the VMM's kvm backend's own copy.
+ *
+ * The VM fd is taken from the VMM with pidfd_getfd(2), which is where the kernel checks ptrace
+ * access (PTRACE_MODE_ATTACH_REALCREDS); KVM_X86_BTS_ATTACH checks CAP_PERFMON and that the VM
+ * is the VMM's. Configuration changes are applied by each vCPU before its next entry into the
+ * guest: a QEMU started with -S runs its first guest instruction with tracing enabled.
+ *
+ * Records a previous tracer left in a ring are skipped (the copy starts at the ring's head). A
+ * vCPU sets its ring up when it applies CONFIGURE: until then the mapped header is empty and
+ * nothing is copied (kvm_ring__map_pending()).
+ * Times: escape records carry the guest TSC, which another process cannot read (vCPU ioctls
+ * from another mm fail), so its frequency is unknown and every escape time is the attach time:
+ * the records' order is exact, their times are not.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/kvm.h>
+#include <vbts/kvm-bts-uapi.h>
+#include <vbts/ring-format.h>
+
+#include "collector.h"
+#include "kvm-backend/kvm-backend.h"
+#include "kvm-backend/kvm-ring.h"
+#include "log.h"
+#include "ring-writer.h"
+#include "trace.h"
+
+#define KERNEL_RING_MAX (1ULL << 20)
+#define KERNEL_RING_MIN 64ULL
+/* How long closing waits for each vCPU to apply DISABLE (a paused vCPU never does). */
+#define DISABLE_WAIT_MS 500
+
+struct collector_vcpu {
+	struct tracer_vcpu tv;
+	struct kvm_ring ring;
+	bool mapped;
+};
+
+/**
+ * struct collector - an attached VM.
+ * @tfd:    the tracer fd
+ * @nr:     vCPUs
+ * @v:      their state
+ * @trace:  the trace directory
+ * @frozen: collector__freeze() ran
+ */
+struct collector {
+	int tfd;
+	unsigned int nr;
+	struct collector_vcpu *v;
+	struct trace *trace;
+	bool frozen;
+};
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+bool collector__supported(int kvm_fd)
+{
+	return (unsigned int)kvm_bts__modes(kvm_fd) & VBTS_KVM_X86_BTS_MODE_ATTACH;
+}
+
+static uint32_t kernel_cpl(enum vbts_cpl_filter f)
+{
+	switch (f) {
+	case VBTS_CPL_USER:
+		return VBTS_KVM_X86_BTS_CPL_USER;
+	case VBTS_CPL_KERNEL:
+		return VBTS_KVM_X86_BTS_CPL_KERNEL;
+	default:
+		return VBTS_KVM_X86_BTS_CPL_USER | VBTS_KVM_X86_BTS_CPL_KERNEL;
+	}
+}
+
+/* The tracer fd for @fds's VM; -errno with @err set. */
+static int open_tracer(int kvm_fd, int pidfd, const struct vmm_fds *fds, char *err,
+		       size_t errlen)
+{
+	struct vbts_kvm_x86_bts_attach a = { .pidfd = (uint32_t)pidfd };
+	int vmfd, tfd, e;
+
+	vmfd = (int)syscall(SYS_pidfd_getfd, pidfd, fds->vm_fd, 0);
+	if (vmfd < 0) {
+		e = errno;
+		if (e == EPERM || e == EACCES)
+			set_err(err, errlen,
+				"no permission to trace process %d: attaching needs ptrace access "
+				"to it (same user and kernel.yama.ptrace_scope, or root)", fds->pid);
+		else if (e == ESRCH)
+			set_err(err, errlen, "process %d is gone", fds->pid);
+		else
+			set_err(err, errlen, "cannot take VM fd %d of process %d: %s", fds->vm_fd,
+				fds->pid, strerror(e));
+		return -e;
+	}
+	a.vm_fd = (uint32_t)vmfd;
+	tfd = ioctl(kvm_fd, VBTS_KVM_X86_BTS_ATTACH, &a);
+	e = errno;
+	close(vmfd);
+	if (tfd >= 0)
+		return tfd;
+	switch (e) {
+	case EBUSY:
+		set_err(err, errlen,
+			"the VM of process %d is already traced (another vbts attach, or its VMM "
+			"uses the rings itself): one collector per VM", fds->pid);
+		break;
+	case EPERM:
+		set_err(err, errlen, "no permission to trace the VM of process %d: attaching needs "
+			"CAP_PERFMON or CAP_SYS_ADMIN", fds->pid);
+		break;
+	case ESRCH:
+		set_err(err, errlen, "process %d is gone", fds->pid);
+		break;
+	case EOPNOTSUPP:
+		set_err(err, errlen, "the VM of process %d cannot be traced (protected guest state)",
+			fds->pid);
+		break;
+	default:
+		set_err(err, errlen, "KVM_X86_BTS_ATTACH on the VM of process %d: %s", fds->pid,
+			strerror(e));
+	}
+	return -e;
+}
+
+static int configure_vcpu(struct collector *c, unsigned int i, const struct collector_config *cfg,
+			  uint64_t nr, uint64_t stride, uint64_t start_ns, char *err,
+			  size_t errlen)
+{
+	struct vbts_kvm_x86_bts_tracer_config tc = {
+		.vcpu = i,
+		.cr3_flags = VBTS_KVM_X86_CR3_TRACE_ENABLE,
+		.config = {
+			.mode = VBTS_KVM_X86_BTS_RING_WRAP,
+			.cpl = kernel_cpl(cfg->cpl),
+			.nr_records = nr,
+			.watermark = nr / 2,
+			.flags = VBTS_KVM_X86_BTS_CFG_BRANCHES,
+		},
+		.nr_cr3 = cfg->nr_cr3,
+	};
+	struct collector_vcpu *v = &c->v[i];
+	char why[160];
+	int ret;
+
+	for (unsigned int k = 0; k < cfg->nr_cr3 && k < VBTS_KVM_X86_CR3_TRACE_MAX; k++)
+		tc.cr3[k] = cfg->cr3[k];
+	v->tv.index = i;
+	v->tv.fd = -1;
+	v->tv.ring = trace__ring(c->trace, i);
+	v->tv.cpl = cfg->cpl;
+	v->tv.start_ns = start_ns;
+	v->tv.ring_records = cfg->ring_records;
+	if (ioctl(c->tfd, VBTS_KVM_X86_BTS_TRACER_CONFIGURE, &tc) < 0) {
+		ret = -errno;
+		set_err(err, errlen, "vCPU %u: KVM_X86_BTS_TRACER_CONFIGURE: %s", i,
+			strerror(errno));
+		return ret;
+	}
+	ret = kvm_ring__map_pending(&v->ring, c->tfd, (off_t)(i * stride), nr, why,
+				    sizeof(why));
+	if (ret < 0) {
+		set_err(err, errlen, "vCPU %u: %s", i, why);
+		return ret;
+	}
+	v->mapped = true;
+	/* What a previous tracer left is not this trace's: start at the head. */
+	v->ring.next = __atomic_load_n(&v->ring.hdr->head, __ATOMIC_ACQUIRE);
+	v->ring.lost = __atomic_load_n(&v->ring.hdr->lost, __ATOMIC_RELAXED);
+	__atomic_store_n(&v->ring.hdr->tail, v->ring.next, __ATOMIC_RELEASE);
+	v->ring.ns0 = v->ring.last_ns = tracer_vcpu__now_ns(&v->tv);
+	if (ioctl(c->tfd, VBTS_KVM_X86_BTS_TRACER_ENABLE, (unsigned long)i) < 0) {
+		ret = -errno;
+		set_err(err, errlen, "vCPU %u: KVM_X86_BTS_TRACER_ENABLE: %s", i, strerror(errno));
+		return ret;
+	}
+	return 0;
+}
+
+static void release(struct collector *c)
+{
+	for (unsigned int i = 0; c->v && i < c->nr; i++)
+		if (c->v[i].mapped)
+			kvm_ring__unmap(&c->v[i].ring);
+	free(c->v);
+	if (c->tfd >= 0)
+		close(c->tfd);
+	free(c);
+}
+
+struct collector *collector__attach(int kvm_fd, int pidfd, const struct vmm_fds *fds,
+				    const struct collector_config *cfg, char *err, size_t errlen)
+{
+	struct vbts_kvm_x86_bts_tracer_info info = { 0 };
+	struct trace_config tc = {
+		.dir = cfg->trace_dir,
+		.image = cfg->image,
+		.build_id = NULL,
+		.backend = "kvm",
+		.cpl = cfg->cpl,
+		.collector = { .mode = TRACE_MODE_WRAP, .ring_records = cfg->ring_records,
+			       .on_full = TRACE_ON_FULL_STALL },
+		.attach_pid = fds->pid,
+		.attach_via = cfg->via,
+		.attach_domain = cfg->domain,
+	};
+	uint64_t nr, start_ns;
+	struct collector *c;
+	int ret;
+
+	if (!collector__supported(kvm_fd)) {
+		set_err(err, errlen, "this host's KVM has no attach support");
+		errno = ENOTSUP;
+		return NULL;
+	}
+	if (cfg->nr_cr3 > VBTS_KVM_X86_CR3_TRACE_MAX) {
+		set_err(err, errlen, "at most %d --task", VBTS_KVM_X86_CR3_TRACE_MAX);
+		errno = EINVAL;
+		return NULL;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	c->tfd = open_tracer(kvm_fd, pidfd, fds, err, errlen);
+	if (c->tfd < 0) {
+		ret = c->tfd;
+		c->tfd = -1;
+		goto err_release;
+	}
+	if (ioctl(c->tfd, VBTS_KVM_X86_BTS_TRACER_INFO, &info) < 0) {
+		ret = -errno;
+		set_err(err, errlen, "KVM_X86_BTS_TRACER_INFO: %s", strerror(errno));
+		goto err_release;
+	}
+	nr = cfg->ring_records;
+	if (nr > KERNEL_RING_MAX)
+		nr = KERNEL_RING_MAX;
+	if (nr < KERNEL_RING_MIN)
+		nr = KERNEL_RING_MIN;
+	if (!info.nr_vcpus || info.nr_vcpus > VMM_FDS_MAX_VCPUS ||
+	    info.mmap_stride < kvm_ring__map_len(nr) ||
+	    info.mmap_stride % (uint64_t)sysconf(_SC_PAGESIZE)) {
+		set_err(err, errlen, "the tracer reports %u vCPUs, rings %" PRIu64 " bytes apart",
+			info.nr_vcpus, (uint64_t)info.mmap_stride);
+		ret = -EPROTO;
+		goto err_release;
+	}
+	if (info.nr_vcpus != fds->nr_vcpus)
+		pr_warn("process %d has %u vCPU fds, its VM %u vCPUs: tracing the VM's", fds->pid,
+			fds->nr_vcpus, info.nr_vcpus);
+	c->nr = info.nr_vcpus;
+	c->v = calloc(c->nr, sizeof(*c->v));
+	if (!c->v) {
+		ret = -ENOMEM;
+		set_err(err, errlen, "out of memory");
+		goto err_release;
+	}
+	tc.vcpus = c->nr;
+	start_ns = monotonic_ns();
+	c->trace = trace__create(&tc, err, errlen);
+	if (!c->trace) {
+		ret = -errno;
+		goto err_release;
+	}
+	for (unsigned int i = 0; i < c->nr; i++) {
+		ret = configure_vcpu(c, i, cfg, nr, info.mmap_stride, start_ns, err, errlen);
+		if (ret < 0)
+			goto err_disable;
+	}
+	return c;
+
+err_disable:
+	for (unsigned int i = 0; i < c->nr; i++)
+		ioctl(c->tfd, VBTS_KVM_X86_BTS_TRACER_DISABLE, (unsigned long)i);
+	trace__abort(c->trace);
+err_release:
+	release(c);
+	errno = -ret;
+	return NULL;
+}
+
+int collector__fd(const struct collector *c)
+{
+	return c->tfd;
+}
+
+uint64_t collector__drain(struct collector *c)
+{
+	uint64_t n = 0;
+
+	for (unsigned int i = 0; i < c->nr; i++)
+		n += kvm_ring__drain(&c->v[i].ring, &c->v[i].tv);
+	return n;
+}
+
+void collector__freeze(struct collector *c, unsigned int reason)
+{
+	if (c->frozen)
+		return;
+	for (unsigned int i = 0; i < c->nr; i++) {
+		struct collector_vcpu *v = &c->v[i];
+
+		ioctl(c->tfd, VBTS_KVM_X86_BTS_TRACER_DISABLE, (unsigned long)i);
+		kvm_ring__drain(&v->ring, &v->tv);
+		ring_writer__escape(v->tv.ring, VBTS_ESC_FREEZE, tracer_vcpu__now_ns(&v->tv),
+				    reason);
+		ring_writer__freeze(v->tv.ring);
+	}
+	c->frozen = true;
+}
+
+/* Whether vCPU @i still has a change to apply (DISABLE) and its VM is there. */
+static bool pending(const struct collector *c, unsigned int i)
+{
+	struct vbts_kvm_x86_bts_tracer_status st = { .vcpu = i };
+
+	if (ioctl(c->tfd, VBTS_KVM_X86_BTS_TRACER_STATUS, &st) < 0)
+		return false;
+	return (st.flags & VBTS_KVM_X86_BTS_TRACER_F_PENDING) &&
+	       !(st.flags & VBTS_KVM_X86_BTS_TRACER_F_VM_GONE);
+}
+
+/* Whether the last record of @w is a STOP. */
+static bool ends_with_stop(const struct ring_writer *w)
+{
+	uint64_t n = ring_writer__committed(w);
+	struct vbts_record r;
+
+	return n && !ring_writer__read(w, n - 1, &r) && vbts_record__is_escape(&r) &&
+	       vbts_record__escape_kind(&r) == VBTS_ESC_STOP;
+}
+
+int collector__close(struct collector *c)
+{
+	struct timespec slice = { 0, 10 * 1000000 };
+	unsigned int waited = 0;
+	bool wait;
+	int ret;
+
+	if (!c)
+		return 0;
+	if (!c->frozen) {
+		for (unsigned int i = 0; i < c->nr; i++)
+			ioctl(c->tfd, VBTS_KVM_X86_BTS_TRACER_DISABLE, (unsigned long)i);
+		/* Each running vCPU writes its STOP when it applies DISABLE. */
+		do {
+			wait = false;
+			for (unsigned int i = 0; i < c->nr && !wait; i++)
+				wait = pending(c, i);
+			if (wait) {
+				nanosleep(&slice, NULL);
+				waited += 10;
+			}
+		} while (wait && waited < DISABLE_WAIT_MS);
+		for (unsigned int i = 0; i < c->nr; i++) {
+			struct collector_vcpu *v = &c->v[i];
+
+			kvm_ring__drain(&v->ring, &v->tv);
+			/* A vCPU that did not stop (paused, or the VM is gone): its STOP is ours. */
+			if (!ends_with_stop(v->tv.ring))
+				kvm_ring__put_escape(&v->tv, VBTS_ESC_STOP,
+						     tracer_vcpu__now_ns(&v->tv), 0);
+		}
+	}
+	ret = trace__close(c->trace);
+	release(c);
+	return ret;
+}

@@ -1,0 +1,8 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * main.c - check-attach: vbts attach's parsers and option errors, without KVM.
+ */
+#include "check-main.h"
+#include "tests.h"
+
+VBTS_CHECK_MAIN(vmm_fds_suite, qmp_suite, libvirt_suite, attach_cli_suite)

@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * tests.h - the suites of check-attach.
+ */
+#ifndef VBTS_TESTS_UNIT_ATTACH_TESTS_H
+#define VBTS_TESTS_UNIT_ATTACH_TESTS_H
+
+#include <check.h>
+
+Suite *vmm_fds_suite(void);
+Suite *qmp_suite(void);
+Suite *libvirt_suite(void);
+Suite *attach_cli_suite(void);
+
+#endif /* VBTS_TESTS_UNIT_ATTACH_TESTS_H */

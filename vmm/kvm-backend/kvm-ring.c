@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kvm-ring.c - copy the patched KVM's per-vCPU branch trace ring into a vbts ring file.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "guest-tasks.h"
+#include "kvm-ring.h"
+#include "ring-writer.h"
+
+size_t kvm_ring__map_len(uint64_t nr)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+
+	return VBTS_KVM_X86_BTS_RING_HEADER_SIZE +
+	       ((nr * sizeof(struct vbts_record) + page - 1) & ~(page - 1));
+}
+
+/* Not set up yet: the vCPU writes its ring's size and record size when it applies CONFIGURE. */
+static bool header_zero(const struct vbts_kvm_x86_bts_ring_header *h)
+{
+	return !__atomic_load_n(&h->nr_records, __ATOMIC_ACQUIRE) ||
+	       !__atomic_load_n(&h->record_size, __ATOMIC_ACQUIRE);
+}
+
+static bool header_ok(const struct kvm_ring *kr)
+{
+	return __atomic_load_n(&kr->hdr->nr_records, __ATOMIC_ACQUIRE) == kr->nr &&
+	       kr->hdr->record_size == sizeof(struct vbts_record);
+}
+
+static int map(struct kvm_ring *kr, int fd, off_t offset, uint64_t nr, bool pending, char *err,
+	       size_t errlen)
+{
+	int ret;
+
+	memset(kr, 0, sizeof(*kr));
+	kr->skip_arrive = ~0ULL;
+	kr->nr = nr;
+	kr->map_len = kvm_ring__map_len(nr);
+	kr->map = mmap(NULL, kr->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, offset);
+	if (kr->map == MAP_FAILED) {
+		ret = -errno;
+		kr->map = NULL;
+		snprintf(err, errlen, "mmap of the branch trace ring: %s", strerror(-ret));
+		return ret;
+	}
+	kr->hdr = kr->map;
+	kr->recs = (const struct vbts_record *)((char *)kr->map +
+						VBTS_KVM_X86_BTS_RING_HEADER_SIZE);
+	if (pending && header_zero(kr->hdr)) {
+		kr->pending = true;
+		return 0;
+	}
+	if (!header_ok(kr)) {
+		snprintf(err, errlen, "the kernel's ring has %" PRIu64 " records of %u bytes",
+			 (uint64_t)kr->hdr->nr_records, kr->hdr->record_size);
+		kvm_ring__unmap(kr);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+int kvm_ring__map(struct kvm_ring *kr, int fd, off_t offset, uint64_t nr, char *err,
+		  size_t errlen)
+{
+	return map(kr, fd, offset, nr, false, err, errlen);
+}
+
+int kvm_ring__map_pending(struct kvm_ring *kr, int fd, off_t offset, uint64_t nr, char *err,
+			  size_t errlen)
+{
+	return map(kr, fd, offset, nr, true, err, errlen);
+}
+
+bool kvm_ring__broken(const struct kvm_ring *kr)
+{
+	return kr->broken;
+}
+
+void kvm_ring__unmap(struct kvm_ring *kr)
+{
+	if (kr->map)
+		munmap(kr->map, kr->map_len);
+	kr->map = NULL;
+	kr->hdr = NULL;
+	kr->recs = NULL;
+}
+
+uint64_t kvm_ring__tsc_to_ns(const struct kvm_ring *kr, uint64_t tsc)
+{
+	unsigned __int128 d;
+
+	if (!kr->khz)
+		return kr->ns0;
+	if (tsc < kr->tsc0) {
+		d = (unsigned __int128)(kr->tsc0 - tsc) * 1000000U / kr->khz;
+		return d >= kr->ns0 ? 0 : kr->ns0 - (uint64_t)d;
+	}
+	d = (unsigned __int128)(tsc - kr->tsc0) * 1000000U / kr->khz + kr->ns0;
+	return d > VBTS_ESC_AUX_MAX ? VBTS_ESC_AUX_MAX : (uint64_t)d;
+}
+
+static void put(struct tracer_vcpu *tv, const struct vbts_record *r)
+{
+	if (ring_writer__append(tv->ring, r) == 0)
+		tv->stat_records++;
+}
+
+void kvm_ring__put_escape(struct tracer_vcpu *tv, unsigned int kind, uint64_t to, uint64_t aux)
+{
+	struct vbts_record r = vbts_record__make_escape(kind, to, aux);
+
+	put(tv, &r);
+}
+
+void kvm_ring__put_pid(struct tracer_vcpu *tv)
+{
+	int32_t pid, tgid;
+
+	if (tv->tasks && guest_tasks__current_pid(tv->tasks, tv->index, &pid, &tgid))
+		kvm_ring__put_escape(tv, VBTS_ESC_TASK_PID,
+				     (uint32_t)pid | (uint64_t)(uint32_t)tgid << 32, 0);
+}
+
+/* One kernel record into the ring file, its guest-TSC times converted. */
+static void copy_record(struct tracer_vcpu *tv, struct kvm_ring *kr, struct vbts_record r)
+{
+	uint64_t aux;
+
+	if (!vbts_record__is_escape(&r)) {
+		put(tv, &r);
+		return;
+	}
+	aux = vbts_record__escape_aux(&r);
+	switch (vbts_record__escape_kind(&r)) {
+	case VBTS_ESC_TASK_ARRIVE:
+		if (r.to == kr->skip_arrive)
+			return;
+		/* fall through */
+	case VBTS_ESC_TASK_DEPART:
+	case VBTS_ESC_GAP_END:
+		kr->last_ns = kvm_ring__tsc_to_ns(kr, aux);
+		r = vbts_record__make_escape(vbts_record__escape_kind(&r), r.to, kr->last_ns);
+		break;
+	case VBTS_ESC_START:
+	case VBTS_ESC_STOP:
+		kr->last_ns = kvm_ring__tsc_to_ns(kr, r.to);
+		r.to = kr->last_ns;
+		break;
+	case VBTS_ESC_GAP_BEGIN:
+		tv->stat_gaps++;
+		break;
+	default:
+		break;
+	}
+	put(tv, &r);
+	if (vbts_record__escape_kind(&r) == VBTS_ESC_TASK_ARRIVE)
+		kvm_ring__put_pid(tv);
+}
+
+uint64_t kvm_ring__drain(struct kvm_ring *kr, struct tracer_vcpu *tv)
+{
+	uint64_t head, tail, lost, n, first;
+
+	if (kr->broken)
+		return 0;
+	if (kr->pending) {
+		if (header_zero(kr->hdr))
+			return 0; /* the vCPU has not set its ring up yet */
+		kr->pending = false;
+		if (!header_ok(kr)) {
+			kr->broken = true;
+			kvm_ring__put_escape(tv, VBTS_ESC_LOST, 0, 0);
+			return 0;
+		}
+	}
+	head = __atomic_load_n(&kr->hdr->head, __ATOMIC_ACQUIRE);
+	tail = __atomic_load_n(&kr->hdr->tail, __ATOMIC_RELAXED);
+	lost = __atomic_load_n(&kr->hdr->lost, __ATOMIC_RELAXED);
+	if (tail > head || head - tail > kr->nr || head < kr->next) {
+		/* Not what the kernel writes: start again at head, count what is skipped. */
+		kvm_ring__put_escape(tv, VBTS_ESC_LOST, head >= kr->next ? head - kr->next : 0, 0);
+		kr->next = head;
+		kr->lost = lost;
+		__atomic_store_n(&kr->hdr->tail, head, __ATOMIC_RELEASE);
+		return 0;
+	}
+	if (tail > kr->next || lost != kr->lost) {
+		/* The ring wrapped over records not yet copied. */
+		n = tail > kr->next ? tail - kr->next : 0;
+		if (lost > kr->lost && lost - kr->lost > n)
+			n = lost - kr->lost;
+		kvm_ring__put_escape(tv, VBTS_ESC_LOST, n, 0);
+		kr->lost = lost;
+		if (tail > kr->next)
+			kr->next = tail;
+	}
+	first = kr->next;
+	for (; kr->next < head; kr->next++)
+		copy_record(tv, kr, kr->recs[kr->next % kr->nr]);
+	__atomic_store_n(&kr->hdr->tail, head, __ATOMIC_RELEASE);
+	return head - first;
+}
