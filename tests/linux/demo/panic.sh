@@ -6,6 +6,6 @@
 export PATH=/bin
 mount -t proc proc /proc
 echo "panic-check: panicking"
-echo c | dd of=/proc/sysrq-trigger 2>/dev/null
+(sleep 1; echo c) | dd of=/proc/sysrq-trigger 2>/dev/null
 echo "panic-check: still alive after sysrq c"
 poweroff -f
