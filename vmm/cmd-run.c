@@ -418,7 +418,8 @@ static void pvpanic_notify(void *opaque, unsigned int vcpu, unsigned int events)
 {
 	struct vm *vm = opaque;
 
-	if (!(events & PVPANIC_PANICKED) || vcpu >= vm->nr_vcpus || vm__stop_requested(vm))
+	if (!(events & PVPANIC_PANICKED) || vcpu >= vm->nr_vcpus || vm__stop_requested(vm) ||
+	    !vm__claim_panic(vm))
 		return;
 	pr_err("vcpu %u: the guest panicked (pvpanic)", vcpu);
 	if (vcpu__crash(vm->vcpus[vcpu], CRASH_PANIC, NULL) == CRASH_ACTION_EXIT)
@@ -909,6 +910,24 @@ static void print_stats(struct run_ctx *c, uint64_t wall_ns)
 
 #define WAIT_SLICE_NS (100ULL * 1000000ULL)
 
+/*
+ * A panic without the guest's pvpanic driver (Debian loads none by itself): the guest's
+ * panic_cpu, read every WAIT_SLICE_NS. The panicking CPU spins with interrupts off, so its
+ * vCPU is kicked to write the report.
+ */
+static void poll_panic(struct run_ctx *c)
+{
+	unsigned int i;
+	int32_t cpu;
+
+	if (!c->vm.tasks || !guest_tasks__panicking(c->vm.tasks, &cpu) ||
+	    !vm__claim_panic(&c->vm))
+		return;
+	i = (uint32_t)cpu < c->vm.nr_vcpus ? (unsigned int)cpu : 0;
+	pr_err("vcpu %u: the guest kernel panicked (its panic_cpu is %d)", i, (int)cpu);
+	vcpu__post_panic(c->vm.vcpus[i]);
+}
+
 /* Wait for the end of the run, a stop signal or the timeout; returns the exit status. */
 static int wait_vm(struct run_ctx *c)
 {
@@ -928,6 +947,7 @@ static int wait_vm(struct run_ctx *c)
 			for (unsigned int i = 0; i < c->vm.nr_vcpus; i++)
 				if (c->gone[i])
 					vcpu__kick(c->vm.vcpus[i]);
+		poll_panic(c);
 		sig = stop_signal;
 		if (sig == SIGALRM) {
 			pr_err("the guest did not exit within --timeout %u s; stopped",

@@ -621,6 +621,16 @@ unsigned int guest_tasks__reap(struct guest_tasks *gt, uint64_t time_ns, bool *g
 	return n;
 }
 
+bool guest_tasks__panicking(struct guest_tasks *gt, int32_t *cpu)
+{
+	bool ret;
+
+	pthread_mutex_lock(&gt->lock);
+	ret = gt->in && !introspect__panic_cpu(gt->in, cpu) && *cpu >= 0;
+	pthread_mutex_unlock(&gt->lock);
+	return ret;
+}
+
 bool guest_tasks__current_pid(struct guest_tasks *gt, unsigned int vcpu, int32_t *pid,
 			      int32_t *tgid)
 {

@@ -210,6 +210,18 @@ bool guest_tasks__gone(struct guest_tasks *gt, unsigned int vcpu, uint64_t time_
  */
 unsigned int guest_tasks__reap(struct guest_tasks *gt, uint64_t time_ns, bool *gone);
 
+/**
+ * guest_tasks__panicking() - whether the guest kernel is panicking, by its panic_cpu.
+ * @gt:  the object
+ * @cpu: receives the panicking CPU's number as the guest wrote it (not checked)
+ *
+ * One read of guest memory, once attached; for the VMM's main thread (every 100 ms) and for a
+ * vCPU that sees the guest reset. This sees a panic without the guest's pvpanic driver.
+ *
+ * Return: true when panic_cpu is known and holds a CPU.
+ */
+bool guest_tasks__panicking(struct guest_tasks *gt, int32_t *cpu);
+
 /* Crashes waiting per vCPU for guest_tasks__take_crash(); more are counted and dropped. */
 #define GUEST_TASKS_MAX_CRASHES 8
 

@@ -14,10 +14,12 @@
 #include "devices/acpi-pm.h"
 #include "devices/i8042.h"
 #include "devices/tty-input.h"
+#include "guest-tasks.h"
 #include "kvm.h"
 #include "log.h"
 #include "pc.h"
 #include "uart.h"
+#include "vcpu.h"
 #include "vm.h"
 #include "x86.h"
 
@@ -42,7 +44,18 @@ static void power_off(void *opaque)
 static void reset(void *opaque)
 {
 	struct vm *vm = opaque;
+	int32_t cpu;
 
+	/* Linux's panic=-1: the panicking CPU resets at once, the panic is reported from there. */
+	if (vm->tasks && guest_tasks__panicking(vm->tasks, &cpu) && vm__claim_panic(vm)) {
+		unsigned int i = (uint32_t)cpu < vm->nr_vcpus ? (unsigned int)cpu : 0;
+
+		pr_err("vcpu %u: the guest kernel panicked (its panic_cpu is %d), then reset the "
+		       "machine", i, (int)cpu);
+		vcpu__post_panic(vm->vcpus[i]);
+		vm__request_stop(vm, 1);
+		return;
+	}
 	if (!vm__stop_requested(vm))
 		pr_info("the guest reset the machine");
 	vm__request_stop(vm, 0);

@@ -58,6 +58,7 @@ struct vcpu {
 	bool tracing;
 	uint64_t exits[VCPU_NR_EXIT_COUNTERS];
 	bool frozen;
+	bool panic_posted;	/* vcpu__post_panic(): atomic */
 	struct guest_bts gbts;
 	struct ring_writer *ring;
 	unsigned int ctl_req;

@@ -606,8 +606,43 @@ static int process_crashes(struct vcpu *v)
 	return ret;
 }
 
+void vcpu__post_panic(struct vcpu *v)
+{
+	__atomic_store_n(&v->panic_posted, true, __ATOMIC_RELEASE);
+	vcpu__kick(v);
+}
+
+/* A panic posted by vcpu__post_panic(): its report, then --on-crash. */
+static int posted_panic(struct vcpu *v)
+{
+	if (!__atomic_exchange_n(&v->panic_posted, false, __ATOMIC_ACQ_REL))
+		return VCPU_CONTINUE;
+	if (vcpu__crash(v, CRASH_PANIC, NULL) == CRASH_ACTION_EXIT) {
+		vm__request_stop(v->vm, 1);
+		return VCPU_STOP;
+	}
+	return VCPU_CONTINUE;
+}
+
+/* Whether the guest kernel panicked before this triple fault, claimed for its report. */
+static bool panicked_before(struct vcpu *v, int32_t *cpu)
+{
+	return v->vm->tasks && guest_tasks__panicking(v->vm->tasks, cpu) &&
+	       vm__claim_panic(v->vm);
+}
+
 int vcpu__exit_shutdown(struct vcpu *v, struct kvm_run *run)
 {
+	int32_t cpu;
+
+	if (panicked_before(v, &cpu)) {
+		pr_err("vcpu %u: the guest kernel panicked (its panic_cpu is %d), then reset the "
+		       "machine (triple fault)", v->index, (int)cpu);
+		if (vcpu__crash(v, CRASH_PANIC, NULL) == CRASH_ACTION_PAUSE)
+			return VCPU_CONTINUE;
+		vm__request_stop(v->vm, 1);
+		return VCPU_STOP;
+	}
 	if (vcpu__crash(v, CRASH_TRIPLE_FAULT, NULL) == CRASH_ACTION_PAUSE)
 		return VCPU_CONTINUE;
 	/* An operating system's last way to reset the machine (Linux: reboot=t): not an error. */
@@ -841,10 +876,12 @@ static int run_once(struct vcpu *v)
 		if (ret < 0)
 			return vcpu_fail(v, "tracer %s after exit %u: %s", ops->name,
 					 run->exit_reason, strerror(-ret));
-		if (process_crashes(v) == VCPU_STOP)
+		if (process_crashes(v) == VCPU_STOP || posted_panic(v) == VCPU_STOP)
 			return VCPU_STOP;
 		if (ret == 1)
 			return VCPU_CONTINUE;
+	} else if (posted_panic(v) == VCPU_STOP) {
+		return VCPU_STOP;
 	}
 	return vcpu__dispatch(v, run);
 }
@@ -880,6 +917,8 @@ static void *vcpu_thread(void *arg)
 		}
 		break;
 	}
+	/* A panic posted while the run ended (a reset after the panic) still gets its report. */
+	posted_panic(v);
 	if (v->tracing)
 		ops->vcpu_fini(&v->tv);
 	if (v->frozen)

@@ -190,6 +190,14 @@ void vcpu__join(struct vcpu *v);
 int vcpu__join_timed(struct vcpu *v, uint64_t timeout_ns);
 
 /**
+ * vcpu__post_panic() - the guest kernel panicked on this vCPU, as another thread learned (the
+ * guest's panic_cpu, a reset after a panic): the vCPU's own thread writes the report and
+ * carries out --on-crash when it next leaves KVM_RUN, or when it ends. Kicks it.
+ * @v: vCPU
+ */
+void vcpu__post_panic(struct vcpu *v);
+
+/**
  * vcpu__note_crash() - the guest died on this vCPU: write a FREEZE escape record (@reason) to
  * its ring now and freeze the ring when the thread ends, so the path into the crash is kept.
  * Only the first call counts. Call it from the vCPU's own thread.

@@ -58,6 +58,17 @@ void vm__request_stop(struct vm *vm, int status)
 			vcpu__request(vm->vcpus[i], VCPU_STOPPED);
 }
 
+bool vm__claim_panic(struct vm *vm)
+{
+	bool first;
+
+	pthread_mutex_lock(&vm->lock);
+	first = !vm->panic_claimed;
+	vm->panic_claimed = true;
+	pthread_mutex_unlock(&vm->lock);
+	return first;
+}
+
 bool vm__stop_requested(struct vm *vm)
 {
 	bool ret;

@@ -80,6 +80,7 @@ struct vm {
 	unsigned int crash_branches;
 	enum crash_action on_crash;
 	unsigned int nr_crashes;
+	bool panic_claimed;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	bool stop_requested;
@@ -105,6 +106,15 @@ void vm__fini(struct vm *vm);
  * @status: process exit status
  */
 void vm__request_stop(struct vm *vm, int status);
+
+/**
+ * vm__claim_panic() - claim the report of the guest's kernel panic: pvpanic, the guest's
+ * panic_cpu and a reset after a panic all see the same panic, and one of them reports it.
+ * @vm: vm
+ *
+ * Return: true for the first caller, false after.
+ */
+bool vm__claim_panic(struct vm *vm);
 
 /**
  * vm__stop_requested() - whether the run is over.

@@ -174,9 +174,10 @@ static const char *const sym_names[KERNEL_SYM_COUNT] = {
 	[KERNEL_SYM_CURRENT] = "current",
 	[KERNEL_SYM_PAGE_OFFSET_BASE] = "page_offset_base",
 	[KERNEL_SYM_ENTRY_SYSCALL_64] = "entry_SYSCALL_64",
+	[KERNEL_SYM_PANIC_CPU] = "panic_cpu",
 };
 
-static const char *const sources[] = { "none", "system-map", "ksymtab", "image" };
+static const char *const sources[] = { "none", "system-map", "ksymtab", "image", "code" };
 
 static void print_layout(const struct kernel_info *ki)
 {

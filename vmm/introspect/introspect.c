@@ -42,6 +42,7 @@ struct introspect {
 	uint64_t direct_map_size; /* bytes of the direct map at page_offset_base */
 	uint64_t per_cpu_offset; /* runtime address, 0 when unknown */
 	uint64_t current_var;	/* per-CPU offset or runtime address; valid when has_current */
+	uint64_t panic_cpu;	/* runtime address, 0 when unknown */
 	bool has_current;
 	bool walk_pgd;
 	uint32_t max_tasks;
@@ -608,6 +609,8 @@ struct introspect *introspect__open(const struct kernel_info *ki, const struct i
 
 	if (!kernel_info__symbol(ki, KERNEL_SYM_PER_CPU_OFFSET, &sym))
 		in->per_cpu_offset = runtime(in, sym);
+	if (!kernel_info__symbol(ki, KERNEL_SYM_PANIC_CPU, &sym))
+		in->panic_cpu = runtime(in, sym);
 	if (!kernel_info__symbol(ki, KERNEL_SYM_CURRENT, &sym)) {
 		in->current_var = runtime(in, sym);
 		in->has_current = true;
@@ -647,6 +650,13 @@ int introspect__tasks_tail(struct introspect *in, uint64_t *tail)
 
 	/* struct list_head { next; prev; }: prev of init_task.tasks, where new tasks go */
 	return rd64(in, in->init_task + l->task_tasks + l->list_next + 8, tail);
+}
+
+int introspect__panic_cpu(struct introspect *in, int32_t *cpu)
+{
+	if (!in->panic_cpu)
+		return -ENOENT;
+	return rd(in, in->panic_cpu, cpu, sizeof(*cpu));
 }
 
 uint64_t introspect__kernel_root(const struct introspect *in)

@@ -247,6 +247,17 @@ uint64_t introspect__page_offset_base(const struct introspect *in);
 int introspect__tasks_tail(struct introspect *in, uint64_t *tail);
 
 /**
+ * introspect__panic_cpu() - the CPU that is panicking, as the guest's panic_cpu says.
+ * @in:  the object
+ * @cpu: its value: the panicking CPU's number, -1 (PANIC_CPU_INVALID) while nothing panics
+ *
+ * One read. The guest kernel writes it; a guest that panics or lies about it harms no one.
+ *
+ * Return: 0; -ENOENT when the kernel_info lacked panic_cpu; -EFAULT when unreadable.
+ */
+int introspect__panic_cpu(struct introspect *in, int32_t *cpu);
+
+/**
  * introspect__kernel_root() - the kernel's own top-level page table (init_mm.pgd).
  * @in: the object
  *

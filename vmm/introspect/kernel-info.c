@@ -3,6 +3,7 @@
  * kernel-info.c - member offsets from a kernel's BTF, symbols from System.map or __ksymtab, and
  * the bytes that identify the build in guest memory.
  */
+#include <Zydis/Zydis.h>
 #include <bpf/btf.h>
 #include <elf.h>
 #include <errno.h>
@@ -368,6 +369,8 @@ enum {
 	W_CURRENT_TASK,
 	W_PAGE_OFFSET_BASE,
 	W_ENTRY_SYSCALL_64,
+	W_PANIC_CPU,
+	W_PANIC,
 	W_COUNT,
 };
 
@@ -381,10 +384,62 @@ static void wanted(struct ksym_want *w)
 		[W_CURRENT_TASK] = "current_task",
 		[W_PAGE_OFFSET_BASE] = "page_offset_base",
 		[W_ENTRY_SYSCALL_64] = "entry_SYSCALL_64",
+		[W_PANIC_CPU] = "panic_cpu",
+		[W_PANIC] = "panic",
 	};
 
 	for (int i = 0; i < W_COUNT; i++)
 		w[i] = (struct ksym_want){ .name = names[i] };
+}
+
+/* Bytes of panic() looked at for its first LOCK CMPXCHG (Linux 6.12: about 0x90 in). */
+#define PANIC_SCAN_MAX 1024
+/* kernel/panic.c: PANIC_CPU_INVALID, panic_cpu's initial value */
+#define PANIC_CPU_INVALID 0xffffffffU
+
+/*
+ * panic_cpu from the code of panic(), which claims the panic with
+ * atomic_try_cmpxchg(&panic_cpu, &old, this_cpu) before anything else it locks: the first
+ * LOCK CMPXCHG with a 32-bit RIP-relative memory operand. The operand must be an aligned
+ * address of the image whose initial value is PANIC_CPU_INVALID; otherwise it stays unknown.
+ */
+static void panic_cpu_from_code(struct kernel_info *ki, const struct vmlinux *v, uint64_t panic)
+{
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	ZydisDecodedInstruction zi;
+	ZydisDecoder dec;
+	const uint8_t *code, *init;
+	uint64_t ip = panic, target;
+	size_t len = PANIC_SCAN_MAX;
+	uint32_t value;
+
+	if (panic < KERNEL_IMAGE_START || panic >= KERNEL_IMAGE_END)
+		return;
+	/* the scan stops at the end of the section that holds panic() */
+	while (len && !(code = elfsec__at(v->data, v->size, panic, len)))
+		len /= 2;
+	if (!len ||
+	    !ZYAN_SUCCESS(ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64)))
+		return;
+	for (size_t off = 0; off < len; off += zi.length, ip += zi.length) {
+		if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(&dec, code + off, len - off, &zi, ops)))
+			return;
+		if (zi.mnemonic != ZYDIS_MNEMONIC_CMPXCHG || !(zi.attributes & ZYDIS_ATTRIB_HAS_LOCK))
+			continue;
+		if (ops[0].type != ZYDIS_OPERAND_TYPE_MEMORY || ops[0].size != 32 ||
+		    ops[0].mem.base != ZYDIS_REGISTER_RIP || ops[0].mem.index != ZYDIS_REGISTER_NONE)
+			return;
+		target = ip + zi.length + (uint64_t)ops[0].mem.disp.value;
+		init = elfsec__at(v->data, v->size, target, sizeof(value));
+		if (target < KERNEL_IMAGE_START || target >= KERNEL_IMAGE_END || (target & 3) || !init)
+			return;
+		memcpy(&value, init, sizeof(value));
+		if (value != PANIC_CPU_INVALID)
+			return;
+		ki->sym[KERNEL_SYM_PANIC_CPU] = target;
+		ki->source[KERNEL_SYM_PANIC_CPU] = KERNEL_SYM_FROM_CODE;
+		return;
+	}
 }
 
 static int read_symbols(struct kernel_info *ki, const struct vmlinux *v, const char *system_map,
@@ -399,6 +454,8 @@ static int read_symbols(struct kernel_info *ki, const struct vmlinux *v, const c
 		[W_CURRENT_TASK] = KERNEL_SYM_CURRENT,
 		[W_PAGE_OFFSET_BASE] = KERNEL_SYM_PAGE_OFFSET_BASE,
 		[W_ENTRY_SYSCALL_64] = KERNEL_SYM_ENTRY_SYSCALL_64,
+		[W_PANIC_CPU] = KERNEL_SYM_PANIC_CPU,
+		[W_PANIC] = -1,
 	};
 	int ret;
 
@@ -428,7 +485,7 @@ static int read_symbols(struct kernel_info *ki, const struct vmlinux *v, const c
 			return -EINVAL;
 		}
 		/* pcpu_hot only where the BTF has it, current_task only where it has not */
-		if ((i == W_PCPU_HOT && !pcpu_hot) || (i == W_CURRENT_TASK && pcpu_hot))
+		if ((i == W_PCPU_HOT && !pcpu_hot) || (i == W_CURRENT_TASK && pcpu_hot) || s < 0)
 			continue;
 		if (map[i].found) {
 			ki->sym[s] = map[i].addr;
@@ -460,6 +517,9 @@ static int read_symbols(struct kernel_info *ki, const struct vmlinux *v, const c
 			}
 		}
 	}
+	if (ki->source[KERNEL_SYM_PANIC_CPU] == KERNEL_SYM_FROM_NONE && v->kind == VMLINUX_ELF &&
+	    (map[W_PANIC].found || tab[W_PANIC].found))
+		panic_cpu_from_code(ki, v, map[W_PANIC].found ? map[W_PANIC].addr : tab[W_PANIC].addr);
 	if (ki->source[KERNEL_SYM_INIT_MM] == KERNEL_SYM_FROM_NONE) {
 		errmsg__set(err, errlen, "init_mm is unknown: %s",
 			v->kind == VMLINUX_BTF ? "raw BTF needs a System.map that has it"

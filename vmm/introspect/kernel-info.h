@@ -86,6 +86,9 @@ struct kernel_layout {
  * @KERNEL_SYM_CURRENT:          the per-CPU variable holding the current task: pcpu_hot (6.x)
  *                               or current_task (older kernels)
  * @KERNEL_SYM_PAGE_OFFSET_BASE: page_offset_base, the randomized base of the direct map
+ * @KERNEL_SYM_PANIC_CPU:        panic_cpu, the atomic_t that panic() sets to its CPU (optional; not
+ *                               exported, so from System.map, else from the first LOCK CMPXCHG
+ *                               to memory in the code of the exported panic())
  * @KERNEL_SYM_ENTRY_SYSCALL_64: entry_SYSCALL_64, what MSR_LSTAR holds (System.map only: it is
  *                               not exported)
  * @KERNEL_SYM_COUNT:            number of symbols
@@ -97,6 +100,7 @@ enum kernel_sym {
 	KERNEL_SYM_CURRENT,
 	KERNEL_SYM_PAGE_OFFSET_BASE,
 	KERNEL_SYM_ENTRY_SYSCALL_64,
+	KERNEL_SYM_PANIC_CPU,
 	KERNEL_SYM_COUNT,
 };
 
@@ -106,12 +110,14 @@ enum kernel_sym {
  * @KERNEL_SYM_FROM_SYSTEM_MAP: the System.map given
  * @KERNEL_SYM_FROM_KSYMTAB:    the vmlinux's exported-symbol table
  * @KERNEL_SYM_FROM_IMAGE:      a pointer's initial value in the vmlinux's data
+ * @KERNEL_SYM_FROM_CODE:       an operand of an instruction of an exported function
  */
 enum kernel_sym_source {
 	KERNEL_SYM_FROM_NONE,
 	KERNEL_SYM_FROM_SYSTEM_MAP,
 	KERNEL_SYM_FROM_KSYMTAB,
 	KERNEL_SYM_FROM_IMAGE,
+	KERNEL_SYM_FROM_CODE,
 };
 
 /**

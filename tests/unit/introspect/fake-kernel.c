@@ -242,6 +242,39 @@ static size_t put_ksymtab(struct fake_kernel *fk, const char *const *names,
 	return str - FK_KSYMTAB_STRINGS;
 }
 
+/* "cmpxchg %edx, VAR(%rip)" at @ip, locked or not; returns the next instruction's address. */
+static uint64_t put_cmpxchg_rip(struct fake_kernel *fk, uint64_t ip, uint64_t var, bool lock)
+{
+	uint8_t *p = fk->image + (ip - FK_LINK_BASE);
+	const uint8_t op[] = { 0xf0, 0x0f, 0xb1, 0x15 };
+	size_t n = lock ? 4 : 3;
+
+	memcpy(p, lock ? op : op + 1, n);
+	ip += n + 4;
+	img32(fk, ip - 4, (uint32_t)(var - ip));
+	return ip;
+}
+
+/*
+ * panic(), as far as introspection reads it: a prologue, a CMPXCHG without LOCK on a decoy
+ * that also starts as -1, then atomic_try_cmpxchg(&panic_cpu, ...), as kernel/panic.c does.
+ */
+static void put_panic(struct fake_kernel *fk, const struct fk_btf_opts *o)
+{
+	const uint8_t prologue[] = { 0x55, 0x48, 0x89, 0xe5, 0xfa }; /* push, mov rbp, cli */
+	uint64_t ip = FK_PANIC + sizeof(prologue);
+
+	memcpy(fk->image + (FK_PANIC - FK_LINK_BASE), prologue, sizeof(prologue));
+	ip = put_cmpxchg_rip(fk, ip, FK_PANIC_DECOY, false);
+	if (o && o->panic_cpu_late)
+		ip = put_cmpxchg_rip(fk, ip, FK_PANIC_DECOY + 4, true);
+	ip = put_cmpxchg_rip(fk, ip, FK_PANIC_CPU, true);
+	fk->image[ip - FK_LINK_BASE] = 0xc3;
+	img32(fk, FK_PANIC_CPU, o && o->panic_cpu_zero ? 0 : 0xffffffffU);
+	img32(fk, FK_PANIC_DECOY, 0xffffffffU);
+	img32(fk, FK_PANIC_DECOY + 4, 0);
+}
+
 /* .notes: a Xen-style note holding an address (relocated at boot), then the build ID. */
 static size_t put_notes(struct fake_kernel *fk)
 {
@@ -263,9 +296,9 @@ void fk_create(struct fake_kernel *fk, const struct fk_btf_opts *o)
 {
 	const char *pcpu = o && o->no_pcpu_hot ? "current_task" : "pcpu_hot";
 	const char *const exp_names[] = { "init_task", "page_offset_base", "__per_cpu_offset",
-					  pcpu };
+					  pcpu, "panic" };
 	const uint64_t exp_values[] = { FK_INIT_TASK, FK_PAGE_OFFSET_BASE, FK_PER_CPU_OFFSET,
-					FK_PCPU_HOT };
+					FK_PCPU_HOT, FK_PANIC };
 	size_t btf_size, notes_size, strs_size;
 	uint8_t percpu[0x100] = { 0 };
 	void *btf;
@@ -282,7 +315,8 @@ void fk_create(struct fake_kernel *fk, const struct fk_btf_opts *o)
 
 	memset(fk->image, 0xcc, 0x1000); /* .text */
 	notes_size = put_notes(fk);
-	strs_size = put_ksymtab(fk, exp_names, exp_values, 4);
+	strs_size = put_ksymtab(fk, exp_names, exp_values, 5);
+	put_panic(fk, o);
 	/* init_task, as init/init_task.c initializes it */
 	img32(fk, FK_INIT_TASK + FK_TASK_PID, 0);
 	img32(fk, FK_INIT_TASK + FK_TASK_TGID, 0);
@@ -303,7 +337,7 @@ void fk_create(struct fake_kernel *fk, const struct fk_btf_opts *o)
 					   FK_DATA, 0, FK_LINK_BASE + 0x80000 };
 		const void *const data[] = { fk->image, fk->image + 0x1000, fk->image + 0x2000,
 					     fk->image + 0x3000, fk->image + 0x10000, percpu, btf };
-		const size_t sizes[] = { 0x1000, notes_size, 4 * 12, strs_size, 0x20000,
+		const size_t sizes[] = { 0x1000, notes_size, 5 * 12, strs_size, 0x20000,
 					 sizeof(percpu), btf_size };
 
 		fk_write_elf(fk->vmlinux, names, types, addrs, data, sizes, 7);
@@ -325,6 +359,7 @@ void fk_create(struct fake_kernel *fk, const struct fk_btf_opts *o)
 	fprintf(f, "ffffffff81011000 D init_mm\n");
 	fprintf(f, "ffffffff81012000 D page_offset_base\n");
 	fprintf(f, "ffffffff81012100 D __per_cpu_offset\n");
+	fprintf(f, "ffffffff81012200 D panic_cpu\n");
 	fclose(f);
 }
 

@@ -52,6 +52,9 @@
 #define FK_INIT_MM (FK_LINK_BASE + 0x11000)
 #define FK_PAGE_OFFSET_BASE (FK_LINK_BASE + 0x12000)
 #define FK_PER_CPU_OFFSET (FK_LINK_BASE + 0x12100)
+#define FK_PANIC_CPU (FK_LINK_BASE + 0x12200)
+#define FK_PANIC_DECOY (FK_LINK_BASE + 0x12300)
+#define FK_PANIC (FK_LINK_BASE + 0x200)
 #define FK_INIT_TOP_PGT (FK_LINK_BASE + 0x20000)
 #define FK_PCPU_HOT 0x40ULL /* in the zero-based per-CPU section */
 
@@ -71,6 +74,8 @@ struct fk_btf_opts {
 	bool no_pcpu_hot;	/* an older kernel: per-CPU current_task, no struct pcpu_hot */
 	bool no_thread_node;	/* thread_group instead of thread_node/thread_head */
 	bool self_nesting;	/* an anonymous struct of 1000 anonymous members of itself */
+	bool panic_cpu_zero;	/* panic()'s LOCK CMPXCHG operand starts as 0, not -1 */
+	bool panic_cpu_late;	/* a locked CMPXCHG on another variable comes first in panic() */
 };
 
 /**

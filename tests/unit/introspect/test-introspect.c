@@ -201,6 +201,39 @@ START_TEST(test_exact_beats_user_half)
 }
 END_TEST
 
+/* panic_cpu read where the slid image has it: -1 until a CPU panics; unknown without it. */
+START_TEST(test_panic_cpu)
+{
+	const struct fk_btf_opts zero = { .panic_cpu_zero = true };
+	struct introspect *in;
+	struct procs p;
+	int32_t cpu = 7;
+
+	fk_boot(&fk, 0x1f400000, POB_L4, false);
+	populate(&p);
+	in = attach(ki, p.pgd_init, 0, 0, 0);
+	ck_assert_msg(in, "%s", err);
+	ck_assert_int_eq(introspect__panic_cpu(in, &cpu), 0);
+	ck_assert_int_eq(cpu, -1);
+	fk_w32(&fk, fk_rt(&fk, FK_PANIC_CPU), 1);
+	ck_assert_int_eq(introspect__panic_cpu(in, &cpu), 0);
+	ck_assert_int_eq(cpu, 1);
+	introspect__close(in);
+
+	/* a panic() whose LOCK CMPXCHG operand does not start as -1: not taken */
+	teardown();
+	fk_create(&fk, &zero);
+	ki = kernel_info__open(fk.vmlinux, NULL, err, sizeof(err));
+	ck_assert_msg(ki, "%s", err);
+	fk_boot(&fk, 0, POB_L4, false);
+	populate(&p);
+	in = attach(ki, p.pgd_init, 0, 0, 0);
+	ck_assert_msg(in, "%s", err);
+	ck_assert_int_eq(introspect__panic_cpu(in, &cpu), -ENOENT);
+	introspect__close(in);
+}
+END_TEST
+
 START_TEST(test_lstar)
 {
 	struct kernel_info *with_map, *raw;
@@ -488,6 +521,7 @@ Suite *introspect_suite(void)
 	tcase_add_loop_test(tc, test_resolve, 0, sizeof(boots) / sizeof(boots[0]));
 	tcase_add_test(tc, test_exact_beats_user_half);
 	tcase_add_test(tc, test_lstar);
+	tcase_add_test(tc, test_panic_cpu);
 	tcase_add_test(tc, test_bad_attach);
 	tcase_add_test(tc, test_cycle);
 	tcase_add_test(tc, test_bound);

@@ -75,6 +75,8 @@ START_TEST(test_vmlinux_alone)
 			  FK_PAGE_OFFSET_BASE);
 	/* not exported: from init_task's initializer */
 	ck_assert_uint_eq(sym(ki, KERNEL_SYM_INIT_MM, KERNEL_SYM_FROM_IMAGE), FK_INIT_MM);
+	/* not exported: from the first LOCK CMPXCHG of panic(), past an unlocked one */
+	ck_assert_uint_eq(sym(ki, KERNEL_SYM_PANIC_CPU, KERNEL_SYM_FROM_CODE), FK_PANIC_CPU);
 	ck_assert_int_eq(kernel_info__symbol(ki, KERNEL_SYM_ENTRY_SYSCALL_64, &addr), -ENOENT);
 	ck_assert_int_eq(kernel_info__symbol_source(ki, KERNEL_SYM_ENTRY_SYSCALL_64),
 			 KERNEL_SYM_FROM_NONE);
@@ -85,6 +87,28 @@ START_TEST(test_vmlinux_alone)
 	ck_assert_uint_eq(len, 36);
 	ck_assert_int_eq(memcmp(id, fk.image + (FK_NOTES - FK_LINK_BASE) + 24, len), 0);
 	kernel_info__close(ki);
+}
+END_TEST
+
+/* panic_cpu stays unknown when panic()'s first LOCK CMPXCHG is not on a variable that is -1. */
+START_TEST(test_panic_cpu_not_found)
+{
+	const struct fk_btf_opts zero = { .panic_cpu_zero = true }, late = { .panic_cpu_late = true };
+	const struct fk_btf_opts *opts[] = { &zero, &late };
+	struct kernel_info *ki;
+	uint64_t addr;
+
+	for (size_t i = 0; i < 2; i++) {
+		fk_create(&fk, opts[i]);
+		ki = kernel_info__open(fk.vmlinux, NULL, err, sizeof(err));
+		ck_assert_msg(ki, "%s", err);
+		ck_assert_int_eq(kernel_info__symbol(ki, KERNEL_SYM_PANIC_CPU, &addr), -ENOENT);
+		ck_assert_uint_eq(sym(ki, KERNEL_SYM_INIT_TASK, KERNEL_SYM_FROM_KSYMTAB),
+				  FK_INIT_TASK);
+		kernel_info__close(ki);
+		if (i == 0)
+			fk_destroy(&fk);
+	}
 }
 END_TEST
 
@@ -100,6 +124,7 @@ START_TEST(test_with_system_map)
 	ck_assert_uint_eq(sym(ki, KERNEL_SYM_ENTRY_SYSCALL_64, KERNEL_SYM_FROM_SYSTEM_MAP),
 			  FK_ENTRY_SYSCALL_64);
 	ck_assert_uint_eq(sym(ki, KERNEL_SYM_CURRENT, KERNEL_SYM_FROM_SYSTEM_MAP), FK_PCPU_HOT);
+	ck_assert_uint_eq(sym(ki, KERNEL_SYM_PANIC_CPU, KERNEL_SYM_FROM_SYSTEM_MAP), FK_PANIC_CPU);
 	kernel_info__close(ki);
 }
 END_TEST
@@ -251,6 +276,7 @@ Suite *kernel_info_suite(void)
 	tcase_add_checked_fixture(tc, NULL, teardown);
 	tcase_add_test(tc, test_vmlinux_alone);
 	tcase_add_test(tc, test_with_system_map);
+	tcase_add_test(tc, test_panic_cpu_not_found);
 	tcase_add_test(tc, test_raw_btf);
 	tcase_add_test(tc, test_system_map_of_another_build);
 	tcase_add_loop_test(tc, test_broken_btf, 0, sizeof(broken) / sizeof(broken[0]));
