@@ -120,7 +120,9 @@ static const char usage[] =
 	"                     buffer, a threshold PMI through the LAPIC's LVTPC (step backend;\n"
 	"                     records it cannot store are dropped and counted: --stats, and a\n"
 	"                     guest-bts-drop record in DIR). With --backend kvm the kernel does\n"
-	"                     it (kvm-patches/). Independent of --trace and --cpl\n"
+	"                     it (kvm-patches/) and counts the records it drops (--stats, and\n"
+	"                     guest-bts-drop records of reason kernel in DIR). Independent of\n"
+	"                     --trace and --cpl\n"
 	"  --ring RECORDS     records per ring file (default 65536; wrap mode keeps the newest)\n"
 	"  --vcpus N          vCPUs (default 1; the boot protocol starts vCPU 0; a Linux guest\n"
 	"                     starts the others itself through INIT/SIPI)\n"
@@ -767,6 +769,9 @@ static void print_stats(struct run_ctx *c, uint64_t wall_ns)
 		fprintf(stderr, "vbts: stats: guest bts: records stored %" PRIu64 ", dropped %"
 				PRIu64 ", threshold reached %" PRIu64 ", msr writes refused %" PRIu64
 				"\n", sum.gbts.stored, sum.gbts.dropped, sum.gbts.pmis, sum.gbts.gp);
+	else if (c->vm.guest_bts_kvm)
+		fprintf(stderr, "vbts: stats: guest bts: records dropped %" PRIu64 " (counted by "
+				"the kernel)\n", sum.gbts.dropped);
 	uart__stats(c->vm.uart, &written, &dropped);
 	agent__stats(c->vm.agent, &as);
 	fprintf(stderr, "vbts: stats: console %" PRIu64 " bytes (%" PRIu64 " dropped); agent %"

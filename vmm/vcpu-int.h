@@ -53,6 +53,7 @@ struct vcpu {
 	uint64_t exits[VCPU_NR_EXIT_COUNTERS];
 	bool frozen;
 	struct guest_bts gbts;
+	struct kvm_stat gbts_kvm_dropped;
 };
 
 /*

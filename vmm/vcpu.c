@@ -94,6 +94,7 @@ void vcpu__init_detached(struct vcpu *v, struct vm *vm, unsigned int index, stru
 	v->tv.ring_records = vm->ring_records;
 	v->tv.tasks = vm->tasks;
 	v->tv.gbts = vm->guest_bts ? &v->gbts : NULL;
+	v->gbts_kvm_dropped.fd = -1;
 }
 
 /*
@@ -182,6 +183,13 @@ struct vcpu *vcpu__create(struct vm *vm, unsigned int index)
 			pr_debug("--guest-bts: this KVM does not keep MSR_SMI_COUNT: an INIT of a "
 				 "vCPU does not clear its DEBUGCTL");
 	}
+	if (vm->guest_bts_kvm) {
+		/* The kernel counts the guest's records it drops; without it they go untold. */
+		ret = kvm_stat__open(fd, "guest_bts_dropped", &v->gbts_kvm_dropped);
+		if (ret < 0 && index == 0)
+			pr_warn("--guest-bts --backend kvm: no vCPU stat guest_bts_dropped (%s): "
+				"records the kernel drops are not counted", strerror(-ret));
+	}
 	return v;
 
 err_unmap:
@@ -202,6 +210,7 @@ void vcpu__destroy(struct vcpu *v)
 		return;
 	if (v->run_size)
 		munmap(v->run, v->run_size);
+	kvm_stat__close(&v->gbts_kvm_dropped);
 	if (v->fd >= 0)
 		close(v->fd);
 	pthread_cond_destroy(&v->cond);
@@ -795,6 +804,7 @@ int vcpu__start(struct vcpu *v, bool live)
 	v->tv.ring_records = v->vm->ring_records;
 	v->tv.tasks = v->vm->tasks;
 	v->tv.gbts = v->vm->guest_bts ? &v->gbts : NULL;
+	v->tv.gbts_kvm_dropped = v->gbts_kvm_dropped.fd >= 0 ? &v->gbts_kvm_dropped : NULL;
 	ret = pthread_create(&v->thread, NULL, vcpu_thread, v);
 	if (!ret)
 		v->started = true;
@@ -835,4 +845,7 @@ void vcpu__stats(const struct vcpu *v, struct vcpu_stats *stats)
 	stats->records = v->tv.stat_records;
 	stats->gaps = v->tv.stat_gaps;
 	stats->gbts = v->gbts.stats;
+	if (v->gbts_kvm_dropped.fd >= 0 &&
+	    kvm_stat__read(&v->gbts_kvm_dropped, &stats->gbts.dropped) < 0)
+		stats->gbts.dropped = v->tv.gbts_kvm_told;
 }

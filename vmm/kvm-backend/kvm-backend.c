@@ -28,6 +28,10 @@
  * then the TASK_ARRIVE written here) when one is loaded, DISABLE (STOP) when another is, so
  * every other process runs unstepped and leaves no record; the kernel's TASK_ARRIVE of a
  * process not selected is not copied.
+ *
+ * A guest's own BTS (--guest-bts, the kernel's guest mode): the records the kernel could not
+ * store into the guest's buffer are counted in the vCPU stat guest_bts_dropped; each increase
+ * seen after a copy is one guest-bts-drop record (reason kernel, `to` = how many).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -189,6 +193,22 @@ static void drain(struct tracer_vcpu *tv, struct kvm_bts *kb)
 	for (; kb->next < head; kb->next++)
 		copy_record(tv, kb, kb->recs[kb->next % kb->nr]);
 	__atomic_store_n(&kb->hdr->tail, head, __ATOMIC_RELEASE);
+}
+
+/*
+ * The guest's own BTS under the kernel (--guest-bts --backend kvm): records the kernel dropped
+ * since the last look (its vCPU stat guest_bts_dropped) are told by one guest-bts-drop record,
+ * after the branches copied with them.
+ */
+static void tell_guest_bts_drops(struct tracer_vcpu *tv)
+{
+	uint64_t n;
+
+	if (!tv->gbts_kvm_dropped || kvm_stat__read(tv->gbts_kvm_dropped, &n) < 0 ||
+	    n <= tv->gbts_kvm_told)
+		return;
+	put_escape(tv, VBTS_ESC_GUEST_BTS_DROP, n - tv->gbts_kvm_told, VBTS_GUEST_BTS_DROP_KERNEL);
+	tv->gbts_kvm_told = n;
 }
 
 /* Guest TSC now, and the ns since trace start it corresponds to. */
@@ -471,6 +491,7 @@ static int kvm_bts_after_exit(struct tracer_vcpu *tv)
 		return ret < 0 ? ret : 1;
 	}
 	drain(tv, kb);
+	tell_guest_bts_drops(tv);
 	if (tv->tasks) {
 		ret = settle(tv, kb);
 		if (ret < 0)
@@ -489,6 +510,9 @@ static void kvm_bts_fini(struct tracer_vcpu *tv)
 		return;
 	if (tv->tasks)
 		guest_tasks__settle(tv->tasks, tv->index, true);
+	/* the last drops before the kernel's STOP */
+	drain(tv, kb);
+	tell_guest_bts_drops(tv);
 	if (kb->enabled) {
 		ret = kvm__ioctl_quiet(tv->fd, VBTS_KVM_X86_BTS_DISABLE, NULL);
 		if (ret < 0) {
