@@ -18,6 +18,10 @@
  * configuration instead and checks that it keeps running, that nothing but its buffer changes
  * and that nothing is stored where it cannot be; the VMM counts the records it drops.
  *
+ * On a CPU whose IA32_DS_AREA does not keep its value (QEMU TCG) it runs the labelled sequence
+ * once and exits with GUEST_EXIT_NO_DS: that run's execution log is the oracle of its buffer
+ * (seq_jmp_from up to seq_end, tests/kvm/guest-bts-oracle).
+ *
  * Console: "guest-bts: <check> ok" per check, the records of each run as "rec <from> <to>"
  * lines (the same under every backend), "guest-bts: done". Exit value 0 when every check
  * passed, GUEST_EXIT_CPUID when only CPUID lacked the DS bits (the other checks run without
@@ -52,6 +56,8 @@
 
 /* Exit value when every check but CPUID's passed (a KVM that ignores the VMM's CPUID). */
 #define GUEST_EXIT_CPUID 0x02
+/* Exit value on a CPU without a DS save area (QEMU TCG): the labelled sequence ran alone. */
+#define GUEST_EXIT_NO_DS 0x03
 
 /* The mode checks, which the hostile image does not run. */
 #define MODES_ONLY __attribute__((unused))
@@ -102,6 +108,7 @@ __asm__(
 	"	xor %edx, %edx\n"
 	"	mov $0x1d9, %ecx\n"
 	"	wrmsr\n"
+	L("seq_end")
 	"	ret\n"
 	"seq_leaf:\n"
 	L("seq_call_to")
@@ -656,11 +663,26 @@ static void check_hostile(void)
 }
 #endif
 
+/*
+ * Whether IA32_DS_AREA keeps what is written to it. A CPU without a DS save area (QEMU TCG,
+ * which ignores the MSR) runs the labelled sequence once, BTS or not, and stops: QEMU's
+ * execution log of that run gives the branches the guest's buffer must hold (the oracle).
+ */
+static void oracle_run(void)
+{
+	if (!try_wrmsr(MSR_DS_AREA, (uint64_t)&ds) && rdmsr(MSR_DS_AREA) == (uint64_t)&ds)
+		return;
+	uart_puts("guest-bts: no DS save area: the labelled sequence runs alone\n");
+	bts_seq(TR | BTS);
+	guest_exit(GUEST_EXIT_NO_DS);
+}
+
 void guest_main(uint32_t magic, uint32_t mbi)
 {
 	GUEST_ASSERT(magic == 0x2badb002);
 	cpu_init();
 	lapic_init();
+	oracle_run();
 	check_enumeration();
 #ifdef GUEST_BTS_HOSTILE
 	check_hostile();
