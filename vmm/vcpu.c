@@ -789,13 +789,13 @@ out:
 	return NULL;
 }
 
-int vcpu__start(struct vcpu *v, bool live)
+static int start(struct vcpu *v, bool run, bool live)
 {
 	int ret;
 
 	pthread_mutex_lock(&v->lock);
 	/* A stop requested before the start (the guest already ended the run) is kept. */
-	set_request(v, live ? VCPU_RUNNING : VCPU_PAUSED);
+	set_request(v, run ? VCPU_RUNNING : VCPU_PAUSED);
 	v->live = live;
 	v->tv.mem = v->vm->mem;
 	v->tv.cpl = v->vm->cpl;
@@ -810,6 +810,16 @@ int vcpu__start(struct vcpu *v, bool live)
 		v->started = true;
 	pthread_mutex_unlock(&v->lock);
 	return -ret;
+}
+
+int vcpu__start(struct vcpu *v, bool live)
+{
+	return start(v, live, live);
+}
+
+int vcpu__start_ap(struct vcpu *v)
+{
+	return start(v, true, false);
 }
 
 void vcpu__join(struct vcpu *v)
