@@ -179,7 +179,7 @@ const char *guest_bts_drop__name(uint64_t reason)
 	static const char *const names[VBTS_GUEST_BTS_DROP_MAX] = {
 		[VBTS_GUEST_BTS_DROP_DS_AREA] = "ds-area", [VBTS_GUEST_BTS_DROP_FIELDS] = "ds-fields",
 		[VBTS_GUEST_BTS_DROP_FULL] = "full",       [VBTS_GUEST_BTS_DROP_BUFFER] = "buffer",
-		[VBTS_GUEST_BTS_DROP_INDEX] = "index",
+		[VBTS_GUEST_BTS_DROP_INDEX] = "index",      [VBTS_GUEST_BTS_DROP_KERNEL] = "kernel",
 	};
 
 	return reason < VBTS_GUEST_BTS_DROP_MAX && names[reason] ? names[reason] : "unknown";

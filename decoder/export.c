@@ -296,7 +296,13 @@ static void jsonl_record(struct exporter *e, const struct decoded_record *r)
 		*p++ = '"';
 		break;
 	case DECODED_GUEST_BTS_DROP:
-		p = JSON_ADDR(p, "from", r->from, r->from_valid);
+		/* the kernel's count: how many, not which branch */
+		if (r->aux == VBTS_GUEST_BTS_DROP_KERNEL) {
+			p = PUT(p, ",\"records\":");
+			p = out_buf__fmt_u64(p, r->from);
+		} else {
+			p = JSON_ADDR(p, "from", r->from, r->from_valid);
+		}
 		p = PUT(p, ",\"reason\":\"");
 		p = put_str(p, guest_bts_drop__name(r->aux));
 		*p++ = '"';
@@ -519,9 +525,14 @@ static void text_record(struct exporter *e, const struct decoded_record *r)
 		break;
 	case DECODED_GUEST_BTS_DROP:
 		*p++ = ' ';
-		out_buf__commit(&e->ob, p);
-		text_addr(e, t, r->from, r->from_valid);
-		p = out_buf__reserve(&e->ob, TEXT_RECORD_MAX);
+		if (r->aux == VBTS_GUEST_BTS_DROP_KERNEL) {
+			p = out_buf__fmt_u64(p, r->from);
+			p = PUT(p, " records");
+		} else {
+			out_buf__commit(&e->ob, p);
+			text_addr(e, t, r->from, r->from_valid);
+			p = out_buf__reserve(&e->ob, TEXT_RECORD_MAX);
+		}
 		p = PUT(p, "  (");
 		p = put_str(p, guest_bts_drop__name(r->aux));
 		*p++ = ')';

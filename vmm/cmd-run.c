@@ -85,6 +85,7 @@ struct run_ctx {
 	bool *gone;      /* per vCPU, for guest_tasks__reap() */
 	int fail_status; /* exit status when a stage fails: 1, or 2 for bad input */
 	struct control *control;
+	bool bare_irqchip; /* a bare guest with an in-kernel irqchip: it may start its APs */
 };
 
 static const char usage[] =
@@ -126,7 +127,9 @@ static const char usage[] =
 	"                     buffer, a threshold PMI through the LAPIC's LVTPC (step backend;\n"
 	"                     records it cannot store are dropped and counted: --stats, and a\n"
 	"                     guest-bts-drop record in DIR). With --backend kvm the kernel does\n"
-	"                     it (kvm-patches/). Independent of --trace and --cpl\n"
+	"                     it (kvm-patches/) and counts the records it drops (--stats, and\n"
+	"                     guest-bts-drop records of reason kernel in DIR). Independent of\n"
+	"                     --trace and --cpl\n"
 	"  --ring RECORDS     records per ring file (default 65536; wrap mode keeps the newest)\n"
 	"  --mode wrap|stream wrap (default): a ring file per vCPU, the newest records, a fixed\n"
 	"                     size (the flight recorder); stream: every record, in segment\n"
@@ -137,8 +140,9 @@ static const char usage[] =
 	"  --on-full stall|drop  stream: when the budget or the disk is full, stall the traced\n"
 	"                     vCPU until there is space (default), or drop records and count\n"
 	"                     them in the trace (a lost record)\n"
-	"  --vcpus N          vCPUs (default 1; the boot protocol starts vCPU 0; a Linux guest\n"
-	"                     starts the others itself through INIT/SIPI)\n"
+	"  --vcpus N          vCPUs (default 1; the boot protocol starts vCPU 0; a Linux guest,\n"
+	"                     or a multiboot guest with --guest-bts (it has LAPICs), starts the\n"
+	"                     others itself through INIT/SIPI)\n"
 	"  --memory MIB       guest RAM in MiB (default 256, at most 65536; RAM beyond 3 GiB\n"
 	"                     continues at 4 GiB, as on a PC)\n"
 	"  --console FILE     write the guest's serial output to FILE instead of stdout\n"
@@ -356,7 +360,10 @@ static int platform_init(struct run_ctx *c)
 		/* A bare guest gets an in-kernel LAPIC for its LVTPC (the threshold PMI). */
 		if (!c->img.pc) {
 			ret = kvm__ioctl(c->vm.kvm.vm_fd, KVM_CREATE_IRQCHIP, 0);
-			return ret < 0 ? ret : 0;
+			if (ret < 0)
+				return ret;
+			c->bare_irqchip = true;
+			return 0;
 		}
 	}
 	if (!c->img.pc)
@@ -892,6 +899,9 @@ static void print_stats(struct run_ctx *c, uint64_t wall_ns)
 		fprintf(stderr, "vbts: stats: guest bts: records stored %" PRIu64 ", dropped %"
 				PRIu64 ", threshold reached %" PRIu64 ", msr writes refused %" PRIu64
 				"\n", sum.gbts.stored, sum.gbts.dropped, sum.gbts.pmis, sum.gbts.gp);
+	else if (c->vm.guest_bts_kvm)
+		fprintf(stderr, "vbts: stats: guest bts: records dropped %" PRIu64 " (counted by "
+				"the kernel)\n", sum.gbts.dropped);
 	uart__stats(c->vm.uart, &written, &dropped);
 	agent__stats(c->vm.agent, &as);
 	fprintf(stderr, "vbts: stats: console %" PRIu64 " bytes (%" PRIu64 " dropped); agent %"
@@ -988,7 +998,11 @@ static int run_vm(struct run_ctx *c)
 	/* An operating system starts its APs itself: they wait in KVM_RUN for INIT/SIPI. */
 	c->vm.nr_live = c->vm.pc ? c->vm.nr_vcpus : 1;
 	for (unsigned int i = 0; i < c->vm.nr_vcpus; i++) {
-		ret = vcpu__start(c->vm.vcpus[i], i == 0 || c->vm.pc);
+		/* A bare guest with an in-kernel LAPIC (--guest-bts) may start its APs, too. */
+		if (i && !c->vm.pc && c->bare_irqchip)
+			ret = vcpu__start_ap(c->vm.vcpus[i]);
+		else
+			ret = vcpu__start(c->vm.vcpus[i], i == 0 || c->vm.pc);
 		if (ret < 0) {
 			pr_err("cannot start vCPU %u's thread: %s", i, strerror(-ret));
 			break;

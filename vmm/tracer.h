@@ -16,6 +16,8 @@
 #include <time.h>
 #include <linux/kvm.h>
 
+#include "kvm-stats.h"
+
 struct guest_bts;
 struct guest_memory;
 struct guest_tasks;
@@ -65,6 +67,10 @@ struct tracer_caps {
  * @gbts:   the guest's own BTS (vmm/guest-bts.h) when the VMM emulates it (--guest-bts with
  *          the step backend): the backend stores each branch the guest takes into the guest's
  *          buffer; NULL otherwise
+ * @gbts_kvm_dropped: the kernel's count of the guest's BTS records it dropped (the vCPU stat
+ *          guest_bts_dropped) when the kernel gives the guest its BTS (--guest-bts with the kvm
+ *          backend); NULL otherwise. The backend tells each increase in the trace.
+ * @gbts_kvm_told: the part of that count already told in the trace
  * @priv:   backend state
  * @stat_steps:   single-steps taken (KVM_EXIT_DEBUG exits consumed), for `vbts run --stats`
  * @stat_records: records the backend appended to @ring
@@ -83,6 +89,8 @@ struct tracer_vcpu {
 	uint64_t ring_records;
 	struct guest_tasks *tasks;
 	struct guest_bts *gbts;
+	const struct kvm_stat *gbts_kvm_dropped;
+	uint64_t gbts_kvm_told;
 	void *priv;
 	uint64_t stat_steps;
 	uint64_t stat_records;

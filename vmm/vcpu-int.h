@@ -64,6 +64,7 @@ struct vcpu {
 	unsigned int ctl_req;
 	unsigned int ctl_cpl;
 	unsigned int rec;
+	struct kvm_stat gbts_kvm_dropped;
 };
 
 /*

@@ -95,6 +95,7 @@ void vcpu__init_detached(struct vcpu *v, struct vm *vm, unsigned int index, stru
 	v->tv.tasks = vm->tasks;
 	v->tv.gbts = vm->guest_bts ? &v->gbts : NULL;
 	v->ctl_cpl = vm->cpl;
+	v->gbts_kvm_dropped.fd = -1;
 }
 
 /*
@@ -183,6 +184,13 @@ struct vcpu *vcpu__create(struct vm *vm, unsigned int index)
 			pr_debug("--guest-bts: this KVM does not keep MSR_SMI_COUNT: an INIT of a "
 				 "vCPU does not clear its DEBUGCTL");
 	}
+	if (vm->guest_bts_kvm) {
+		/* The kernel counts the guest's records it drops; without it they go untold. */
+		ret = kvm_stat__open(fd, "guest_bts_dropped", &v->gbts_kvm_dropped);
+		if (ret < 0 && index == 0)
+			pr_warn("--guest-bts --backend kvm: no vCPU stat guest_bts_dropped (%s): "
+				"records the kernel drops are not counted", strerror(-ret));
+	}
 	return v;
 
 err_unmap:
@@ -203,6 +211,7 @@ void vcpu__destroy(struct vcpu *v)
 		return;
 	if (v->run_size)
 		munmap(v->run, v->run_size);
+	kvm_stat__close(&v->gbts_kvm_dropped);
 	if (v->fd >= 0)
 		close(v->fd);
 	pthread_cond_destroy(&v->cond);
@@ -932,13 +941,13 @@ out:
 	return NULL;
 }
 
-int vcpu__start(struct vcpu *v, bool live)
+static int start(struct vcpu *v, bool run, bool live)
 {
 	int ret;
 
 	pthread_mutex_lock(&v->lock);
 	/* A stop requested before the start (the guest already ended the run) is kept. */
-	set_request(v, live ? VCPU_RUNNING : VCPU_PAUSED);
+	set_request(v, run ? VCPU_RUNNING : VCPU_PAUSED);
 	v->live = live;
 	v->tv.mem = v->vm->mem;
 	v->tv.cpl = v->vm->cpl;
@@ -948,11 +957,22 @@ int vcpu__start(struct vcpu *v, bool live)
 	v->tv.ring_records = v->vm->ring_records;
 	v->tv.tasks = v->vm->tasks;
 	v->tv.gbts = v->vm->guest_bts ? &v->gbts : NULL;
+	v->tv.gbts_kvm_dropped = v->gbts_kvm_dropped.fd >= 0 ? &v->gbts_kvm_dropped : NULL;
 	ret = pthread_create(&v->thread, NULL, vcpu_thread, v);
 	if (!ret)
 		v->started = true;
 	pthread_mutex_unlock(&v->lock);
 	return -ret;
+}
+
+int vcpu__start(struct vcpu *v, bool live)
+{
+	return start(v, live, live);
+}
+
+int vcpu__start_ap(struct vcpu *v)
+{
+	return start(v, true, false);
 }
 
 void vcpu__join(struct vcpu *v)
@@ -988,4 +1008,7 @@ void vcpu__stats(const struct vcpu *v, struct vcpu_stats *stats)
 	stats->records = v->tv.stat_records;
 	stats->gaps = v->tv.stat_gaps;
 	stats->gbts = v->gbts.stats;
+	if (v->gbts_kvm_dropped.fd >= 0 &&
+	    kvm_stat__read(&v->gbts_kvm_dropped, &stats->gbts.dropped) < 0)
+		stats->gbts.dropped = v->tv.gbts_kvm_told;
 }

@@ -152,6 +152,16 @@ enum vcpu_recording vcpu__recording(struct vcpu *v, unsigned int *pending, unsig
 int vcpu__start(struct vcpu *v, bool live);
 
 /**
+ * vcpu__start_ap() - start the thread of an AP that the guest starts itself: it enters KVM_RUN
+ * at once, where KVM's in-kernel LAPIC holds it until the guest's INIT and SIPI, and it does
+ * not keep the run going (a bare guest's run ends with its BSP, as without the AP).
+ * @v: vCPU (not the BSP) of a VM with an in-kernel irqchip
+ *
+ * Return: 0 or -errno from pthread_create.
+ */
+int vcpu__start_ap(struct vcpu *v);
+
+/**
  * vcpu__request() - ask the vCPU to change state; kicks it out of KVM_RUN when needed.
  * @v:     vCPU
  * @state: VCPU_RUNNING (resume), VCPU_PAUSED or VCPU_STOPPED (final: no later request or

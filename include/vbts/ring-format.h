@@ -103,7 +103,8 @@ enum vbts_escape_kind {
 	VBTS_ESC_FREEZE = 9,      /* to = time, aux = enum vbts_freeze_reason */
 	VBTS_ESC_GUEST_BTS_DROP = 10, /* the guest's own BTS dropped a record (guest-visible BTS):
 				       * to = the branch's from, aux = enum vbts_guest_bts_drop;
-				       * one per run of drops */
+				       * one per run of drops. aux = VBTS_GUEST_BTS_DROP_KERNEL:
+				       * to = the records the kernel dropped since the last one */
 	VBTS_ESC_TASK_PID = 11,   /* right after a TASK_ARRIVE, when the VMM knows the guest process:
 				   * to = pid (bits 0-31) | tgid (bits 32-63), aux = 0 */
 	VBTS_ESC_MAX
@@ -127,6 +128,8 @@ enum vbts_guest_bts_drop {
 	VBTS_GUEST_BTS_DROP_FULL = 3,    /* BTINT and no room before the absolute maximum */
 	VBTS_GUEST_BTS_DROP_BUFFER = 4,  /* the record's bytes are not writable guest RAM */
 	VBTS_GUEST_BTS_DROP_INDEX = 5,   /* the record was written, the index could not be */
+	VBTS_GUEST_BTS_DROP_KERNEL = 6,  /* the kvm backend's kernel dropped `to` records (its vCPU
+					  * stat guest_bts_dropped; branches and reasons unknown) */
 	VBTS_GUEST_BTS_DROP_MAX
 };
 

@@ -18,6 +18,10 @@
  * configuration instead and checks that it keeps running, that nothing but its buffer changes
  * and that nothing is stored where it cannot be; the VMM counts the records it drops.
  *
+ * On a CPU whose IA32_DS_AREA does not keep its value (QEMU TCG) it runs the labelled sequence
+ * once and exits with GUEST_EXIT_NO_DS: that run's execution log is the oracle of its buffer
+ * (seq_jmp_from up to seq_end, tests/kvm/guest-bts-oracle).
+ *
  * Console: "guest-bts: <check> ok" per check, the records of each run as "rec <from> <to>"
  * lines (the same under every backend), "guest-bts: done". Exit value 0 when every check
  * passed, GUEST_EXIT_CPUID when only CPUID lacked the DS bits (the other checks run without
@@ -52,6 +56,8 @@
 
 /* Exit value when every check but CPUID's passed (a KVM that ignores the VMM's CPUID). */
 #define GUEST_EXIT_CPUID 0x02
+/* Exit value on a CPU without a DS save area (QEMU TCG): the labelled sequence ran alone. */
+#define GUEST_EXIT_NO_DS 0x03
 
 /* The mode checks, which the hostile image does not run. */
 #define MODES_ONLY __attribute__((unused))
@@ -102,6 +108,7 @@ __asm__(
 	"	xor %edx, %edx\n"
 	"	mov $0x1d9, %ecx\n"
 	"	wrmsr\n"
+	L("seq_end")
 	"	ret\n"
 	"seq_leaf:\n"
 	L("seq_call_to")
@@ -538,10 +545,9 @@ static void canaries_set(void)
 	memset(buf, CANARY, sizeof(buf));
 }
 
-static void canaries_check(const char *check)
+static void canaries_check_pages(const char *check)
 {
 	const uint8_t *a = (const uint8_t *)HP(HP_RAM0), *b = (const uint8_t *)HP(HP_RAM2);
-	const uint8_t *c = (const uint8_t *)buf;
 
 	for (unsigned int i = 0; i < 4096; i++) {
 		if (a[i] != CANARY)
@@ -549,6 +555,13 @@ static void canaries_check(const char *check)
 		if (b[i] != CANARY)
 			fail(check, "written around the unmapped page", i, b[i]);
 	}
+}
+
+static void canaries_check(const char *check)
+{
+	const uint8_t *c = (const uint8_t *)buf;
+
+	canaries_check_pages(check);
 	for (unsigned int i = 0; i < sizeof(buf); i++)
 		if (c[i] != CANARY)
 			fail(check, "buffer written", i, c[i]);
@@ -654,18 +667,328 @@ static void check_hostile(void)
 	ok("ds area in its buffer");
 	wrmsr(MSR_X2APIC_LVTPC, LVT_NMI | LVT_MASKED);
 }
+
+/*
+ * A second vCPU rewriting the DS area while this one traces into it (`--vcpus 2 --append
+ * smp2`). The AP is started with INIT and SIPI through the x2APIC's ICR into a real-mode
+ * trampoline copied to AP_TRAMP, which goes straight to long mode on the BSP's page tables and
+ * GDT and calls ap_main().
+ *
+ * The AP only ever writes these values (b the buffer's base, m its maximum, NC non-canonical),
+ * mostly the index, so that a store often finds good fields that turn bad right after it read
+ * them: base in {b, NC, HP(HP_NORAM)}, index in {b + k * 24, b + 1, b - 24, m + 24, NC,
+ * HP(HP_MMIO)}, maximum in {m, b + 8}. Whatever mixture of them a store reads, it is dropped or it writes a
+ * record inside [b, m): the fields check refuses a base of NC or above m and a maximum of
+ * b + 8, an index beyond the maximum returns to the base. So the BSP can check afterwards that
+ * nothing outside [b, m) changed and that every record in it is one of its labelled branches.
+ */
+#define AP_TRAMP 0x7000ULL
+#define ICR_INIT 0x4500ULL
+#define ICR_SIPI 0x4600ULL
+#define MSR_X2APIC_ICR 0x830
+#define AP_WAIT (1UL << 22) /* polls (no PAUSE: KVM exits on PAUSE loops): a hang guard */
+#define NC 0x0000800000000000ULL
+#define RACE_RUNS 40
+
+#define TRAMP_ADDR(sym) "(0x7000 + " #sym " - ap_tramp)"
+
+__asm__(
+	".text\n"
+	".code16\n"
+	".globl ap_tramp\n"
+	"ap_tramp:\n"
+	"	cli\n"
+	"	xor %ax, %ax\n"
+	"	mov %ax, %ds\n"
+	"	lgdtl " TRAMP_ADDR(ap_tramp_gdtr) "\n"
+	"	mov %cr4, %eax\n"
+	"	or $0x20, %eax\n"                      /* PAE */
+	"	mov %eax, %cr4\n"
+	"	mov " TRAMP_ADDR(ap_tramp_cr3) ", %eax\n"
+	"	mov %eax, %cr3\n"
+	"	mov $0xc0000080, %ecx\n"               /* EFER */
+	"	rdmsr\n"
+	"	or $0x101, %eax\n"                     /* LME, SCE */
+	"	wrmsr\n"
+	"	mov %cr0, %eax\n"
+	"	or $0x80010001, %eax\n"                /* PG, WP, PE */
+	"	mov %eax, %cr0\n"
+	"	ljmpl *" TRAMP_ADDR(ap_tramp_far) "\n"
+	".balign 8\n"
+	".globl ap_tramp_gdtr\n"
+	"ap_tramp_gdtr:\n"
+	"	.word 0\n"
+	"	.long 0\n"
+	".balign 4\n"
+	".globl ap_tramp_cr3\n"
+	"ap_tramp_cr3:\n"
+	"	.long 0\n"
+	".globl ap_tramp_far\n"
+	"ap_tramp_far:\n"
+	"	.long 0\n"
+	"	.word 0x08\n"
+	".globl ap_tramp_end\n"
+	"ap_tramp_end:\n"
+	".code64\n"
+	".globl ap_start64\n"
+	".type ap_start64, @function\n"
+	"ap_start64:\n"
+	"	mov $0x10, %eax\n"
+	"	mov %eax, %ds\n"
+	"	mov %eax, %es\n"
+	"	mov %eax, %ss\n"
+	"	lea ap_stack_top(%rip), %rsp\n"
+	"	call ap_main\n"
+	"1:	hlt\n"
+	"	jmp 1b\n"
+	".size ap_start64, . - ap_start64\n"
+	".bss\n"
+	".balign 16\n"
+	"ap_stack:\n"
+	"	.skip 8192\n"
+	"ap_stack_top:\n"
+	".text\n");
+
+extern char ap_tramp[], ap_tramp_gdtr[], ap_tramp_cr3[], ap_tramp_far[], ap_tramp_end[],
+	ap_start64[];
+void ap_main(void);
+
+enum ap_cmd { AP_NONE, AP_BAD, AP_GOOD, AP_RACE, AP_STOP };
+
+static volatile unsigned int ap_up, ap_cmd, ap_ack;
+static volatile uint64_t ap_rewrites;
+static struct rec sbuf[CAP + 2] __attribute__((aligned(64))); /* guard, CAP records, guard */
+
+static uint64_t smp_b(void)
+{
+	return (uint64_t)&sbuf[1];
+}
+
+static uint64_t smp_m(void)
+{
+	return smp_b() + CAP * REC;
+}
+
+static void ds_good(void)
+{
+	ds.bts_base = smp_b();
+	ds.bts_index = smp_b();
+	ds.bts_max = smp_m();
+	ds.bts_threshold = ~0ULL;
+}
+
+void ap_main(void)
+{
+	const uint64_t b = smp_b(), m = smp_m();
+	/* mostly the index, between good and bad values; base and maximum now and then */
+	const uint64_t indexes[] = { b + 3 * REC, b - REC, b,  b + 1, b + 3 * REC, m + REC, NC,
+				     b + 5 * REC, HP(HP_MMIO) };
+	const uint64_t bases[] = { b, NC, b, b, b, HP(HP_NORAM) };
+	const uint64_t maxes[] = { m, m, m, b + 8, m, m };
+	unsigned int last = AP_NONE;
+	uint64_t n = 0;
+
+	ap_up = 1;
+	for (;;) {
+		unsigned int c = ap_cmd;
+
+		if (c == last) {
+			if (c != AP_RACE)
+				continue;
+			if (n % 10 < 9) {
+				ds.bts_index = indexes[n % 10];
+			} else {
+				ds.bts_base = bases[(n / 10) % 6];
+				ds.bts_max = maxes[(n / 10) % 6];
+			}
+			n++;
+			__asm__ volatile("" : : : "memory");
+			ap_rewrites = n;
+			continue;
+		}
+		switch (c) {
+		case AP_BAD:
+			ds_good();
+			ds.bts_index = b + 1;
+			break;
+		case AP_GOOD:
+		case AP_STOP:
+			ds_good();
+			break;
+		default:
+			break;
+		}
+		last = c;
+		/* the fields before the answer (x86 keeps stores in order; the compiler must) */
+		__asm__ volatile("" : : : "memory");
+		ap_ack = c;
+		if (c == AP_STOP)
+			return;
+	}
+}
+
+static void ap_send(unsigned int cmd)
+{
+	__asm__ volatile("" : : : "memory");
+	ap_cmd = cmd;
+	for (unsigned long i = 0; i < AP_WAIT && ap_ack != cmd; i++)
+		;
+	if (ap_ack != cmd)
+		fail("second vcpu", "no answer to command", cmd, ap_ack);
+	__asm__ volatile("" : : : "memory");
+}
+
+static void ap_boot(void)
+{
+	struct {
+		uint16_t limit;
+		uint64_t base;
+	} __attribute__((packed)) gdtr;
+	uint8_t *t = (uint8_t *)AP_TRAMP;
+	uint32_t cr3 = (uint32_t)read_cr3(), far = (uint32_t)(uint64_t)ap_start64;
+	uint32_t base;
+
+	__asm__ volatile("sgdt %0" : "=m"(gdtr));
+	base = (uint32_t)gdtr.base;
+	memcpy(t, ap_tramp, (size_t)(ap_tramp_end - ap_tramp));
+	memcpy(t + (ap_tramp_gdtr - ap_tramp), &gdtr.limit, 2);
+	memcpy(t + (ap_tramp_gdtr - ap_tramp) + 2, &base, 4);
+	memcpy(t + (ap_tramp_cr3 - ap_tramp), &cr3, 4);
+	memcpy(t + (ap_tramp_far - ap_tramp), &far, 4);
+	wrmsr(MSR_X2APIC_ICR, (1ULL << 32) | ICR_INIT);
+	wrmsr(MSR_X2APIC_ICR, (1ULL << 32) | ICR_SIPI | (AP_TRAMP >> 12));
+	for (unsigned long i = 0; i < AP_WAIT && !ap_up; i++)
+		;
+	if (!ap_up)
+		fail("second vcpu", "the AP did not start", 1, 0);
+}
+
+/* Every record in [b, m) is empty or one of the labelled branches; nothing else changed. */
+static void smp_check_buffer(const char *check)
+{
+	struct rec e[NSEQ];
+	const uint8_t *g0 = (const uint8_t *)&sbuf[0], *g1 = (const uint8_t *)&sbuf[CAP + 1];
+
+	expected(e);
+	for (unsigned int i = 0; i < REC; i++)
+		if (g0[i] != CANARY || g1[i] != CANARY)
+			fail(check, "written outside the buffer", i, g0[i] != CANARY ? 0 : 1);
+	for (unsigned int i = 1; i <= CAP; i++) {
+		int known = !sbuf[i].from && !sbuf[i].to && !sbuf[i].flags;
+
+		for (unsigned int k = 0; k < NSEQ && !known; k++)
+			known = sbuf[i].from == e[k].from && sbuf[i].to == e[k].to &&
+				!sbuf[i].flags;
+		if (!known)
+			fail(check, "not a labelled branch", i, sbuf[i].from);
+	}
+}
+
+static void check_second_vcpu(void)
+{
+	const char *check = "second vcpu rewriting the ds area";
+	const uint64_t b = smp_b(), m = smp_m();
+	struct rec e[NSEQ];
+	unsigned int stored_recs = 0;
+
+	expected(e);
+	memset(sbuf, 0, sizeof(sbuf));
+	memset(&sbuf[0], CANARY, sizeof(sbuf[0]));
+	memset(&sbuf[CAP + 1], CANARY, sizeof(sbuf[0]));
+	canaries_set();
+	ds_good();
+	wrmsr(MSR_DS_AREA, (uint64_t)&ds);
+	ap_boot();
+
+	/* in step: the AP's inconsistent fields drop every record, its good ones keep them */
+	ap_send(AP_BAD);
+	bts_seq(TR | BTS);
+	if (ds.bts_index != b + 1)
+		fail(check, "index of the bad fields changed", ds.bts_index, b + 1);
+	smp_check_buffer(check);
+	for (unsigned int i = 1; i <= CAP; i++)
+		if (sbuf[i].from)
+			fail(check, "stored with bad fields", i, sbuf[i].from);
+	ap_send(AP_GOOD);
+	bts_seq(TR | BTS);
+	if (ds.bts_index != b + NSEQ * REC)
+		fail(check, "records after the good fields", (ds.bts_index - b) / REC, NSEQ);
+	check_recs(check, &sbuf[1], e, NSEQ);
+
+	/* racing: the AP rewrites field after field while this vCPU traces */
+	ap_send(AP_RACE);
+	for (unsigned int r = 0; r < RACE_RUNS; r++)
+		bts_seq(TR | BTS);
+	ap_send(AP_STOP);
+	smp_check_buffer(check);
+	canaries_check_pages(check);
+	for (unsigned int i = 1; i <= CAP; i++)
+		stored_recs += !!sbuf[i].from;
+	if (ds.bts_base != b || ds.bts_max != m)
+		fail(check, "fields the AP left", ds.bts_base, ds.bts_max);
+	uart_puts("guest-bts: second vcpu: ");
+	uart_dec(ap_rewrites);
+	uart_puts(" rewrites, ");
+	uart_dec(stored_recs);
+	uart_puts(" slots written\n");
+	ok(check);
+}
+
+/* Whether the multiboot command line has @word (as a whole word). */
+static int cmdline_has(uint32_t mbi, const char *word)
+{
+	const char *c;
+	size_t n = 0;
+
+	if (!(*(const uint32_t *)(uint64_t)mbi & (1U << 2)))
+		return 0;
+	c = (const char *)(uint64_t)*(const uint32_t *)(uint64_t)(mbi + 16);
+	while (word[n])
+		n++;
+	for (; *c; c++) {
+		size_t i = 0;
+
+		if (c != (const char *)(uint64_t)*(const uint32_t *)(uint64_t)(mbi + 16) &&
+		    c[-1] != ' ')
+			continue;
+		while (i < n && c[i] == word[i])
+			i++;
+		if (i == n && (c[n] == ' ' || !c[n]))
+			return 1;
+	}
+	return 0;
+}
 #endif
+
+/*
+ * Whether IA32_DS_AREA keeps what is written to it. A CPU without a DS save area (QEMU TCG,
+ * which ignores the MSR) runs the labelled sequence once, BTS or not, and stops: QEMU's
+ * execution log of that run gives the branches the guest's buffer must hold (the oracle).
+ */
+static void oracle_run(void)
+{
+	if (!try_wrmsr(MSR_DS_AREA, (uint64_t)&ds) && rdmsr(MSR_DS_AREA) == (uint64_t)&ds)
+		return;
+	uart_puts("guest-bts: no DS save area: the labelled sequence runs alone\n");
+	bts_seq(TR | BTS);
+	guest_exit(GUEST_EXIT_NO_DS);
+}
 
 void guest_main(uint32_t magic, uint32_t mbi)
 {
 	GUEST_ASSERT(magic == 0x2badb002);
 	cpu_init();
 	lapic_init();
+	oracle_run();
 	check_enumeration();
 #ifdef GUEST_BTS_HOSTILE
 	check_hostile();
 	/* and BTS still works afterwards */
 	check_all("tr bts after", TR | BTS);
+	if (cmdline_has(mbi, "smp2")) {
+		check_second_vcpu();
+		check_all("tr bts after the second vcpu", TR | BTS);
+	}
 #else
 	check_msrs();
 	check_none("tr off", BTS);

@@ -27,6 +27,10 @@
  * then the TASK_ARRIVE written here) when one is loaded, DISABLE (STOP) when another is, so
  * every other process runs unstepped and leaves no record; the kernel's TASK_ARRIVE of a
  * process not selected is not copied.
+ *
+ * A guest's own BTS (--guest-bts, the kernel's guest mode): the records the kernel could not
+ * store into the guest's buffer are counted in the vCPU stat guest_bts_dropped; each increase
+ * seen after a copy is one guest-bts-drop record (reason kernel, `to` = how many).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -64,6 +68,23 @@ struct kvm_bts {
 	bool selective;
 	bool no_forget;
 };
+
+/*
+ * The guest's own BTS under the kernel (--guest-bts --backend kvm): records the kernel dropped
+ * since the last look (its vCPU stat guest_bts_dropped) are told by one guest-bts-drop record,
+ * after the branches copied with them.
+ */
+static void tell_guest_bts_drops(struct tracer_vcpu *tv)
+{
+	uint64_t n;
+
+	if (!tv->gbts_kvm_dropped || kvm_stat__read(tv->gbts_kvm_dropped, &n) < 0 ||
+	    n <= tv->gbts_kvm_told)
+		return;
+	kvm_ring__put_escape(tv, VBTS_ESC_GUEST_BTS_DROP, n - tv->gbts_kvm_told,
+			     VBTS_GUEST_BTS_DROP_KERNEL);
+	tv->gbts_kvm_told = n;
+}
 
 /* Guest TSC now, and the ns since trace start it corresponds to. */
 static void sample_clock(struct tracer_vcpu *tv, struct kvm_bts *kb)
@@ -334,6 +355,7 @@ static int kvm_bts_after_exit(struct tracer_vcpu *tv)
 		return ret < 0 ? ret : 1;
 	}
 	kvm_ring__drain(&kb->ring, tv);
+	tell_guest_bts_drops(tv);
 	if (tv->tasks) {
 		ret = settle(tv, kb);
 		if (ret < 0)
@@ -352,6 +374,9 @@ static void kvm_bts_fini(struct tracer_vcpu *tv)
 		return;
 	if (tv->tasks)
 		guest_tasks__settle(tv->tasks, tv->index, true);
+	/* the last drops before the kernel's STOP */
+	kvm_ring__drain(&kb->ring, tv);
+	tell_guest_bts_drops(tv);
 	if (kb->enabled) {
 		ret = kvm__ioctl_quiet(tv->fd, VBTS_KVM_X86_BTS_DISABLE, NULL);
 		if (ret < 0) {

@@ -536,7 +536,8 @@ static const struct {
 
 /*
  * Guest-visible BTS drops (VBTS_ESC_GUEST_BTS_DROP): named with the dropped branch (symbolized)
- * and the reason, in text and jsonl, not as an unknown escape.
+ * and the reason, in text and jsonl, not as an unknown escape; the kvm backend's kernel count
+ * (reason kernel) as a number of records.
  */
 static const struct vbts_record guest_bts_drops[] = {
 	ESC(VBTS_ESC_START, 0, VBTS_START_CPL_USER | VBTS_START_CPL_KERNEL),
@@ -548,6 +549,7 @@ static const struct vbts_record guest_bts_drops[] = {
 	ESC(VBTS_ESC_GUEST_BTS_DROP, 0x20, VBTS_GUEST_BTS_DROP_BUFFER),
 	ESC(VBTS_ESC_GUEST_BTS_DROP, 0xb8, VBTS_GUEST_BTS_DROP_INDEX),
 	ESC(VBTS_ESC_GUEST_BTS_DROP, 0x30, 77),         /* a reason from a newer writer */
+	ESC(VBTS_ESC_GUEST_BTS_DROP, 3, VBTS_GUEST_BTS_DROP_KERNEL), /* the kernel's count */
 	ESC(VBTS_ESC_STOP, 410, 0),
 };
 
