@@ -31,6 +31,7 @@
 #include <vbts/kvm-bts-uapi.h>
 #include <vbts/ring-format.h>
 
+#include "errmsg.h"
 #include "collector.h"
 #include "kvm-backend/kvm-backend.h"
 #include "kvm-backend/kvm-ring.h"
@@ -64,20 +65,6 @@ struct collector {
 	struct trace *trace;
 	bool frozen;
 };
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 static uint64_t monotonic_ns(void)
 {
@@ -115,13 +102,13 @@ static int open_tracer(int kvm_fd, int pidfd, const struct vmm_fds *fds, char *e
 	if (vmfd < 0) {
 		e = errno;
 		if (e == EPERM || e == EACCES)
-			set_err(err, errlen,
+			errmsg__set(err, errlen,
 				"no permission to trace process %d: attaching needs ptrace access "
 				"to it (same user and kernel.yama.ptrace_scope, or root)", fds->pid);
 		else if (e == ESRCH)
-			set_err(err, errlen, "process %d is gone", fds->pid);
+			errmsg__set(err, errlen, "process %d is gone", fds->pid);
 		else
-			set_err(err, errlen, "cannot take VM fd %d of process %d: %s", fds->vm_fd,
+			errmsg__set(err, errlen, "cannot take VM fd %d of process %d: %s", fds->vm_fd,
 				fds->pid, strerror(e));
 		return -e;
 	}
@@ -133,23 +120,23 @@ static int open_tracer(int kvm_fd, int pidfd, const struct vmm_fds *fds, char *e
 		return tfd;
 	switch (e) {
 	case EBUSY:
-		set_err(err, errlen,
+		errmsg__set(err, errlen,
 			"the VM of process %d is already traced (another vbts attach, or its VMM "
 			"uses the rings itself): one collector per VM", fds->pid);
 		break;
 	case EPERM:
-		set_err(err, errlen, "no permission to trace the VM of process %d: attaching needs "
+		errmsg__set(err, errlen, "no permission to trace the VM of process %d: attaching needs "
 			"CAP_PERFMON or CAP_SYS_ADMIN", fds->pid);
 		break;
 	case ESRCH:
-		set_err(err, errlen, "process %d is gone", fds->pid);
+		errmsg__set(err, errlen, "process %d is gone", fds->pid);
 		break;
 	case EOPNOTSUPP:
-		set_err(err, errlen, "the VM of process %d cannot be traced (protected guest state)",
+		errmsg__set(err, errlen, "the VM of process %d cannot be traced (protected guest state)",
 			fds->pid);
 		break;
 	default:
-		set_err(err, errlen, "KVM_X86_BTS_ATTACH on the VM of process %d: %s", fds->pid,
+		errmsg__set(err, errlen, "KVM_X86_BTS_ATTACH on the VM of process %d: %s", fds->pid,
 			strerror(e));
 	}
 	return -e;
@@ -185,14 +172,14 @@ static int configure_vcpu(struct collector *c, unsigned int i, const struct coll
 	v->tv.ring_records = cfg->ring_records;
 	if (ioctl(c->tfd, VBTS_KVM_X86_BTS_TRACER_CONFIGURE, &tc) < 0) {
 		ret = -errno;
-		set_err(err, errlen, "vCPU %u: KVM_X86_BTS_TRACER_CONFIGURE: %s", i,
+		errmsg__set(err, errlen, "vCPU %u: KVM_X86_BTS_TRACER_CONFIGURE: %s", i,
 			strerror(errno));
 		return ret;
 	}
 	ret = kvm_ring__map_pending(&v->ring, c->tfd, (off_t)(i * stride), nr, why,
 				    sizeof(why));
 	if (ret < 0) {
-		set_err(err, errlen, "vCPU %u: %s", i, why);
+		errmsg__set(err, errlen, "vCPU %u: %s", i, why);
 		return ret;
 	}
 	v->mapped = true;
@@ -203,7 +190,7 @@ static int configure_vcpu(struct collector *c, unsigned int i, const struct coll
 	v->ring.ns0 = v->ring.last_ns = tracer_vcpu__now_ns(&v->tv);
 	if (ioctl(c->tfd, VBTS_KVM_X86_BTS_TRACER_ENABLE, (unsigned long)i) < 0) {
 		ret = -errno;
-		set_err(err, errlen, "vCPU %u: KVM_X86_BTS_TRACER_ENABLE: %s", i, strerror(errno));
+		errmsg__set(err, errlen, "vCPU %u: KVM_X86_BTS_TRACER_ENABLE: %s", i, strerror(errno));
 		return ret;
 	}
 	return 0;
@@ -241,12 +228,12 @@ struct collector *collector__attach(int kvm_fd, int pidfd, const struct vmm_fds 
 	int ret;
 
 	if (!collector__supported(kvm_fd)) {
-		set_err(err, errlen, "this host's KVM has no attach support");
+		errmsg__set(err, errlen, "this host's KVM has no attach support");
 		errno = ENOTSUP;
 		return NULL;
 	}
 	if (cfg->nr_cr3 > VBTS_KVM_X86_CR3_TRACE_MAX) {
-		set_err(err, errlen, "at most %d --task", VBTS_KVM_X86_CR3_TRACE_MAX);
+		errmsg__set(err, errlen, "at most %d --task", VBTS_KVM_X86_CR3_TRACE_MAX);
 		errno = EINVAL;
 		return NULL;
 	}
@@ -263,7 +250,7 @@ struct collector *collector__attach(int kvm_fd, int pidfd, const struct vmm_fds 
 	}
 	if (ioctl(c->tfd, VBTS_KVM_X86_BTS_TRACER_INFO, &info) < 0) {
 		ret = -errno;
-		set_err(err, errlen, "KVM_X86_BTS_TRACER_INFO: %s", strerror(errno));
+		errmsg__set(err, errlen, "KVM_X86_BTS_TRACER_INFO: %s", strerror(errno));
 		goto err_release;
 	}
 	nr = cfg->ring_records;
@@ -274,7 +261,7 @@ struct collector *collector__attach(int kvm_fd, int pidfd, const struct vmm_fds 
 	if (!info.nr_vcpus || info.nr_vcpus > VMM_FDS_MAX_VCPUS ||
 	    info.mmap_stride < kvm_ring__map_len(nr) ||
 	    info.mmap_stride % (uint64_t)sysconf(_SC_PAGESIZE)) {
-		set_err(err, errlen, "the tracer reports %u vCPUs, rings %" PRIu64 " bytes apart",
+		errmsg__set(err, errlen, "the tracer reports %u vCPUs, rings %" PRIu64 " bytes apart",
 			info.nr_vcpus, (uint64_t)info.mmap_stride);
 		ret = -EPROTO;
 		goto err_release;
@@ -286,7 +273,7 @@ struct collector *collector__attach(int kvm_fd, int pidfd, const struct vmm_fds 
 	c->v = calloc(c->nr, sizeof(*c->v));
 	if (!c->v) {
 		ret = -ENOMEM;
-		set_err(err, errlen, "out of memory");
+		errmsg__set(err, errlen, "out of memory");
 		goto err_release;
 	}
 	tc.vcpus = c->nr;

@@ -21,25 +21,12 @@
 #include <libvirt/virterror.h>
 #endif
 
+#include "errmsg.h"
 #include "escape.h"
 #include "libvirt-domain.h"
 
 #define PID_FILE_MAX 32
 #define REPLY_MAX (1U << 20)
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 int libvirt_domain__parse_pid_file(const char *buf, size_t len, int *pid)
 {
@@ -136,13 +123,13 @@ struct libvirt_domain *libvirt_domain__open(const char *uri, const char *name, c
 	virSetErrorFunc(NULL, quiet_errors);
 	/* Events need the default loop registered before the connection is opened. */
 	if (virEventRegisterDefaultImpl() < 0) {
-		set_err(err, errlen, "libvirt: cannot set up its event loop: %s",
+		errmsg__set(err, errlen, "libvirt: cannot set up its event loop: %s",
 			escape__str(msg, sizeof(msg), last_error()));
 		goto err_free;
 	}
 	d->conn = virConnectOpen(uri);
 	if (!d->conn) {
-		set_err(err, errlen, "cannot connect to libvirt%s%s: %s", uri ? " at " : "",
+		errmsg__set(err, errlen, "cannot connect to libvirt%s%s: %s", uri ? " at " : "",
 			uri ? escape__str(esc, sizeof(esc), uri) : "",
 			escape__str(msg, sizeof(msg), last_error()));
 		errno = ECONNREFUSED;
@@ -150,7 +137,7 @@ struct libvirt_domain *libvirt_domain__open(const char *uri, const char *name, c
 	}
 	d->dom = virDomainLookupByName(d->conn, name);
 	if (!d->dom) {
-		set_err(err, errlen, "libvirt has no domain %s",
+		errmsg__set(err, errlen, "libvirt has no domain %s",
 			escape__str(esc, sizeof(esc), name));
 		virConnectClose(d->conn);
 		errno = ENOENT;
@@ -213,7 +200,7 @@ int libvirt_domain__pid(struct libvirt_domain *d, int *pid, char *err, size_t er
 	int tid, ret;
 
 	if (virDomainIsActive(d->dom) != 1) {
-		set_err(err, errlen, "domain %s is not running",
+		errmsg__set(err, errlen, "domain %s is not running",
 			escape__str(esc, sizeof(esc), d->name));
 		return -ESRCH;
 	}
@@ -226,7 +213,7 @@ int libvirt_domain__pid(struct libvirt_domain *d, int *pid, char *err, size_t er
 	}
 	ret = pid_from_file(d->name, pid);
 	if (ret < 0) {
-		set_err(err, errlen,
+		errmsg__set(err, errlen,
 			"cannot find the QEMU process of domain %s (neither QMP query-cpus-fast "
 			"through libvirt nor /run/libvirt/qemu/NAME.pid: %s)",
 			escape__str(esc, sizeof(esc), d->name), strerror(-ret));
@@ -277,13 +264,13 @@ int libvirt_domain__watch_crash(struct libvirt_domain *d, char *err, size_t errl
 						    VIR_DOMAIN_EVENT_ID_LIFECYCLE,
 						    VIR_DOMAIN_EVENT_CALLBACK(lifecycle), d, NULL);
 	if (d->cb_id < 0) {
-		set_err(err, errlen, "libvirt: cannot follow the domain's events: %s",
+		errmsg__set(err, errlen, "libvirt: cannot follow the domain's events: %s",
 			escape__str(msg, sizeof(msg), last_error()));
 		return -EIO;
 	}
 	ret = pthread_create(&d->thread, NULL, event_thread, d);
 	if (ret) {
-		set_err(err, errlen, "cannot start libvirt's event thread: %s", strerror(ret));
+		errmsg__set(err, errlen, "cannot start libvirt's event thread: %s", strerror(ret));
 		return -ret;
 	}
 	d->running = true;
@@ -329,7 +316,7 @@ struct libvirt_domain *libvirt_domain__open(const char *uri, const char *name, c
 {
 	(void)uri;
 	(void)name;
-	set_err(err, errlen, "--domain: this vbts was built without libvirt (libvirt-dev)");
+	errmsg__set(err, errlen, "--domain: this vbts was built without libvirt (libvirt-dev)");
 	errno = ENOTSUP;
 	return NULL;
 }
@@ -338,14 +325,14 @@ int libvirt_domain__pid(struct libvirt_domain *d, int *pid, char *err, size_t er
 {
 	(void)d;
 	(void)pid;
-	set_err(err, errlen, "--domain: this vbts was built without libvirt (libvirt-dev)");
+	errmsg__set(err, errlen, "--domain: this vbts was built without libvirt (libvirt-dev)");
 	return -ENOTSUP;
 }
 
 int libvirt_domain__watch_crash(struct libvirt_domain *d, char *err, size_t errlen)
 {
 	(void)d;
-	set_err(err, errlen, "--domain: this vbts was built without libvirt (libvirt-dev)");
+	errmsg__set(err, errlen, "--domain: this vbts was built without libvirt (libvirt-dev)");
 	return -ENOTSUP;
 }
 

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "errmsg.h"
 #include "escape.h"
 #include "qmp.h"
 
@@ -33,20 +34,6 @@ struct qmp {
 	int64_t next_id;
 	unsigned int events;
 };
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /* The deepest nesting of arrays and objects in @buf (strings skipped). */
 static unsigned int json_depth(const char *buf, size_t len)
@@ -200,7 +187,7 @@ struct qmp *qmp__connect(const char *path, int timeout_ms, char *err, size_t err
 	int fd, e;
 
 	if (strlen(path) >= sizeof(sa.sun_path)) {
-		set_err(err, errlen, "QMP socket path is longer than %zu bytes",
+		errmsg__set(err, errlen, "QMP socket path is longer than %zu bytes",
 			sizeof(sa.sun_path) - 1);
 		errno = ENAMETOOLONG;
 		return NULL;
@@ -211,7 +198,7 @@ struct qmp *qmp__connect(const char *path, int timeout_ms, char *err, size_t err
 		e = errno;
 		if (fd >= 0)
 			close(fd);
-		set_err(err, errlen, "cannot connect to QMP socket %s: %s", path, strerror(e));
+		errmsg__set(err, errlen, "cannot connect to QMP socket %s: %s", path, strerror(e));
 		errno = e;
 		return NULL;
 	}
@@ -276,13 +263,13 @@ static int read_line(struct qmp *q, int timeout_ms, struct qmp_msg *m)
 static void io_err(int ret, char *err, size_t errlen)
 {
 	if (ret == -ETIMEDOUT)
-		set_err(err, errlen, "QEMU did not answer on its QMP socket in time");
+		errmsg__set(err, errlen, "QEMU did not answer on its QMP socket in time");
 	else if (ret == -EPIPE)
-		set_err(err, errlen, "QEMU closed its QMP socket");
+		errmsg__set(err, errlen, "QEMU closed its QMP socket");
 	else if (ret == -EMSGSIZE)
-		set_err(err, errlen, "QEMU sent a QMP line longer than %u bytes", QMP_LINE_MAX);
+		errmsg__set(err, errlen, "QEMU sent a QMP line longer than %u bytes", QMP_LINE_MAX);
 	else
-		set_err(err, errlen, "QMP socket: %s", strerror(-ret));
+		errmsg__set(err, errlen, "QMP socket: %s", strerror(-ret));
 }
 
 static int send_all(struct qmp *q, const char *s, size_t len)
@@ -313,7 +300,7 @@ int qmp__handshake(struct qmp *q, char *err, size_t errlen)
 	}
 	if (m.kind != QMP_MSG_GREETING) {
 		qmp_msg__release(&m);
-		set_err(err, errlen, "the QMP socket's first message is not QEMU's greeting");
+		errmsg__set(err, errlen, "the QMP socket's first message is not QEMU's greeting");
 		return -EPROTO;
 	}
 	qmp_msg__release(&m);
@@ -354,12 +341,12 @@ int qmp__execute(struct qmp *q, const char *cmd, json_t **ret_val, char *err, si
 		case QMP_MSG_ERROR:
 			if (!m.has_id || m.id != id) {
 				qmp_msg__release(&m);
-				set_err(err, errlen, "QEMU answered %s with another command's reply",
+				errmsg__set(err, errlen, "QEMU answered %s with another command's reply",
 					cmd);
 				return -EPROTO;
 			}
 			if (m.kind == QMP_MSG_ERROR) {
-				set_err(err, errlen, "QEMU refused %s: %s: %s", cmd,
+				errmsg__set(err, errlen, "QEMU refused %s: %s: %s", cmd,
 					escape__str(cls, sizeof(cls), m.name),
 					escape__str(desc, sizeof(desc), m.desc));
 				qmp_msg__release(&m);
@@ -371,11 +358,11 @@ int qmp__execute(struct qmp *q, const char *cmd, json_t **ret_val, char *err, si
 			return 0;
 		default:
 			qmp_msg__release(&m);
-			set_err(err, errlen, "QEMU sent a message that is not QMP");
+			errmsg__set(err, errlen, "QEMU sent a message that is not QMP");
 			return -EPROTO;
 		}
 	}
-	set_err(err, errlen, "QEMU sent more than %u events without answering %s", QMP_MAX_SKIP,
+	errmsg__set(err, errlen, "QEMU sent more than %u events without answering %s", QMP_MAX_SKIP,
 		cmd);
 	return -E2BIG;
 }
@@ -393,7 +380,7 @@ int qmp__query_status(struct qmp *q, bool *running, char *status, size_t len, ch
 	st = json_object_get(r, "status");
 	if (!json_is_object(r) || !json_is_boolean(run) || !json_is_string(st)) {
 		json_decref(r);
-		set_err(err, errlen, "QEMU's query-status reply has no running and status");
+		errmsg__set(err, errlen, "QEMU's query-status reply has no running and status");
 		return -EPROTO;
 	}
 	*running = json_is_true(run);

@@ -12,26 +12,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "errmsg.h"
 #include "vmm-fds.h"
 
 #define LINK_VM "anon_inode:kvm-vm"
 #define LINK_VCPU "anon_inode:kvm-vcpu:"
 /* Longer than any link KVM makes; a longer text is read cut to this and is not KVM's. */
 #define LINK_MAX 128
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /* A decimal number without sign or leading zeros, at most @max; -1 otherwise. */
 static long parse_dec(const char *s, size_t len, unsigned long max)
@@ -108,7 +95,7 @@ static int scan_one(int dfd, const char *name, struct vmm_fds *out, char *err, s
 	switch (vmm_fds__classify(target, (size_t)n, &id)) {
 	case VMM_FD_VM:
 		if (out->vm_fd >= 0) {
-			set_err(err, errlen, "process %d has more than one KVM VM (fds %d and %ld)",
+			errmsg__set(err, errlen, "process %d has more than one KVM VM (fds %d and %ld)",
 				out->pid, out->vm_fd, fd);
 			return -ENOTUNIQ;
 		}
@@ -117,14 +104,14 @@ static int scan_one(int dfd, const char *name, struct vmm_fds *out, char *err, s
 	case VMM_FD_VCPU:
 		ret = add_vcpu(out, id, (int)fd);
 		if (ret == -EPROTO)
-			set_err(err, errlen, "process %d has vCPU %u twice (fd %ld)", out->pid, id,
+			errmsg__set(err, errlen, "process %d has vCPU %u twice (fd %ld)", out->pid, id,
 				fd);
 		else if (ret < 0)
-			set_err(err, errlen, "process %d has more than %u vCPUs", out->pid,
+			errmsg__set(err, errlen, "process %d has more than %u vCPUs", out->pid,
 				VMM_FDS_MAX_VCPUS);
 		return ret;
 	case VMM_FD_BAD:
-		set_err(err, errlen, "process %d: fd %ld is a KVM vCPU with a malformed name",
+		errmsg__set(err, errlen, "process %d: fd %ld is a KVM vCPU with a malformed name",
 			out->pid, fd);
 		return -EPROTO;
 	default:
@@ -144,7 +131,7 @@ int vmm_fds__scan(const char *proc, int pid, struct vmm_fds *out, char *err, siz
 	out->pid = pid;
 	out->vm_fd = -1;
 	if (pid <= 0) {
-		set_err(err, errlen, "pid %d: not a process id", pid);
+		errmsg__set(err, errlen, "pid %d: not a process id", pid);
 		return -ESRCH;
 	}
 	snprintf(path, sizeof(path), "%s/%d/fd", proc, pid);
@@ -152,28 +139,28 @@ int vmm_fds__scan(const char *proc, int pid, struct vmm_fds *out, char *err, siz
 	if (dfd < 0) {
 		ret = -errno;
 		if (ret == -ENOENT) {
-			set_err(err, errlen, "no process %d", pid);
+			errmsg__set(err, errlen, "no process %d", pid);
 			return -ESRCH;
 		}
 		if (ret == -EACCES || ret == -EPERM)
-			set_err(err, errlen,
+			errmsg__set(err, errlen,
 				"cannot read the fds of process %d: %s (attaching needs root, or "
 				"ptrace access to it and CAP_PERFMON)", pid, strerror(-ret));
 		else
-			set_err(err, errlen, "cannot read %s: %s", path, strerror(-ret));
+			errmsg__set(err, errlen, "cannot read %s: %s", path, strerror(-ret));
 		return ret;
 	}
 	d = fdopendir(dfd);
 	if (!d) {
 		ret = -errno;
 		close(dfd);
-		set_err(err, errlen, "cannot read %s: %s", path, strerror(-ret));
+		errmsg__set(err, errlen, "cannot read %s: %s", path, strerror(-ret));
 		return ret;
 	}
 	errno = 0;
 	while ((de = readdir(d))) {
 		if (++seen > VMM_FDS_MAX_SCAN) {
-			set_err(err, errlen, "process %d has more than %u fds", pid,
+			errmsg__set(err, errlen, "process %d has more than %u fds", pid,
 				VMM_FDS_MAX_SCAN);
 			ret = -E2BIG;
 			break;
@@ -185,19 +172,19 @@ int vmm_fds__scan(const char *proc, int pid, struct vmm_fds *out, char *err, siz
 	}
 	if (!ret && errno) {
 		ret = -errno;
-		set_err(err, errlen, "cannot read %s: %s", path, strerror(-ret));
+		errmsg__set(err, errlen, "cannot read %s: %s", path, strerror(-ret));
 	}
 	closedir(d);
 	if (ret < 0)
 		return ret;
 	if (out->vm_fd < 0) {
-		set_err(err, errlen,
+		errmsg__set(err, errlen,
 			"process %d has no KVM VM (no fd links to anon_inode:kvm-vm): not a KVM VMM, "
 			"or its VM is not created yet", pid);
 		return -ENOENT;
 	}
 	if (!out->nr_vcpus) {
-		set_err(err, errlen, "process %d has a KVM VM (fd %d) but no vCPU yet", pid,
+		errmsg__set(err, errlen, "process %d has a KVM VM (fd %d) but no vCPU yet", pid,
 			out->vm_fd);
 		return -EPROTO;
 	}

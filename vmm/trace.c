@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "errmsg.h"
 #include "ring-writer.h"
 #include "seg-writer.h"
 #include "test-hook.h"
@@ -36,18 +37,6 @@ struct trace {
 	struct trace_collector_config collector;
 	struct seg_budget budget; /* stream mode, shared by the vCPUs' writers */
 };
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 const char *trace__cpl_name(enum vbts_cpl_filter cpl)
 {
@@ -82,7 +71,7 @@ int trace__check_budget(uint64_t records, unsigned int vcpus, uint64_t avail, ch
 	uint64_t per_ring, total, limit = TRACE_RING_BUDGET;
 
 	if (!records) {
-		set_err(err, errlen, "ring size 0: each ring needs at least one record");
+		errmsg__set(err, errlen, "ring size 0: each ring needs at least one record");
 		return -EINVAL;
 	}
 	if (avail && avail < limit)
@@ -91,7 +80,7 @@ int trace__check_budget(uint64_t records, unsigned int vcpus, uint64_t avail, ch
 	    __builtin_add_overflow(per_ring, (uint64_t)VBTS_RING_HEADER_SIZE, &per_ring) ||
 	    __builtin_mul_overflow(per_ring, (uint64_t)(vcpus ? vcpus : 1), &total) ||
 	    total > limit) {
-		set_err(err, errlen,
+		errmsg__set(err, errlen,
 			"ring size %" PRIu64 " records x %u vCPUs is beyond the memory budget "
 			"of %" PRIu64 " MiB for ring files",
 			records, vcpus, limit >> 20);
@@ -138,17 +127,17 @@ int trace__collector_check(struct trace_collector_config *c, unsigned int vcpus,
 	if (c->mode == TRACE_MODE_WRAP)
 		return trace__check_budget(c->ring_records, vcpus, avail, err, errlen);
 	if (c->mode != TRACE_MODE_STREAM) {
-		set_err(err, errlen, "unknown trace mode %u", c->mode);
+		errmsg__set(err, errlen, "unknown trace mode %u", c->mode);
 		return -EINVAL;
 	}
 	if (c->on_full != TRACE_ON_FULL_STALL && c->on_full != TRACE_ON_FULL_DROP) {
-		set_err(err, errlen, "unknown on-full action %u", c->on_full);
+		errmsg__set(err, errlen, "unknown on-full action %u", c->on_full);
 		return -EINVAL;
 	}
 	if (!c->segment_records)
 		c->segment_records = TRACE_DEFAULT_SEGMENT_RECORDS;
 	if (c->segment_records < 2 || c->segment_records > TRACE_MAX_SEGMENT_RECORDS) {
-		set_err(err, errlen, "segment size %" PRIu64 " records: the limit is 2 to %llu",
+		errmsg__set(err, errlen, "segment size %" PRIu64 " records: the limit is 2 to %llu",
 			c->segment_records, TRACE_MAX_SEGMENT_RECORDS);
 		return c->segment_records < 2 ? -EINVAL : -E2BIG;
 	}
@@ -158,7 +147,7 @@ int trace__collector_check(struct trace_collector_config *c, unsigned int vcpus,
 		limit = avail;
 	mem = seg_bytes * 3 * n;
 	if (mem > limit) {
-		set_err(err, errlen,
+		errmsg__set(err, errlen,
 			"segment size %" PRIu64 " records x %u vCPUs needs %" PRIu64
 			" MiB, beyond the memory budget of %" PRIu64 " MiB",
 			c->segment_records, n, mem >> 20, limit >> 20);
@@ -171,7 +160,7 @@ int trace__collector_check(struct trace_collector_config *c, unsigned int vcpus,
 		if (space && space / 2 < c->disk_budget)
 			c->disk_budget = space / 2;
 	} else if (space && c->disk_budget > space) {
-		set_err(err, errlen,
+		errmsg__set(err, errlen,
 			"disk budget %" PRIu64 " MiB is beyond the %" PRIu64
 			" MiB free on the trace directory's file system",
 			c->disk_budget >> 20, space >> 20);
@@ -180,7 +169,7 @@ int trace__collector_check(struct trace_collector_config *c, unsigned int vcpus,
 	/* A full segment is closed once the next one is open: two per vCPU at a time. */
 	min_disk = 2 * seg_bytes * n;
 	if (c->disk_budget < min_disk) {
-		set_err(err, errlen,
+		errmsg__set(err, errlen,
 			"disk budget %" PRIu64 " KiB is below two segments per vCPU (%" PRIu64
 			" KiB: --segment RECORDS smaller, or more free space)",
 			c->disk_budget >> 10, (min_disk + 1023) >> 10);
@@ -227,7 +216,7 @@ static int check_parent(const char *dir, char *err, size_t errlen)
 		ret = -errno;
 	free(copy);
 	if (ret < 0)
-		set_err(err, errlen, "cannot create trace directory %s: %s", dir, strerror(-ret));
+		errmsg__set(err, errlen, "cannot create trace directory %s: %s", dir, strerror(-ret));
 	return ret;
 }
 
@@ -239,23 +228,23 @@ int trace__check_dir(const char *dir, char *err, size_t errlen)
 	if (stat(dir, &st) < 0) {
 		ret = -errno;
 		if (ret == -ENOENT && lstat(dir, &st) == 0) {
-			set_err(err, errlen, "trace directory %s is a symbolic link to nothing", dir);
+			errmsg__set(err, errlen, "trace directory %s is a symbolic link to nothing", dir);
 			return -ENOENT;
 		}
 		if (ret == -ENOENT)
 			return check_parent(dir, err, errlen);
-		set_err(err, errlen, "trace directory %s: %s", dir, strerror(-ret));
+		errmsg__set(err, errlen, "trace directory %s: %s", dir, strerror(-ret));
 		return ret;
 	}
 	if (!S_ISDIR(st.st_mode)) {
-		set_err(err, errlen, "trace directory %s is not a directory", dir);
+		errmsg__set(err, errlen, "trace directory %s is not a directory", dir);
 		return -ENOTDIR;
 	}
 	ret = dir_is_empty(dir);
 	if (ret == -ENOTEMPTY)
-		set_err(err, errlen, "trace directory %s exists and is not empty", dir);
+		errmsg__set(err, errlen, "trace directory %s exists and is not empty", dir);
 	else if (ret < 0)
-		set_err(err, errlen, "trace directory %s: %s", dir, strerror(-ret));
+		errmsg__set(err, errlen, "trace directory %s: %s", dir, strerror(-ret));
 	return ret;
 }
 
@@ -441,7 +430,7 @@ struct trace *trace__create(const struct trace_config *cfg, char *err, size_t er
 	t->rings = calloc(cfg->vcpus ? cfg->vcpus : 1, sizeof(*t->rings));
 	if (!t->dir || !t->rings) {
 		ret = -ENOMEM;
-		set_err(err, errlen, "out of memory");
+		errmsg__set(err, errlen, "out of memory");
 		goto err_free;
 	}
 	if (mkdir(cfg->dir, 0777) == 0) {
@@ -452,7 +441,7 @@ struct trace *trace__create(const struct trace_config *cfg, char *err, size_t er
 			goto err_free;
 	} else {
 		ret = -errno;
-		set_err(err, errlen, "cannot create trace directory %s: %s", cfg->dir,
+		errmsg__set(err, errlen, "cannot create trace directory %s: %s", cfg->dir,
 			strerror(errno));
 		goto err_free;
 	}
@@ -462,7 +451,7 @@ struct trace *trace__create(const struct trace_config *cfg, char *err, size_t er
 	start_ns = realtime_ns();
 	ret = write_vm_json(t, cfg, start_ns);
 	if (ret < 0) {
-		set_err(err, errlen, "cannot write %s/vm.json: %s", cfg->dir, strerror(-ret));
+		errmsg__set(err, errlen, "cannot write %s/vm.json: %s", cfg->dir, strerror(-ret));
 		goto err_remove;
 	}
 	test_hook__stop_at("vm.json");
@@ -479,7 +468,7 @@ struct trace *trace__create(const struct trace_config *cfg, char *err, size_t er
 		path = path_in(t, name);
 		if (!path) {
 			ret = -ENOMEM;
-			set_err(err, errlen, "out of memory");
+			errmsg__set(err, errlen, "out of memory");
 			goto err_remove;
 		}
 		rc.vcpu_id = i;
@@ -503,7 +492,7 @@ struct trace *trace__create(const struct trace_config *cfg, char *err, size_t er
 		}
 		if (!t->rings[i]) {
 			ret = -errno;
-			set_err(err, errlen, "cannot create %s: %s", path, strerror(errno));
+			errmsg__set(err, errlen, "cannot create %s: %s", path, strerror(errno));
 			free(path);
 			goto err_remove;
 		}
@@ -514,13 +503,13 @@ struct trace *trace__create(const struct trace_config *cfg, char *err, size_t er
 	path = path_in(t, "events.jsonl");
 	if (!path) {
 		ret = -ENOMEM;
-		set_err(err, errlen, "out of memory");
+		errmsg__set(err, errlen, "out of memory");
 		goto err_remove;
 	}
 	t->events = fopen(path, "wxe");
 	if (!t->events) {
 		ret = -errno;
-		set_err(err, errlen, "cannot create %s: %s", path, strerror(errno));
+		errmsg__set(err, errlen, "cannot create %s: %s", path, strerror(errno));
 		free(path);
 		goto err_remove;
 	}
@@ -554,7 +543,7 @@ int trace__set_collector(struct trace *t, const struct trace_collector_config *c
 	    (n.mode == TRACE_MODE_WRAP && n.ring_records != t->collector.ring_records) ||
 	    (n.mode == TRACE_MODE_STREAM && n.segment_records &&
 	     n.segment_records != t->collector.segment_records)) {
-		set_err(err, errlen, "the mode and the ring or segment size are fixed once the "
+		errmsg__set(err, errlen, "the mode and the ring or segment size are fixed once the "
 			"trace files exist");
 		return -EBUSY;
 	}

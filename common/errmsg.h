@@ -1,15 +1,21 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * errmsg.h - the one-line error messages of the introspection library: written into the
- * caller's buffer, which may be absent (length 0).
+ * errmsg.h - one-line error messages written into the caller's buffer, which may be absent
+ * (length 0).
  */
-#ifndef VBTS_VMM_INTROSPECT_ERRMSG_H
-#define VBTS_VMM_INTROSPECT_ERRMSG_H
+#ifndef VBTS_COMMON_ERRMSG_H
+#define VBTS_COMMON_ERRMSG_H
 
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 
+/**
+ * errmsg__set() - format one line into @err.
+ * @err:    the buffer
+ * @errlen: its size (0: nothing is written)
+ * @fmt:    printf format
+ */
 static inline void __attribute__((format(printf, 3, 4))) errmsg__set(char *err, size_t errlen,
 								     const char *fmt, ...)
 {
@@ -22,4 +28,4 @@ static inline void __attribute__((format(printf, 3, 4))) errmsg__set(char *err, 
 	va_end(ap);
 }
 
-#endif /* VBTS_VMM_INTROSPECT_ERRMSG_H */
+#endif /* VBTS_COMMON_ERRMSG_H */
