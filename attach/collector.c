@@ -79,18 +79,6 @@ bool collector__supported(int kvm_fd)
 	return (unsigned int)kvm_bts__modes(kvm_fd) & VBTS_KVM_X86_BTS_MODE_ATTACH;
 }
 
-static uint32_t kernel_cpl(enum vbts_cpl_filter f)
-{
-	switch (f) {
-	case VBTS_CPL_USER:
-		return VBTS_KVM_X86_BTS_CPL_USER;
-	case VBTS_CPL_KERNEL:
-		return VBTS_KVM_X86_BTS_CPL_KERNEL;
-	default:
-		return VBTS_KVM_X86_BTS_CPL_USER | VBTS_KVM_X86_BTS_CPL_KERNEL;
-	}
-}
-
 /* The tracer fd for @fds's VM; -errno with @err set. */
 static int open_tracer(int kvm_fd, int pidfd, const struct vmm_fds *fds, char *err,
 		       size_t errlen)
@@ -151,7 +139,7 @@ static int configure_vcpu(struct collector *c, unsigned int i, const struct coll
 		.cr3_flags = VBTS_KVM_X86_CR3_TRACE_ENABLE,
 		.config = {
 			.mode = VBTS_KVM_X86_BTS_RING_WRAP,
-			.cpl = kernel_cpl(cfg->cpl),
+			.cpl = kvm_ring__cpl(cfg->cpl),
 			.nr_records = nr,
 			.watermark = nr / 2,
 			.flags = VBTS_KVM_X86_BTS_CFG_BRANCHES,

@@ -209,18 +209,6 @@ static int settle(struct tracer_vcpu *tv, struct kvm_bts *kb)
 	return ring_on(tv, kb, guest_tasks__id(sregs.cr3), tracer_vcpu__now_ns(tv));
 }
 
-static uint32_t kernel_cpl(enum vbts_cpl_filter f)
-{
-	switch (f) {
-	case VBTS_CPL_USER:
-		return VBTS_KVM_X86_BTS_CPL_USER;
-	case VBTS_CPL_KERNEL:
-		return VBTS_KVM_X86_BTS_CPL_KERNEL;
-	default:
-		return VBTS_KVM_X86_BTS_CPL_USER | VBTS_KVM_X86_BTS_CPL_KERNEL;
-	}
-}
-
 int kvm_bts__modes(int kvm_fd)
 {
 	int ret = kvm__ioctl_quiet(kvm_fd, KVM_CHECK_EXTENSION, VBTS_KVM_CAP_X86_BTS);
@@ -287,7 +275,7 @@ static int kvm_bts_init(struct tracer_vcpu *tv)
 		nr = KVM_BTS_MAX_RING;
 	if (nr < KVM_BTS_MIN_RING)
 		nr = KVM_BTS_MIN_RING;
-	cfg.cpl = kernel_cpl(tv->cpl);
+	cfg.cpl = kvm_ring__cpl(tv->cpl);
 	cfg.nr_records = nr;
 	cfg.watermark = nr / 2;
 	cfg.flags = VBTS_KVM_X86_BTS_CFG_BRANCHES;

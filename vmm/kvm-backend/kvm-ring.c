@@ -92,6 +92,18 @@ void kvm_ring__unmap(struct kvm_ring *kr)
 	kr->recs = NULL;
 }
 
+uint32_t kvm_ring__cpl(enum vbts_cpl_filter f)
+{
+	switch (f) {
+	case VBTS_CPL_USER:
+		return VBTS_KVM_X86_BTS_CPL_USER;
+	case VBTS_CPL_KERNEL:
+		return VBTS_KVM_X86_BTS_CPL_KERNEL;
+	default:
+		return VBTS_KVM_X86_BTS_CPL_USER | VBTS_KVM_X86_BTS_CPL_KERNEL;
+	}
+}
+
 uint64_t kvm_ring__tsc_to_ns(const struct kvm_ring *kr, uint64_t tsc)
 {
 	unsigned __int128 d;

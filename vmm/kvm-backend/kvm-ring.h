@@ -114,6 +114,14 @@ bool kvm_ring__broken(const struct kvm_ring *kr);
 void kvm_ring__unmap(struct kvm_ring *kr);
 
 /**
+ * kvm_ring__cpl() - the kernel's CPL filter bits for a vbts CPL filter.
+ * @f: the filter
+ *
+ * Return: VBTS_KVM_X86_BTS_CPL_USER and/or VBTS_KVM_X86_BTS_CPL_KERNEL.
+ */
+uint32_t kvm_ring__cpl(enum vbts_cpl_filter f);
+
+/**
  * kvm_ring__tsc_to_ns() - a guest TSC value as ns since trace start:
  * ns0 + (t - tsc0) * 10^6 / khz, 0 when negative, @kr->ns0 when the frequency is unknown.
  * @kr:  ring
