@@ -49,12 +49,12 @@ needs__missing() {
 # needs__check VBTS CAPS - return when this KVM has CAPS and the test must run here; skip
 # otherwise.
 needs__check() {
-	_needs_probe=$(needs__probe "$1") ||
-		skip "vbts probe failed: $(echo "$_needs_probe" | tail -n 1)"
-	_needs_lack=$(needs__missing "$_needs_probe" "$2")
-	[ -z "$_needs_lack" ] || skip "this KVM lacks $_needs_lack"
 	if [ -n "${VBTS_HOST_PROBE:-}" ] && [ -s "$VBTS_HOST_PROBE" ] &&
 	   [ -z "$(needs__missing "$(cat "$VBTS_HOST_PROBE")" "$2")" ]; then
 		skip "the host ran this test: its own KVM has everything the test needs"
 	fi
+	_needs_probe=$(needs__probe "$1") ||
+		skip "vbts probe failed: $(echo "$_needs_probe" | tail -n 1)"
+	_needs_lack=$(needs__missing "$_needs_probe" "$2")
+	[ -z "$_needs_lack" ] || skip "this KVM lacks $_needs_lack"
 }
