@@ -84,8 +84,13 @@ _Static_assert(sizeof(struct text_entry) == 64, "an entry a cache line");
 #define TEXT_SYM 1u
 #define TEXT_LINE 2u
 #define TEXT_LONG 4u
-/* Entries of a set of the text cache (what one address may displace, at most, once). */
+/* Entries of a set of the text cache: up to four addresses of one hash kept together. */
 #define TEXT_WAYS 4
+/*
+ * Entries of a set annotator__prefetch() loads: the most recently used ones, where an address
+ * asked for again mostly is (loading all would exhaust the processor's fill buffers).
+ */
+#define PREFETCH_WAYS 2
 
 /* A name and its text escaped for a terminal (@text == @raw when nothing needs escaping). */
 struct text {
@@ -491,7 +496,7 @@ void annotator__prefetch(struct annotator *a, const struct procmap_task *t, uint
 	if (!a->tcache)
 		return;
 	set = (const char *)text_set(a, addr, scope_of(a, t, addr));
-	for (unsigned int w = 0; w < TEXT_WAYS; w++)
+	for (unsigned int w = 0; w < PREFETCH_WAYS; w++)
 		__builtin_prefetch(set + w * sizeof(struct text_entry));
 }
 
