@@ -17,7 +17,7 @@
  * entry of a set replaced), so that an address costs the text output a probe and a copy. A
  * text longer than an entry holds is left to the first cache (annotator__addr_text() says
  * so); whatever the guest chooses, an answer costs at most what it costs without this cache
- * plus the formatting of one short text.
+ * plus the formatting of one short text and the move of the entries of one set.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -383,7 +383,6 @@ static int lookup_line(struct annotator *a, const struct procmap_task *t, uint64
 	e->line = line;
 	return 0;
 }
-
 
 const struct annotator_addr *annotator__addr(struct annotator *a, const struct procmap_task *t,
 					     uint64_t addr, bool lines)

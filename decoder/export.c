@@ -121,9 +121,8 @@ struct exporter *exporter__new(const struct exporter_options *o)
 	if (out_buf__init(&e->ob, o->out))
 		goto err_free;
 	/* jsonl never carries symbols: no symbolizer, no cache for it. */
-	e->annotator = annotator__new_sized(o->procmap,
-					    export_format__symbols(o->format) ? o->symbolizer : NULL,
-					    o->cache_bits, o->cache_bits);
+	e->annotator = annotator__new_sized(o->procmap, export_format__symbols(o->format) ?
+					    o->symbolizer : NULL, o->cache_bits, o->cache_bits);
 	if (!e->annotator)
 		goto err_free;
 	if ((unsigned int)o->format < EXPORT_FORMAT_MAX && formats[o->format]) {

@@ -585,8 +585,9 @@ static void reference_text(const struct symbolizer *sz, const struct procmap_tas
 
 /* A System.map whose names a guest chose: controls, escapes, bytes that are not UTF-8, long. */
 static const char *const hostile_names[] = {
-	"plain_kernel_fn", "red\x1b[31mname", "back\\slash", "ctl\x01\x02" "bell\x07", "\xff\xfe\x80",
-	"du\x7f" "el", "a_kernel_function_whose_name_is_too_long_for_a_text_cache_entry",
+	"plain_kernel_fn", "red\x1b[31mname", "back\\slash", "ctl\x01\x02" "bell\x07",
+	"\xff\xfe\x80", "du\x7f" "el",
+	"a_kernel_function_whose_name_is_too_long_for_a_text_cache_entry",
 	"short", "k",
 };
 
@@ -607,8 +608,8 @@ static void write_hostile_map(const char *path)
 
 /*
  * A symbolizer where one user address means different things in different tasks (a task
- * bound to a program by its name, one bound to nothing: two scopes), kernel addresses name hostile System.map
- * symbols, and the rest falls to a real image with DWARF lines.
+ * bound to a program by its name, one bound to nothing: two scopes), kernel addresses name
+ * hostile System.map symbols, and the rest falls to a real image with DWARF lines.
  */
 static struct symbolizer *scoped_symbolizer(struct procmap **pm, struct symbol_files **sf,
 					    char *map_path)
@@ -724,9 +725,9 @@ START_TEST(test_annotator_text_reference)
 				cached++;
 			}
 			if (strcmp(got, want))
-				ck_abort_msg("cache 2^%u, task %zu, %s: \"%s\", not \"%s\"", bits[b],
-					     (size_t)((r >> 40) % 3), lines ? "lines" : "symbol",
-					     got, want);
+				ck_abort_msg("cache 2^%u, task %zu, %s: \"%s\", not \"%s\"",
+					     bits[b], (size_t)((r >> 40) % 3),
+					     lines ? "lines" : "symbol", got, want);
 			scoped += t && addr >= LINUX_BASE && addr < LINUX_BASE + 0x50;
 			replaced_text += addr >= text && addr < text + 0x3000 && lines;
 		}
@@ -788,7 +789,8 @@ START_TEST(test_text_output_cache_reference)
 				unsigned int k = (unsigned int)((r >> 40) % 3);
 				struct decoded_record rec = {
 					.type = DECODED_BRANCH, .vcpu = 0, .seq = i,
-					.from = pick_addr(r % 64 * 0x9e3779b97f4a7c15ULL >> 1, text),
+					.from = pick_addr(r % 64 * 0x9e3779b97f4a7c15ULL >> 1,
+							  text),
 					.to = pick_addr(r, text), .from_valid = true,
 					.to_valid = true, .cr3 = cr3s[k], .cr3_valid = k != 0,
 				};
@@ -817,8 +819,9 @@ START_TEST(test_text_output_cache_reference)
 				next++;
 				if ((size_t)(next - line) != strlen(want) ||
 				    memcmp(line, want, strlen(want)))
-					ck_abort_msg("cache 2^%u%s, record %u: \"%.*s\", not \"%s\"",
-						     bits[b], lines ? " --lines" : "", i,
+					ck_abort_msg("cache 2^%u%s, record %u: \"%.*s\", "
+						     "not \"%s\"", bits[b],
+						     lines ? " --lines" : "", i,
 						     (int)(next - line - 1), line, want);
 				n++;
 			}
