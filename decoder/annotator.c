@@ -10,12 +10,21 @@
  * per distinct name pointer (names are owned by the symbol tables, which live as long as the
  * symbolizer), with their escaped text, in an array indexed by an open-addressing table that
  * grow with the names met: at most the names of the tables.
+ *
+ * The text output asks for more: the exact text it writes after an address, " name+0xoff"
+ * and " (file:line)", made once per (address, scope) and kept in a second cache whose
+ * entries hold that text (a cache line each, four-way set associative, the least recently used
+ * entry of a set replaced), so that an address costs the text output a probe and a copy. A
+ * text longer than an entry holds is left to the first cache (annotator__addr_text() says
+ * so); whatever the guest chooses, an answer costs at most what it costs without this cache
+ * plus the formatting of one short text and the move of the entries of one set.
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "annotator.h"
 #include "escape.h"
@@ -56,6 +65,33 @@ _Static_assert(sizeof(struct addr_entry) == 32, "two entries to a cache line");
 #define FILE_NONE 1u
 #define FILE_TEXT 2u
 
+/*
+ * One answer of the text cache, a cache line: the text written after the address @addr of
+ * @scope: @text[0, @sym_len) is " name+0xoff" or " [unknown]", @text[@sym_len, @sym_len +
+ * @line_len) is " (file:line)" or nothing when no table has a line for it. @state says which
+ * parts are known (TEXT_SYM, TEXT_LINE), or TEXT_LONG that a part does not fit in @text.
+ */
+struct text_entry {
+	uint64_t addr;
+	uintptr_t scope;
+	uint8_t state;
+	uint8_t sym_len, line_len;
+	char text[ANNOTATOR_TEXT_MAX];
+};
+
+_Static_assert(sizeof(struct text_entry) == 64, "an entry a cache line");
+
+#define TEXT_SYM 1u
+#define TEXT_LINE 2u
+#define TEXT_LONG 4u
+/* Entries of a set of the text cache: up to four addresses of one hash kept together. */
+#define TEXT_WAYS 4
+/*
+ * Entries of a set annotator__prefetch() loads: the most recently used ones, where an address
+ * asked for again mostly is (loading all would exhaust the processor's fill buffers).
+ */
+#define PREFETCH_WAYS 2
+
 /* A name and its text escaped for a terminal (@text == @raw when nothing needs escaping). */
 struct text {
 	const char *raw;
@@ -70,7 +106,10 @@ struct annotator {
 	struct task_memo memo[TASK_MEMO];
 	struct annotator_task *labels;  /* per task index, .task NULL until made */
 	size_t nr_labels;
-	struct addr_entry *addrs;       /* ANNOTATOR_ADDR_CACHE entries */
+	struct addr_entry *addrs;       /* 1 << addr_bits entries */
+	unsigned int addr_bits;
+	struct text_entry *tcache;      /* 1 << text_bits sets of TEXT_WAYS, made when first used */
+	unsigned int text_bits;
 	const struct procmap_task *scope_task;  /* the task of user_scope */
 	uintptr_t user_scope;           /* its scope for user addresses */
 	bool scope_valid;
@@ -83,10 +122,20 @@ struct annotator {
 
 struct annotator *annotator__new(const struct procmap *pm, const struct symbolizer *sz)
 {
+	return annotator__new_sized(pm, sz, 0, 0);
+}
+
+struct annotator *annotator__new_sized(const struct procmap *pm, const struct symbolizer *sz,
+				       unsigned int addr_bits, unsigned int text_bits)
+{
 	struct annotator *a = calloc(1, sizeof(*a));
 
 	if (!a)
 		goto err_nomem;
+	a->addr_bits = addr_bits && addr_bits <= ANNOTATOR_ADDR_CACHE_BITS ?
+		       addr_bits : ANNOTATOR_ADDR_CACHE_BITS;
+	a->text_bits = text_bits && text_bits <= ANNOTATOR_TEXT_CACHE_BITS ?
+		       text_bits : ANNOTATOR_TEXT_CACHE_BITS;
 	a->pm = pm;
 	a->sz = sz;
 	a->has_symbols = sz && symbolizer__has_tables(sz);
@@ -97,7 +146,7 @@ struct annotator *annotator__new(const struct procmap *pm, const struct symboliz
 			goto err_free;
 	}
 	if (sz) {
-		a->addrs = calloc(ANNOTATOR_ADDR_CACHE, sizeof(*a->addrs));
+		a->addrs = calloc((size_t)1 << a->addr_bits, sizeof(*a->addrs));
 		if (!a->addrs)
 			goto err_free;
 	}
@@ -260,7 +309,7 @@ static int64_t escaped(struct annotator *a, const char *raw)
 }
 
 /* symbolizer__scope(), with the scope of the last task's user addresses remembered. */
-static uintptr_t scope_of(struct annotator *a, const struct procmap_task *t, uint64_t addr)
+static inline uintptr_t scope_of(struct annotator *a, const struct procmap_task *t, uint64_t addr)
 {
 	if (addr >= SYMBOLIZER_USER_END)
 		return symbolizer__scope(a->sz, t, addr);
@@ -272,11 +321,12 @@ static uintptr_t scope_of(struct annotator *a, const struct procmap_task *t, uin
 	return a->user_scope;
 }
 
-static size_t addr_slot(uint64_t addr, uintptr_t scope)
+/* The slot of (@addr, @scope) in a table of 1 << @bits (1 to 32). */
+static size_t addr_slot(uint64_t addr, uintptr_t scope, unsigned int bits)
 {
 	uint64_t h = (addr ^ ((uint64_t)scope * 0xff51afd7ed558ccdULL)) * 0x9e3779b97f4a7c15ULL;
 
-	return (size_t)(h >> (64 - __builtin_ctz(ANNOTATOR_ADDR_CACHE)));
+	return (size_t)(h >> (64 - bits));
 }
 
 static void set_name(struct annotator_addr *r, const struct text *x, uint64_t offset)
@@ -334,12 +384,6 @@ static int lookup_line(struct annotator *a, const struct procmap_task *t, uint64
 	return 0;
 }
 
-void annotator__prefetch(struct annotator *a, const struct procmap_task *t, uint64_t addr)
-{
-	if (a->sz)
-		__builtin_prefetch(&a->addrs[addr_slot(addr, scope_of(a, t, addr))]);
-}
-
 const struct annotator_addr *annotator__addr(struct annotator *a, const struct procmap_task *t,
 					     uint64_t addr, bool lines)
 {
@@ -352,7 +396,7 @@ const struct annotator_addr *annotator__addr(struct annotator *a, const struct p
 	if (!a->sz)
 		return r;
 	scope = scope_of(a, t, addr);
-	e = &a->addrs[addr_slot(addr, scope)];
+	e = &a->addrs[addr_slot(addr, scope, a->addr_bits)];
 	if (e->addr != addr || e->scope != scope)
 		*e = (struct addr_entry){ .addr = addr, .scope = scope };
 	if ((e->name == NAME_UNKNOWN || e->name == NAME_FAR) && lookup_name(a, t, addr, e, r))
@@ -375,6 +419,129 @@ err_nomem:
 	return NULL;
 }
 
+/* The bytes of the text cache. */
+static size_t text_cache_size(const struct annotator *a)
+{
+	return ((size_t)TEXT_WAYS * sizeof(struct text_entry)) << a->text_bits;
+}
+
+/*
+ * The text cache, made on first use: zeroed pages of the kernel's, in huge pages where it has
+ * them (a page table walk less per address). Returns 0 or -ENOMEM.
+ */
+static int text_cache_make(struct annotator *a)
+{
+	size_t size = text_cache_size(a);
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return -ENOMEM;
+	madvise(p, size, MADV_HUGEPAGE);
+	a->tcache = p;
+	return 0;
+}
+
+/* The set of (@addr, @scope) in the text cache. */
+static struct text_entry *text_set(struct annotator *a, uint64_t addr, uintptr_t scope)
+{
+	return &a->tcache[TEXT_WAYS * addr_slot(addr, scope, a->text_bits)];
+}
+
+/* Writes the " name+0xoff" of @x into @e, or marks it TEXT_LONG when it does not fit. */
+static void text_put_sym(struct text_entry *e, const struct annotator_addr *x)
+{
+	char *p = e->text;
+
+	if (!x->name) {
+		p = out_buf__fmt_str(p, " [unknown]", 10);
+	} else if (x->name_text_len + 1 + 3 + 16 <= sizeof(e->text)) {
+		*p++ = ' ';
+		p = out_buf__fmt_str(p, x->name_text, x->name_text_len);
+		p = out_buf__fmt_str(p, "+0x", 3);
+		p = out_buf__fmt_hex(p, x->offset);
+	} else {
+		e->state |= TEXT_LONG;
+		return;
+	}
+	e->sym_len = (uint8_t)(p - e->text);
+	e->state |= TEXT_SYM;
+}
+
+/* Writes the " (file:line)" of @x after the symbol of @e, or marks @e TEXT_LONG. */
+static void text_put_line(struct text_entry *e, const struct annotator_addr *x)
+{
+	char *start = e->text + e->sym_len, *p = start;
+
+	if (x->file) {
+		/* " (" file ":" line ")", the line at most 11 characters. */
+		if (e->sym_len + x->file_text_len + 2 + 1 + 11 + 1 > sizeof(e->text)) {
+			e->state |= TEXT_LONG;
+			return;
+		}
+		p = out_buf__fmt_str(p, " (", 2);
+		p = out_buf__fmt_str(p, x->file_text, x->file_text_len);
+		*p++ = ':';
+		p = out_buf__fmt_i64(p, x->line);
+		*p++ = ')';
+	}
+	e->line_len = (uint8_t)(p - start);
+	e->state |= TEXT_LINE;
+}
+
+void annotator__prefetch(struct annotator *a, const struct procmap_task *t, uint64_t addr)
+{
+	const char *set;
+
+	if (!a->tcache)
+		return;
+	set = (const char *)text_set(a, addr, scope_of(a, t, addr));
+	for (unsigned int w = 0; w < PREFETCH_WAYS; w++)
+		__builtin_prefetch(set + w * sizeof(struct text_entry));
+}
+
+int annotator__addr_text(struct annotator *a, const struct procmap_task *t, uint64_t addr,
+			 bool lines, const char **text, size_t *len)
+{
+	unsigned int want = lines ? TEXT_SYM | TEXT_LINE : TEXT_SYM;
+	const struct annotator_addr *x;
+	struct text_entry *set, *e, tmp;
+	unsigned int w;
+	uintptr_t scope;
+
+	if (!a->sz)
+		return -E2BIG;
+	if (!a->tcache && text_cache_make(a))
+		return -ENOMEM;
+	scope = scope_of(a, t, addr);
+	set = text_set(a, addr, scope);
+	for (w = 0; w < TEXT_WAYS; w++)
+		if (set[w].addr == addr && set[w].scope == scope && set[w].state)
+			break;
+	if (w) {
+		/* The most recently used first; a new answer replaces the least recently used. */
+		tmp = w < TEXT_WAYS ? set[w] : (struct text_entry){ .addr = addr, .scope = scope };
+		memmove(&set[1], &set[0], (w < TEXT_WAYS ? w : TEXT_WAYS - 1) * sizeof(*set));
+		set[0] = tmp;
+	}
+	e = &set[0];
+	if ((e->state & want) != want && !(e->state & TEXT_LONG)) {
+		x = annotator__addr(a, t, addr, lines);
+		if (!x) {
+			e->state = 0;
+			return -ENOMEM;
+		}
+		if (!(e->state & TEXT_SYM))
+			text_put_sym(e, x);
+		if (lines && !(e->state & (TEXT_LINE | TEXT_LONG)))
+			text_put_line(e, x);
+	}
+	if (e->state & TEXT_LONG)
+		return -E2BIG;
+	*text = e->text;
+	*len = (size_t)e->sym_len + (lines ? e->line_len : 0);
+	return 0;
+}
+
 bool annotator__has_symbols(const struct annotator *a)
 {
 	return a->has_symbols;
@@ -395,5 +562,7 @@ void annotator__free(struct annotator *a)
 	free(a->texts);
 	free(a->text_index);
 	free(a->addrs);
+	if (a->tcache)
+		munmap(a->tcache, text_cache_size(a));
 	free(a);
 }

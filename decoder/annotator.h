@@ -6,10 +6,11 @@
  *
  * Each answer is worked out once and memoized: the task per vCPU for the (CR3, time) of its
  * records, the labels per task, the symbol and line per (address, scope) in a direct-mapped
- * cache of ANNOTATOR_ADDR_CACHE entries, the escaped text per distinct name. Memory stays
- * bounded by the cache, the tasks of the process map and the names of the symbol tables,
- * whatever the trace holds. The process map and the symbolizer must not change while the
- * annotator is used with them.
+ * cache of 2^ANNOTATOR_ADDR_CACHE_BITS entries, the escaped text per distinct name, and for
+ * the text output the text written after an address per (address, scope) in a cache of
+ * 2^ANNOTATOR_TEXT_CACHE_BITS sets of four entries. Memory stays bounded by the caches, the
+ * tasks of the process map and the names of the symbol tables, whatever the trace holds. The
+ * process map and the symbolizer must not change while the annotator is used with them.
  */
 #ifndef VBTS_DECODER_ANNOTATOR_H
 #define VBTS_DECODER_ANNOTATOR_H
@@ -22,8 +23,13 @@
 #include "procmap.h"
 #include "symbolizer.h"
 
-/* Entries of the address cache: a power of two. */
-#define ANNOTATOR_ADDR_CACHE (1u << 17)
+/* Entries of the address cache, 32 bytes each (4 MiB). */
+#define ANNOTATOR_ADDR_CACHE_BITS 17
+#define ANNOTATOR_ADDR_CACHE (1u << ANNOTATOR_ADDR_CACHE_BITS)
+/* Sets of the text cache, four entries of 64 bytes each (16 MiB), made when first used. */
+#define ANNOTATOR_TEXT_CACHE_BITS 16
+/* Bytes of annotator__addr_text()'s text, at most. */
+#define ANNOTATOR_TEXT_MAX 45
 /* Escaped bytes of a task name in a text label, at most; the pid follows. */
 #define ANNOTATOR_NAME_TEXT_MAX 48
 
@@ -80,6 +86,21 @@ struct annotator_addr {
 struct annotator *annotator__new(const struct procmap *pm, const struct symbolizer *sz);
 
 /**
+ * annotator__new_sized() - annotator__new() with smaller caches, for tests of their
+ * replacements.
+ * @pm:        the tasks, or NULL
+ * @sz:        the symbols, or NULL
+ * @addr_bits: 2^@addr_bits entries of the address cache, 0 (or more than
+ *             ANNOTATOR_ADDR_CACHE_BITS) for the default
+ * @text_bits: 2^@text_bits sets of the text cache, 0 (or more than ANNOTATOR_TEXT_CACHE_BITS)
+ *             for the default
+ *
+ * Return: the annotator, or NULL with errno = ENOMEM.
+ */
+struct annotator *annotator__new_sized(const struct procmap *pm, const struct symbolizer *sz,
+				       unsigned int addr_bits, unsigned int text_bits);
+
+/**
  * annotator__task() - the task a record belongs to: procmap__lookup() of its CR3 and time.
  * @a: annotator
  * @r: record
@@ -115,8 +136,27 @@ const struct annotator_addr *annotator__addr(struct annotator *a, const struct p
 					     uint64_t addr, bool lines);
 
 /**
- * annotator__prefetch() - start loading what annotator__addr() will read for an address, so
- * that the answers of the addresses of one record are fetched from memory together.
+ * annotator__addr_text() - the text output's text after an address: " name+0xoff" (name
+ * escaped for a terminal) or " [unknown]", then with @lines " (file:line)" when a table has
+ * its line; exactly what annotator__addr() says formatted so.
+ * @a:     annotator
+ * @t:     the task the address belongs to, or NULL
+ * @addr:  guest address
+ * @lines: with the source line
+ * @text:  set to the text, valid until the next annotator__addr_text() call
+ * @len:   set to its length
+ *
+ * Memoized per (address, scope) as text; O(1) when the address was asked for recently.
+ *
+ * Return: 0; -E2BIG when the text is longer than the cache keeps (or @a has no symbolizer):
+ * format what annotator__addr() says instead; -ENOMEM.
+ */
+int annotator__addr_text(struct annotator *a, const struct procmap_task *t, uint64_t addr,
+			 bool lines, const char **text, size_t *len);
+
+/**
+ * annotator__prefetch() - start loading what annotator__addr_text() will read for an address,
+ * so that the answers of the addresses of records are fetched from memory together, ahead.
  * @a:    annotator
  * @t:    the task the address belongs to, or NULL
  * @addr: guest address

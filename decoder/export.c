@@ -30,6 +30,19 @@
 #define TEXT_TASK_WIDTH 16
 #define TEXT_TYPE_WIDTH 12
 
+/*
+ * Records a symbolizing text exporter holds back: while the oldest is written, the cache
+ * entries of the addresses of the newer ones are on their way from memory
+ * (annotator__prefetch()).
+ */
+#define TEXT_AHEAD 16
+
+/* A record held back, with its task. */
+struct text_pending {
+	struct decoded_record r;
+	const struct procmap_task *task;
+};
+
 /* A name and its length. */
 struct name {
 	const char *s;
@@ -91,6 +104,8 @@ struct exporter {
 	const struct export_format_ops *format; /* a format of its own module, or NULL */
 	void *format_state;
 	bool symbols;           /* text: addresses are symbolized */
+	struct text_pending ahead[TEXT_AHEAD];  /* symbolized text: records held back */
+	unsigned int ahead_first, ahead_len;
 	int err;                /* -ENOMEM met while annotating */
 	struct name types[DECODED_TYPE_MAX];    /* decoded_type__name() */
 	struct name kinds[VBTS_BR_MAX];         /* branch_kind__name(), s NULL when none */
@@ -106,8 +121,8 @@ struct exporter *exporter__new(const struct exporter_options *o)
 	if (out_buf__init(&e->ob, o->out))
 		goto err_free;
 	/* jsonl never carries symbols: no symbolizer, no cache for it. */
-	e->annotator = annotator__new(o->procmap,
-				      export_format__symbols(o->format) ? o->symbolizer : NULL);
+	e->annotator = annotator__new_sized(o->procmap, export_format__symbols(o->format) ?
+					    o->symbolizer : NULL, o->cache_bits, o->cache_bits);
 	if (!e->annotator)
 		goto err_free;
 	if ((unsigned int)o->format < EXPORT_FORMAT_MAX && formats[o->format]) {
@@ -152,9 +167,14 @@ void exporter__free(struct exporter *e)
 	free(e);
 }
 
+static void text_drain(struct exporter *e);
+
 int exporter__flush(struct exporter *e)
 {
-	int ret = out_buf__flush(&e->ob);
+	int ret;
+
+	text_drain(e);
+	ret = out_buf__flush(&e->ob);
 
 	return ret ? ret : e->err;
 }
@@ -381,8 +401,11 @@ static void text_addr(struct exporter *e, const struct procmap_task *task, uint6
 	/* "0x" addr " " name "+0x" offset " (" file ":" line ")" without the two texts. */
 	const size_t fixed = 2 + 16 + 1 + 3 + 16 + 2 + 1 + OUT_BUF_NUMBER_MAX + 1;
 	const struct annotator_addr *a;
+	const char *text;
+	size_t len;
 	bool line;
 	char *p;
+	int ret;
 
 	if (!valid) {
 		out_buf__putc(&e->ob, '?');
@@ -390,6 +413,19 @@ static void text_addr(struct exporter *e, const struct procmap_task *task, uint6
 	}
 	if (!e->symbols) {
 		out_buf__hex(&e->ob, addr);
+		return;
+	}
+	/* The text after the address as the annotator keeps it: a probe and a copy. */
+	ret = annotator__addr_text(e->annotator, task, addr, e->o.lines, &text, &len);
+	if (!ret) {
+		p = out_buf__reserve(&e->ob, 2 + 16 + ANNOTATOR_TEXT_MAX);
+		p = PUT(p, "0x");
+		p = out_buf__fmt_hex(p, addr);
+		out_buf__commit(&e->ob, out_buf__fmt_str(p, text, len));
+		return;
+	}
+	if (ret != -E2BIG) {
+		e->err = ret;
 		return;
 	}
 	a = annotator__addr(e->annotator, task, addr, e->o.lines);
@@ -441,19 +477,16 @@ static void text_addr(struct exporter *e, const struct procmap_task *task, uint6
 	out_buf__commit(&e->ob, p);
 }
 
-static void text_record(struct exporter *e, const struct decoded_record *r)
+/* Writes @r of task @t. */
+static void text_record(struct exporter *e, const struct decoded_record *r,
+			const struct procmap_task *t)
 {
-	const struct procmap_task *t = annotator__task(e->annotator, r);
 	char *p = out_buf__reserve(&e->ob, TEXT_RECORD_MAX);
 	const struct name *kind, *type;
 
 	p = PUT(p, "  vcpu");
 	p = out_buf__fmt_u64(p, r->vcpu);
 	if (r->type == DECODED_BRANCH) {
-		if (e->symbols) {
-			annotator__prefetch(e->annotator, t, r->from);
-			annotator__prefetch(e->annotator, t, r->to);
-		}
 		p = PUT(p, " cpl");
 		*p++ = r->cpl_valid ? (char)('0' + r->cpl) : '?';
 		*p++ = ' ';
@@ -562,6 +595,48 @@ static void text_record(struct exporter *e, const struct decoded_record *r)
 	out_buf__commit(&e->ob, p);
 }
 
+/* Writes the oldest record held back. */
+static void text_write_oldest(struct exporter *e)
+{
+	const struct text_pending *q = &e->ahead[e->ahead_first];
+
+	e->ahead_first = (e->ahead_first + 1) % TEXT_AHEAD;
+	e->ahead_len--;
+	text_record(e, &q->r, q->task);
+}
+
+/*
+ * Text output of @r: written at once without symbols; with them held back behind
+ * TEXT_AHEAD - 1 newer records, whose cache entries are fetched meanwhile.
+ */
+static void text_hold(struct exporter *e, const struct decoded_record *r)
+{
+	const struct procmap_task *t = annotator__task(e->annotator, r);
+	struct text_pending *q;
+
+	if (!e->symbols) {
+		text_record(e, r, t);
+		return;
+	}
+	if (r->from_valid || r->type == DECODED_BRANCH)
+		annotator__prefetch(e->annotator, t, r->from);
+	if (r->to_valid || r->type == DECODED_BRANCH)
+		annotator__prefetch(e->annotator, t, r->to);
+	if (e->ahead_len == TEXT_AHEAD)
+		text_write_oldest(e);
+	q = &e->ahead[(e->ahead_first + e->ahead_len) % TEXT_AHEAD];
+	q->r = *r;
+	q->task = t;
+	e->ahead_len++;
+}
+
+/* Writes every record held back. */
+static void text_drain(struct exporter *e)
+{
+	while (e->ahead_len)
+		text_write_oldest(e);
+}
+
 int exporter__finish(struct exporter *e)
 {
 	int ret = 0;
@@ -587,7 +662,7 @@ int exporter__record(struct exporter *e, const struct decoded_record *r)
 	if (e->o.format == EXPORT_JSONL)
 		jsonl_record(e, r);
 	else
-		text_record(e, r);
+		text_hold(e, r);
 	if (e->err)
 		return e->err;
 	return out_buf__error(&e->ob);

@@ -95,6 +95,8 @@ bool export_format__records(enum export_format format);
  * @symbolizer: the symbols of the guest's code, or NULL (every format but jsonl, which never
  *           carries symbols)
  * @lines:   text: add " (file:line)" after symbols when DWARF has them
+ * @cache_bits: tests of the annotator's caches: 2^@cache_bits entries of its address cache
+ *           and sets of its text cache (annotator__new_sized()); 0 for the default sizes
  */
 struct exporter_options {
 	FILE *out;
@@ -102,6 +104,7 @@ struct exporter_options {
 	const struct procmap *procmap;
 	const struct symbolizer *symbolizer;
 	bool lines;
+	unsigned int cache_bits;
 };
 
 /*
@@ -146,7 +149,10 @@ struct exporter *exporter__new(const struct exporter_options *o);
 /**
  * exporter__record() - write one decoded record (buffered: see exporter__flush()).
  * @e: exporter
- * @r: record
+ * @r: record (copied when kept)
+ *
+ * Symbolized text is formatted a few records late (the cache entries of the newer records'
+ * addresses are fetched meanwhile); exporter__flush() writes what is held back.
  *
  * Return: 0, or the first error so far: -EIO when the stream reported a write error, -ENOMEM.
  */

@@ -15,8 +15,10 @@
 
 #include "annotator.h"
 #include "decoder-test.h"
+#include "escape.h"
 #include "export.h"
 #include "procmap.h"
+#include "symbol-files.h"
 #include "symbols.h"
 
 static const struct {
@@ -553,6 +555,289 @@ START_TEST(test_annotator_reference)
 }
 END_TEST
 
+/* ---- text cache ---------------------------------------------------------------------------- */
+
+/*
+ * The text written after an address, from the symbolizer alone (no cache): " name+0xoff" with
+ * the name escaped, " [unknown]", and with @lines " (file:line)" when a table has its line.
+ */
+static void reference_text(const struct symbolizer *sz, const struct procmap_task *t,
+			   uint64_t addr, bool lines, char *out, size_t size)
+{
+	char esc[4 * 8192 + 1];
+	struct symbol_hit hit;
+	const char *file;
+	size_t n;
+	int line;
+
+	n = (size_t)snprintf(out, size, "0x%" PRIx64, addr);
+	if (symbolizer__lookup(sz, t, addr, &hit)) {
+		n += (size_t)snprintf(out + n, size - n, " [unknown]");
+	} else {
+		escape__buf(esc, sizeof(esc), hit.name, strlen(hit.name), 0);
+		n += (size_t)snprintf(out + n, size - n, " %s+0x%" PRIx64, esc, hit.offset);
+	}
+	if (lines && !symbolizer__line(sz, t, addr, &file, &line)) {
+		escape__buf(esc, sizeof(esc), file, strlen(file), 0);
+		snprintf(out + n, size - n, " (%s:%d)", esc, line);
+	}
+}
+
+/* A System.map whose names a guest chose: controls, escapes, bytes that are not UTF-8, long. */
+static const char *const hostile_names[] = {
+	"plain_kernel_fn", "red\x1b[31mname", "back\\slash", "ctl\x01\x02" "bell\x07",
+	"\xff\xfe\x80", "du\x7f" "el",
+	"a_kernel_function_whose_name_is_too_long_for_a_text_cache_entry",
+	"short", "k",
+};
+
+#define HOSTILE_BASE 0xffffffff81000000ULL
+/* The text of LINUX_STATIC. */
+#define LINUX_BASE 0x10001000ULL
+
+static void write_hostile_map(const char *path)
+{
+	FILE *f = fopen(path, "w");
+
+	ck_assert_ptr_nonnull(f);
+	for (size_t i = 0; i < sizeof(hostile_names) / sizeof(hostile_names[0]); i++)
+		fprintf(f, "%016llx T %s\n", (unsigned long long)(HOSTILE_BASE + 0x100 * i),
+			hostile_names[i]);
+	fclose(f);
+}
+
+/*
+ * A symbolizer where one user address means different things in different tasks (a task
+ * bound to a program by its name, one bound to nothing: two scopes), kernel addresses name
+ * hostile System.map symbols, and the rest falls to a real image with DWARF lines.
+ */
+static struct symbolizer *scoped_symbolizer(struct procmap **pm, struct symbol_files **sf,
+					    char *map_path)
+{
+	struct symbolizer *sz = symbolizer__new();
+	struct system_map_stats st;
+	struct symbols *image = symbols__load(DWARF_IMAGE), *map;
+	char err[256];
+	int fd = mkstemp(map_path);
+
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	write_hostile_map(map_path);
+	map = symbols__load_system_map(map_path, &st, err, sizeof(err));
+	ck_assert_msg(map, "%s", err);
+	ck_assert(sz && image);
+	symbolizer__set_image(sz, image);
+	symbolizer__set_kernel(sz, NULL, map, 0);
+	*pm = procmap__new();
+	*sf = symbol_files__new(NULL, NULL);
+	ck_assert(*pm && *sf);
+	ck_assert_int_eq(symbol_files__add(*sf, LINUX_STATIC, err, sizeof(err)), 0);
+	ck_assert_int_eq(procmap__add(*pm, 1, "vbts-linux-static", 0x1000, 0), 0);
+	ck_assert_int_eq(procmap__add(*pm, 2, "other", 0x2000, 0), 0);
+	ck_assert_int_eq(symbolizer__bind(sz, *sf, *pm, NULL, NULL), 0);
+	return sz;
+}
+
+/* Addresses of every kind: the bound objects', the image's text, hostile kernel names, none. */
+static uint64_t pick_addr(uint64_t r, uint64_t text)
+{
+	switch (r % 5) {
+	case 0:
+		return LINUX_BASE + (r >> 8) % 0x50;                     /* the bound program */
+	case 1:
+	case 2:
+		return text + (r >> 8) % 0x3000;                          /* image, lines */
+	case 3:
+		return HOSTILE_BASE + (r >> 8) % (0x100 * 10);            /* hostile names */
+	default:
+		return (r >> 8) % 2 ? UINT64_MAX - (r >> 16) % 64 : 0x7fff0000 + (r >> 16) % 64;
+	}
+}
+
+/*
+ * The annotator's cached texts are the symbolizer's, formatted: random addresses of two
+ * scopes, with and without lines, on caches of the default size and on tiny ones (entries
+ * replaced all the time, collisions on every probe), each checked against reference_text().
+ * A cache that answered with the entry of another address, scope, or with a text made without
+ * the lines, would fail here.
+ */
+START_TEST(test_annotator_text_reference)
+{
+	static const unsigned int bits[] = { 0, 1, 3 };
+	char map_path[] = "/tmp/vbts-hostile-map-XXXXXX";
+	char want[8192 + 256], got[8192 + 256];
+	uint64_t text, replaced_text = 0;
+	struct symbol_files *sf;
+	struct procmap *pm;
+	struct symbolizer *sz = scoped_symbolizer(&pm, &sf, map_path);
+	const struct procmap_task *tasks[3] = { NULL, procmap__task(pm, 0),
+						procmap__task(pm, 1) };
+	struct elf_image im;
+	size_t cached = 0, long_texts = 0, scoped = 0;
+
+	image_read(&im, DWARF_IMAGE);
+	text = shdr_get(&im, ".text", SH_ADDR);
+	ck_assert(tasks[1] && tasks[2]);
+	/* The two scopes name an address differently. */
+	reference_text(sz, tasks[1], LINUX_BASE + 0x20, false, want, sizeof(want));
+	reference_text(sz, tasks[2], LINUX_BASE + 0x20, false, got, sizeof(got));
+	ck_assert_str_eq(want, "0x10001020 work+0x0");
+	ck_assert_str_ne(want, got);
+	for (size_t b = 0; b < sizeof(bits) / sizeof(bits[0]); b++) {
+		struct annotator *a = annotator__new_sized(pm, sz, bits[b], bits[b]);
+		uint64_t rng = 0x7e57 + b;
+
+		ck_assert_ptr_nonnull(a);
+		for (unsigned int i = 0; i < 200000; i++) {
+			uint64_t r = (rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17);
+			/* A small working set, revisited: hits, and on tiny caches replacements. */
+			uint64_t addr = pick_addr(i % 3 ? r % 96 * 0x9e3779b97f4a7c15ULL >> 1 : r,
+						  text);
+			const struct procmap_task *t = tasks[(r >> 40) % 3];
+			bool lines = (r >> 50) & 1;
+			const char *s;
+			size_t len;
+			int ret;
+
+			ret = annotator__addr_text(a, t, addr, lines, &s, &len);
+			ck_assert(ret == 0 || ret == -E2BIG);
+			reference_text(sz, t, addr, lines, want, sizeof(want));
+			if (ret == -E2BIG) {
+				/* Too long for an entry: the text output formats this answer. */
+				const struct annotator_addr *x = annotator__addr(a, t, addr, lines);
+
+				ck_assert_ptr_nonnull(x);
+				len = (size_t)snprintf(got, sizeof(got), "0x%" PRIx64, addr);
+				if (x->name)
+					len += (size_t)snprintf(got + len, sizeof(got) - len,
+								" %.*s+0x%" PRIx64,
+								(int)x->name_text_len,
+								x->name_text, x->offset);
+				else
+					len += (size_t)snprintf(got + len, sizeof(got) - len,
+								" [unknown]");
+				if (lines && x->file)
+					snprintf(got + len, sizeof(got) - len, " (%.*s:%d)",
+						 (int)x->file_text_len, x->file_text, x->line);
+				long_texts++;
+			} else {
+				snprintf(got, sizeof(got), "0x%" PRIx64 "%.*s", addr, (int)len, s);
+				cached++;
+			}
+			if (strcmp(got, want))
+				ck_abort_msg("cache 2^%u, task %zu, %s: \"%s\", not \"%s\"",
+					     bits[b], (size_t)((r >> 40) % 3),
+					     lines ? "lines" : "symbol", got, want);
+			scoped += t && addr >= LINUX_BASE && addr < LINUX_BASE + 0x50;
+			replaced_text += addr >= text && addr < text + 0x3000 && lines;
+		}
+		annotator__free(a);
+	}
+	ck_assert_uint_gt(cached, 100000);
+	ck_assert_uint_gt(long_texts, 100);
+	ck_assert_uint_gt(scoped, 10000);
+	ck_assert_uint_gt(replaced_text, 10000);
+	symbolizer__free(sz);
+	symbol_files__free(sf);
+	procmap__free(pm);
+	unlink(map_path);
+	free(im.buf);
+}
+END_TEST
+
+/*
+ * Symbolized text and --lines output, record by record, are the uncached answers of the
+ * symbolizer formatted (reference_text()), with caches of the default size and with tiny ones
+ * (so that entries are replaced and sets collide while records are held back for prefetching),
+ * for branches of two tasks of different scopes and no task, hostile kernel names, and
+ * addresses without a symbol.
+ */
+START_TEST(test_text_output_cache_reference)
+{
+	static const unsigned int bits[] = { 0, 1, 2 };
+	char map_path[] = "/tmp/vbts-hostile-map-XXXXXX";
+	static char want[8192 * 4];
+	char from[8192 + 256], to[8192 + 256];
+	struct symbol_files *sf;
+	struct procmap *pm;
+	struct symbolizer *sz = scoped_symbolizer(&pm, &sf, map_path);
+	static const char *const labels[] = { "-", "vbts-linux-static[1]", "other[2]" };
+	static const uint64_t cr3s[] = { 0, 0x1000, 0x2000 };
+	struct elf_image im;
+	uint64_t text;
+
+	image_read(&im, DWARF_IMAGE);
+	text = shdr_get(&im, ".text", SH_ADDR);
+	for (size_t b = 0; b < sizeof(bits) / sizeof(bits[0]); b++) {
+		for (int lines = 0; lines < 2; lines++) {
+			struct exporter_options eo = {
+				.format = EXPORT_TEXT, .procmap = pm, .symbolizer = sz,
+				.lines = lines, .cache_bits = bits[b],
+			};
+			uint64_t rng = 0xca5e + b * 2 + (uint64_t)lines;
+			char *buf = NULL, *line, *next;
+			struct exporter *e;
+			size_t len = 0, n = 0;
+			unsigned int records = 20000;
+
+			eo.out = open_memstream(&buf, &len);
+			ck_assert_ptr_nonnull(eo.out);
+			e = exporter__new(&eo);
+			ck_assert_ptr_nonnull(e);
+			for (unsigned int i = 0; i < records; i++) {
+				uint64_t r = (rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17);
+				unsigned int k = (unsigned int)((r >> 40) % 3);
+				struct decoded_record rec = {
+					.type = DECODED_BRANCH, .vcpu = 0, .seq = i,
+					.from = pick_addr(r % 64 * 0x9e3779b97f4a7c15ULL >> 1,
+							  text),
+					.to = pick_addr(r, text), .from_valid = true,
+					.to_valid = true, .cr3 = cr3s[k], .cr3_valid = k != 0,
+				};
+
+				ck_assert_int_eq(exporter__record(e, &rec), 0);
+			}
+			ck_assert_int_eq(exporter__flush(e), 0);
+			exporter__free(e);
+			fclose(eo.out);
+
+			/* The same records again, formatted from the symbolizer alone. */
+			rng = 0xca5e + b * 2 + (uint64_t)lines;
+			line = buf;
+			for (unsigned int i = 0; i < records; i++, line = next) {
+				uint64_t r = (rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17);
+				unsigned int k = (unsigned int)((r >> 40) % 3);
+				const struct procmap_task *t = k ? procmap__task(pm, k - 1) : NULL;
+				uint64_t fa = pick_addr(r % 64 * 0x9e3779b97f4a7c15ULL >> 1, text);
+
+				reference_text(sz, t, fa, lines, from, sizeof(from));
+				reference_text(sz, t, pick_addr(r, text), lines, to, sizeof(to));
+				snprintf(want, sizeof(want), "  vcpu0 cpl? %-16s %s  =>  %s\n",
+					 labels[k], from, to);
+				next = strchr(line, '\n');
+				ck_assert_ptr_nonnull(next);
+				next++;
+				if ((size_t)(next - line) != strlen(want) ||
+				    memcmp(line, want, strlen(want)))
+					ck_abort_msg("cache 2^%u%s, record %u: \"%.*s\", "
+						     "not \"%s\"", bits[b],
+						     lines ? " --lines" : "", i,
+						     (int)(next - line - 1), line, want);
+				n++;
+			}
+			ck_assert_str_eq(line, "");
+			ck_assert_uint_eq(n, records);
+			free(buf);
+		}
+	}
+	symbolizer__free(sz);
+	symbol_files__free(sf);
+	procmap__free(pm);
+	unlink(map_path);
+	free(im.buf);
+}
+END_TEST
+
 Suite *symbols_suite(void)
 {
 	Suite *s = suite_create("symbols");
@@ -567,6 +852,8 @@ Suite *symbols_suite(void)
 			    (int)(sizeof(corruptions) / sizeof(corruptions[0])));
 	tcase_add_test(tc, test_symbols_compressed_dwarf);
 	tcase_add_test(tc, test_annotator_reference);
+	tcase_add_test(tc, test_annotator_text_reference);
+	tcase_add_test(tc, test_text_output_cache_reference);
 	tcase_add_test(tc, test_long_symbol_name);
 	suite_add_tcase(s, tc);
 	return s;
