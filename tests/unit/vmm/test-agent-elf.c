@@ -504,6 +504,8 @@ Suite *agent_elf_suite(void)
 	Suite *s = suite_create("agent-elf");
 	TCase *tc = tcase_create("store");
 
+	/* A hang guard: the agent's scan of this machine's /proc reads every mapped ELF. */
+	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_elf_build_id_reader);
 	tcase_add_test(tc, test_elf_valid_build_id);
 	tcase_add_test(tc, test_elf_upload_stored);
