@@ -550,7 +550,7 @@ static Suite *export_suite(void)
 	Suite *s = suite_create("export");
 	TCase *tc = tcase_create("consumers");
 
-	tcase_set_timeout(tc, 120);
+	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_folded_read);
 	tcase_add_test(tc, test_callgrind_annotate);
 	tcase_add_test(tc, test_perfetto_read);

@@ -93,6 +93,21 @@ def weight(cell):
     return cell.split(" (", 1)[0]
 
 
+def render(url, tmp, budget):
+    """The DOM Chromium holds after @budget ms of virtual time on @url."""
+    try:
+        return subprocess.run(
+            [CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu",
+             "--no-first-run", "--disable-dev-shm-usage",
+             f"--user-data-dir={tmp}/profile", f"--virtual-time-budget={budget}",
+             "--dump-dom", url],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=60 + budget // 1000,
+            check=False).stdout.decode("utf-8", "replace")
+    except subprocess.TimeoutExpired:
+        sys.exit(f"{url}: Chromium did not finish in {60 + budget // 1000} s (speedscope's "
+                 "import error alert waits for a click)")
+
+
 def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
@@ -112,21 +127,14 @@ def main():
         base = f"http://127.0.0.1:{server.server_address[1]}"
         url = (f"{base}/index.html#profileURL={urllib.parse.quote(base + '/' + name, safe='')}"
                "&view=sandwich")
-        try:
-            out = subprocess.run(
-                [CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu",
-                 "--no-first-run", "--disable-dev-shm-usage",
-                 f"--user-data-dir={tmp}/profile", "--virtual-time-budget=10000",
-                 "--dump-dom", url],
-                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=60,
-                check=False).stdout.decode("utf-8", "replace")
-        except subprocess.TimeoutExpired:
-            sys.exit(f"{profile}: Chromium did not finish in 60 s (speedscope's import error "
-                     "alert waits for a click)")
-        finally:
-            server.shutdown()
-    page = Sandwich()
-    page.feed(out)
+        # A busy machine can leave the table unrendered when the virtual time budget runs
+        # out (the title is there, the rows are not): try again with a larger budget.
+        for budget in (10000, 30000, 90000):
+            page = Sandwich()
+            page.feed(render(url, tmp, budget))
+            if page.rows:
+                break
+        server.shutdown()
     if page.title.strip() != f"{name} - speedscope":
         sys.exit(f"{profile}: speedscope did not load it (page title {page.title.strip()!r})")
     if not page.rows:
