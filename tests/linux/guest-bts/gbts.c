@@ -7,7 +7,9 @@
  *
  * While BTS is on, the process blocks once in read() and a child pinned to the same CPU runs
  * user code: the child was forked before the DS area was mapped, so it has nothing at that
- * address and its branches must be dropped (the VMM counts them), never stored anywhere.
+ * address and its branches must be dropped (the VMM counts them), never stored anywhere. The
+ * child exits only once BTS is off: every instruction of the guest, its kernel's included, is
+ * stepped while BTS is on, and an exit is a long way through the kernel.
  *
  * The records this process must find, in order (ring 3 only, BTS_OFF_OS):
  *   lx_jmp_from -> lx_jmp_to, lx_call_from -> lx_call_to, lx_ret_from -> lx_ret_to,
@@ -151,7 +153,11 @@ static int pin_cpu0(void)
 	return sched_setaffinity(0, sizeof(set), &set);
 }
 
-/* The child: waits for the parent's byte, takes user-mode branches on CPU 0, answers. */
+/*
+ * The child: waits for the parent's byte, takes user-mode branches on CPU 0, answers, and waits
+ * for a second byte, sent once BTS is off: its exit (a long way through the kernel) is not
+ * stepped for the parent's BTS.
+ */
 static void child(int rfd, int wfd)
 {
 	volatile unsigned int sum = 0;
@@ -161,7 +167,7 @@ static void child(int rfd, int wfd)
 		_exit(3);
 	for (unsigned int i = 0; i < 200; i++)
 		sum += i & 1 ? i : 1;
-	if (write(wfd, &b, 1) != 1)
+	if (write(wfd, &b, 1) != 1 || read(rfd, &b, 1) != 1)
 		_exit(3);
 	_exit(sum ? 0 : 4);
 }
@@ -232,6 +238,8 @@ int main(void)
 	}
 	lx_seq(fd, to_child[1], to_parent[0], &on, &off, &byte);
 	msr_write(fd, MSR_DS_AREA, 0);
+	if (write(to_child[1], &byte, 1) != 1)
+		bad("the child's second byte", 0, 0, 0);
 	if (waitpid(pid, (int *)&status, 0) != pid || status)
 		bad("the child failed", 0, status, 0);
 
