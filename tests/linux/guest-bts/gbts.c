@@ -11,6 +11,11 @@
  * child exits only once BTS is off: every instruction of the guest, its kernel's included, is
  * stepped while BTS is on, and an exit is a long way through the kernel.
  *
+ * Both run SCHED_FIFO: stepped, a task switch takes longer than a CFS time slice, so with two
+ * runnable CFS tasks the scheduler would switch between them at every tick and neither would
+ * get back to user mode. A SCHED_FIFO task is neither time-sliced nor preempted by the one it
+ * wakes (the kernel's RT throttling still gives CFS tasks their 5%).
+ *
  * The records this process must find, in order (ring 3 only, BTS_OFF_OS):
  *   lx_jmp_from -> lx_jmp_to, lx_call_from -> lx_call_to, lx_ret_from -> lx_ret_to,
  *   lx_sc_write -> K, lx_sc_read -> K, lx_ind_from -> lx_ind_to, lx_sc_off -> K,
@@ -189,6 +194,7 @@ int main(void)
 		{ (uint64_t)lx_sc_off, 0, 0 },
 	};
 	const unsigned int nwant = sizeof(want) / sizeof(want[0]);
+	const struct sched_param fifo = { .sched_priority = 1 };
 	uint64_t on = TR | BTS | OFF_OS, off = 0, entry = 0, base, max;
 	unsigned int a, b, c, d, n, w = 0, events = 0, status;
 	int to_child[2], to_parent[2], fd, pid;
@@ -203,7 +209,8 @@ int main(void)
 		printf("gbts: CPUID.01H without DS, DTES64 or DS-CPL (edx %#x ecx %#x)\n", d, c);
 		return 2;
 	}
-	if (pin_cpu0() || pipe(to_child) || pipe(to_parent)) {
+	if (pin_cpu0() || sched_setscheduler(0, SCHED_FIFO, &fifo) || pipe(to_child) ||
+	    pipe(to_parent)) {
 		perror("gbts: set-up");
 		return 2;
 	}
