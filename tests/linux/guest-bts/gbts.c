@@ -7,7 +7,14 @@
  *
  * While BTS is on, the process blocks once in read() and a child pinned to the same CPU runs
  * user code: the child was forked before the DS area was mapped, so it has nothing at that
- * address and its branches must be dropped (the VMM counts them), never stored anywhere.
+ * address and its branches must be dropped (the VMM counts them), never stored anywhere. The
+ * child exits only once BTS is off: every instruction of the guest, its kernel's included, is
+ * stepped while BTS is on, and an exit is a long way through the kernel.
+ *
+ * Both run SCHED_FIFO: stepped, a task switch takes longer than a CFS time slice, so with two
+ * runnable CFS tasks the scheduler would switch between them at every tick and neither would
+ * get back to user mode. A SCHED_FIFO task is neither time-sliced nor preempted by the one it
+ * wakes (the kernel's RT throttling still gives CFS tasks their 5%).
  *
  * The records this process must find, in order (ring 3 only, BTS_OFF_OS):
  *   lx_jmp_from -> lx_jmp_to, lx_call_from -> lx_call_to, lx_ret_from -> lx_ret_to,
@@ -151,7 +158,11 @@ static int pin_cpu0(void)
 	return sched_setaffinity(0, sizeof(set), &set);
 }
 
-/* The child: waits for the parent's byte, takes user-mode branches on CPU 0, answers. */
+/*
+ * The child: waits for the parent's byte, takes user-mode branches on CPU 0, answers, and waits
+ * for a second byte, sent once BTS is off: its exit (a long way through the kernel) is not
+ * stepped for the parent's BTS.
+ */
 static void child(int rfd, int wfd)
 {
 	volatile unsigned int sum = 0;
@@ -161,7 +172,7 @@ static void child(int rfd, int wfd)
 		_exit(3);
 	for (unsigned int i = 0; i < 200; i++)
 		sum += i & 1 ? i : 1;
-	if (write(wfd, &b, 1) != 1)
+	if (write(wfd, &b, 1) != 1 || read(rfd, &b, 1) != 1)
 		_exit(3);
 	_exit(sum ? 0 : 4);
 }
@@ -183,6 +194,7 @@ int main(void)
 		{ (uint64_t)lx_sc_off, 0, 0 },
 	};
 	const unsigned int nwant = sizeof(want) / sizeof(want[0]);
+	const struct sched_param fifo = { .sched_priority = 1 };
 	uint64_t on = TR | BTS | OFF_OS, off = 0, entry = 0, base, max;
 	unsigned int a, b, c, d, n, w = 0, events = 0, status;
 	int to_child[2], to_parent[2], fd, pid;
@@ -197,7 +209,8 @@ int main(void)
 		printf("gbts: CPUID.01H without DS, DTES64 or DS-CPL (edx %#x ecx %#x)\n", d, c);
 		return 2;
 	}
-	if (pin_cpu0() || pipe(to_child) || pipe(to_parent)) {
+	if (pin_cpu0() || sched_setscheduler(0, SCHED_FIFO, &fifo) || pipe(to_child) ||
+	    pipe(to_parent)) {
 		perror("gbts: set-up");
 		return 2;
 	}
@@ -232,6 +245,8 @@ int main(void)
 	}
 	lx_seq(fd, to_child[1], to_parent[0], &on, &off, &byte);
 	msr_write(fd, MSR_DS_AREA, 0);
+	if (write(to_child[1], &byte, 1) != 1)
+		bad("the child's second byte", 0, 0, 0);
 	if (waitpid(pid, (int *)&status, 0) != pid || status)
 		bad("the child failed", 0, status, 0);
 
