@@ -49,7 +49,7 @@
  * Mapped raw segment files per vCPU: the open one, and spares or full ones in the collector's
  * hands. Their pages are recycled from segment to segment.
  */
-#define NR_BUFS 4
+#define NR_BUFS SEG_WRITER_BUFS
 /* The header index of a spare (the vCPU sets the real one when it renames it open). */
 #define SPARE_INDEX UINT64_MAX
 

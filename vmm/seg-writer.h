@@ -18,6 +18,14 @@
 
 struct seg_writer;
 
+/*
+ * Memory of one writer, in segment files' worth: the mapped segment files (the open one, and
+ * spares or full ones in the collector's hands: SEG_WRITER_BUFS) and the compressor's
+ * buffers (the transform and the frame, about 2.5 segments).
+ */
+#define SEG_WRITER_BUFS 4
+#define SEG_WRITER_MEM_SEGMENTS (SEG_WRITER_BUFS + 3)
+
 /* enum seg_on_full: what an append does when the budget or the disk is full. */
 enum seg_on_full {
 	SEG_ON_FULL_STALL = 0, /* wait (the traced vCPU stalls) until space comes back */
