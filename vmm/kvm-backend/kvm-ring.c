@@ -141,11 +141,11 @@ static void batch_flush(struct batch *b)
 
 	if (!b->n)
 		return;
-	before = ring_writer__committed(b->tv->ring);
+	before = ring_writer__lost(b->tv->ring);
 	ret = ring_writer__append_n(b->tv->ring, b->r, b->n);
-	/* a stream that dropped some stored the others (and a LOST record) */
+	/* a stream that dropped some of them stored the others */
 	b->tv->stat_records += !ret ? b->n : ret == -ENOSPC ?
-			       ring_writer__committed(b->tv->ring) - before : 0;
+			       b->n - (ring_writer__lost(b->tv->ring) - before) : 0;
 	b->n = 0;
 }
 
