@@ -247,6 +247,9 @@ int ring_reader__begin(struct ring_reader *r)
 		return -EIO;
 	r->end = c;
 	r->next = c > r->capacity ? c - r->capacity : 0;
+	/* a resized ring holds nothing before its first_seq */
+	if (r->next < r->hdr.first_seq)
+		r->next = r->hdr.first_seq < c ? r->hdr.first_seq : c;
 	r->released = r->next;
 	return 0;
 }
@@ -256,6 +259,8 @@ void ring_reader__window(const struct ring_reader *r, uint64_t *first, uint64_t 
 	uint64_t e = r->end;
 
 	*first = e > r->capacity ? e - r->capacity : 0;
+	if (*first < r->hdr.first_seq)
+		*first = r->hdr.first_seq < e ? r->hdr.first_seq : e;
 	*end = e;
 }
 

@@ -244,10 +244,14 @@ static int read_at(int fd, void *buf, size_t len, off_t off)
 }
 
 /*
- * Loads segment r->index[i]: 0 with r->recs set, or -errno after a damage line (the segment
- * is then skipped). @hdr_only: only check the header (for the window), setting *@h.
+ * Loads segment r->index[i] once: 0 with r->recs set, or -errno after a damage line (the
+ * segment is then skipped). @hdr_only: only check the header (for the window), setting *@h.
+ * @retry: a raw closed segment that changed under the reader (the writer compressed it and
+ * took its file's pages for a later segment) returns -EAGAIN without a word: its name gives
+ * the compressed copy now.
  */
-static int load(struct seg_reader *r, size_t i, bool hdr_only, struct vbts_seg_header *h)
+static int load_once(struct seg_reader *r, size_t i, bool hdr_only, struct vbts_seg_header *h,
+		     bool retry)
 {
 	char name[64], path[4096], err[SEG_READER_ERR_MAX], why[SEG_READER_ERR_MAX + 32];
 	struct vbts_record *recs = NULL;
@@ -264,7 +268,8 @@ static int load(struct seg_reader *r, size_t i, bool hdr_only, struct vbts_seg_h
 	snprintf(path, sizeof(path), "%s/%s", r->dir, name);
 	fd = input_file__open(path, UINT64_MAX, &st, err, sizeof(err));
 	if (fd < 0) {
-		if (!hdr_only)
+		/* the open segment of a live writer that closed it since: its records are closed */
+		if (!hdr_only && !(fd == -ENOENT && r->index[i] == OPEN_INDEX))
 			damage(r, err);
 		return fd;
 	}
@@ -281,6 +286,10 @@ static int load(struct seg_reader *r, size_t i, bool hdr_only, struct vbts_seg_h
 	}
 	ret = check_header(h, (uint64_t)st.st_size, r->index[i], r->vcpu, path, &n, err,
 			   sizeof(err));
+	if (ret && retry && r->index[i] != OPEN_INDEX && h->encoding == VBTS_SEG_ENC_RAW) {
+		ret = -EAGAIN;
+		goto out_retry;
+	}
 	if (ret == -ERANGE) {
 		/* truncated raw segment: its whole records are read, the rest said */
 		if (!hdr_only) {
@@ -314,6 +323,13 @@ static int load(struct seg_reader *r, size_t i, bool hdr_only, struct vbts_seg_h
 		    (read_at(fd, &again, sizeof(again), 0) || again.index != h->index ||
 		     again.first_seq != h->first_seq || again.committed < h->committed))
 			n = 0;
+		/* A raw closed segment whose pages the writer took for a later segment. */
+		if (!ret && retry && r->index[i] != OPEN_INDEX &&
+		    (read_at(fd, &again, sizeof(again), 0) || again.index != h->index ||
+		     again.first_seq != h->first_seq || again.committed < h->committed)) {
+			ret = -EAGAIN;
+			goto out_retry;
+		}
 	} else {
 		free(recs);
 		recs = NULL;
@@ -355,6 +371,22 @@ out_damage:
 		snprintf(why, sizeof(why), "%s; segment skipped", err);
 		damage(r, why);
 	}
+	return ret;
+
+out_retry:
+	close(fd);
+	free(recs);
+	return ret;
+}
+
+/* load_once(), again (at most 3 times) while a raw closed segment changes under it. */
+static int load(struct seg_reader *r, size_t i, bool hdr_only, struct vbts_seg_header *h)
+{
+	int ret, tries = 0;
+
+	do
+		ret = load_once(r, i, hdr_only, h, ++tries < 3);
+	while (ret == -EAGAIN && tries < 3);
 	return ret;
 }
 

@@ -735,23 +735,50 @@ static int control_request(void *opaque, unsigned int vcpu, unsigned int req, un
 }
 
 /*
- * config mode: what a running trace can switch to. Every ring is a wrap-mode ring today; the
- * stream mode's segments come with their writer.
+ * config mode: what a running trace can switch to. A trace's mode is fixed when its files are
+ * made; the control socket serves wrap-mode rings.
  */
 static int control_set_mode(void *opaque, unsigned int vcpu, unsigned int mode, char *err,
 			    size_t errlen)
 {
 	if (mode == VBTS_RING_WRAP)
 		return 0;
-	snprintf(err, errlen, "stream mode is not available in this vbts: the rings are wrap-mode "
-		 "flight recorders");
+	snprintf(err, errlen, "a running trace's mode is fixed (vbts run --mode stream; the "
+		 "control socket serves wrap-mode rings)");
 	return -ENOTSUP;
+}
+
+/* config size: the vCPU thread replaces its ring file (vcpu.c, ring_writer__resize()). */
+static int control_resize(void *opaque, unsigned int vcpu, uint64_t records)
+{
+	struct vm *vm = opaque;
+
+	if (vcpu >= vm->nr_vcpus)
+		return -EINVAL;
+	vcpu__resize(vm->vcpus[vcpu], records);
+	return 0;
+}
+
+/* config tasks: a Linux guest's processes as --task selects them, from their next load. */
+static int control_set_tasks(void *opaque, const char *const *names, unsigned int nr,
+			     char *err, size_t errlen)
+{
+	struct vm *vm = opaque;
+
+	if (!vm->tasks) {
+		snprintf(err, errlen, "the task filter needs a Linux guest followed by its kernel "
+			 "(--kernel with --backend kvm)");
+		return -ENOTSUP;
+	}
+	return guest_tasks__set_select(vm->tasks, names, nr, err, errlen);
 }
 
 static const struct control_target_ops control_ops = {
 	.state = control_state,
 	.request = control_request,
 	.set_mode = control_set_mode,
+	.resize = control_resize,
+	.set_tasks = control_set_tasks,
 };
 
 /* --control: the socket and its thread, once the trace exists. */

@@ -60,6 +60,8 @@ struct ring_view {
 	uint64_t base;       /* `clear`: records before it are not shown */
 	uint64_t ev_cursor;  /* event scan: next seq to look at */
 	uint64_t ev_lost;    /* event scan: the header's lost count seen last */
+	dev_t dev;           /* the file mapped: another one under the name is a resized ring */
+	ino_t ino;
 };
 
 struct client {
@@ -226,11 +228,16 @@ static int view_open(struct control *c, unsigned int vcpu)
 	void *map;
 	int fd;
 
-	if (v->hdr)
-		return 0;
 	if (!c->trace_dir)
-		return -ENOENT;
+		return v->hdr ? 0 : -ENOENT;
 	snprintf(path, sizeof(path), "%s/vcpu%u.ring", c->trace_dir, vcpu);
+	if (v->hdr) {
+		/* The writer resized the ring: a new file took the name, the numbering goes on. */
+		if (stat(path, &st) < 0 || (st.st_dev == v->dev && st.st_ino == v->ino))
+			return 0;
+		munmap((void *)v->hdr, v->size);
+		v->hdr = NULL;
+	}
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return -errno;
@@ -257,6 +264,8 @@ static int view_open(struct control *c, unsigned int vcpu)
 	v->slots = (const struct vbts_record *)((const char *)map + VBTS_RING_HEADER_SIZE);
 	v->size = (size_t)st.st_size;
 	v->capacity = h->capacity;
+	v->dev = st.st_dev;
+	v->ino = st.st_ino;
 	return 0;
 }
 
@@ -302,6 +311,8 @@ static uint64_t view_first(const struct ring_view *v, uint64_t end, bool quiet)
 
 	if (end > room)
 		f = end - room;
+	if (f < v->hdr->first_seq)
+		f = v->hdr->first_seq; /* a resized ring: nothing before it */
 	if (f < v->base)
 		f = v->base;
 	return f > end ? end : f;
@@ -422,13 +433,14 @@ static json_t *do_status(struct control *c, struct request *r)
 		nclients += c->clients[i].fd >= 0;
 	for (unsigned int i = 0; i < c->nr_vcpus; i++) {
 		struct control_vcpu_state st = { .run = "unknown" };
-		uint64_t first = 0, end = 0, lost = 0;
+		uint64_t first = 0, end = 0, lost = 0, size = c->ring_records;
 
 		if (c->ops && c->ops->state)
 			c->ops->state(c->opaque, i, &st);
 		if (view_open(c, i) == 0) {
 			view_window(c, i, &first, &end);
 			lost = view_lost(&c->views[i]);
+			size = c->views[i].capacity;
 		}
 		tasks = json_array();
 		for (unsigned int t = 0; t < c->nr_tasks; t++)
@@ -436,7 +448,7 @@ static json_t *do_status(struct control *c, struct request *r)
 		one = json_pack("{s:i, s:I, s:I, s:I, s:s, s:I, s:{s:s, s:o}, s:s, s:s, s:b}",
 				"vcpu", (int)i, "records", (json_int_t)end,
 				"count", (json_int_t)(end - first), "lost", (json_int_t)lost,
-				"mode", "wrap", "size", (json_int_t)c->ring_records,
+				"mode", "wrap", "size", (json_int_t)size,
 				"filters", "cpl", cpl_name(st.cpl), "tasks", tasks,
 				"state", st.run ? st.run : "unknown",
 				"recording", st.rec < sizeof(rec_names) / sizeof(rec_names[0]) ?
@@ -477,19 +489,19 @@ static json_t *request_vcpus(struct control *c, struct request *r, unsigned int 
 	return with_vcpus(resp, arr);
 }
 
-static bool can_detach(struct control *c)
+/* The backends whose recording the vCPU threads stop, start and filter anew (vcpu.c). */
+static bool can_control(struct control *c)
 {
-	return c->backend && !strcmp(c->backend, "step");
+	return c->backend && (!strcmp(c->backend, "step") || !strcmp(c->backend, "kvm"));
 }
 
 static json_t *do_start_stop(struct control *c, struct request *r)
 {
 	bool start = !strcmp(r->verb, "start");
 
-	if (!can_detach(c))
-		return error_obj("unsupported", "%s: the %s backend records from the kernel's "
-				 "ring and cannot be stopped and restarted (step backend only)",
-				 r->verb, c->backend ? c->backend : "no");
+	if (!can_control(c))
+		return error_obj("unsupported", "%s: the %s backend cannot be stopped and "
+				 "restarted", r->verb, c->backend ? c->backend : "no");
 	return request_vcpus(c, r, start ? VCPU_CTL_START : VCPU_CTL_STOP, 0);
 }
 
@@ -511,11 +523,54 @@ static int parse_cpl(const char *s, unsigned int *cpl)
 	return 0;
 }
 
+/* config tasks: the new filter, also what status says of it. */
+static json_t *set_tasks(struct control *c, json_t *tasks)
+{
+	unsigned int nr = (unsigned int)json_array_size(tasks);
+	const char *names[CONTROL_TASKS_MAX];
+	char **copy, msg[256];
+	size_t i;
+	json_t *t;
+	int ret;
+
+	json_array_foreach(tasks, i, t)
+		names[i] = json_string_value(t);
+	if (!c->ops || !c->ops->set_tasks)
+		return error_obj("unsupported", "tasks: this run has no task filter");
+	copy = calloc(nr ? nr : 1, sizeof(*copy));
+	if (!copy)
+		return error_obj("failed", "tasks: out of memory");
+	for (i = 0; i < nr; i++) {
+		copy[i] = escape__utf8_dup(names[i], 256);
+		if (!copy[i]) {
+			while (i--)
+				free(copy[i]);
+			free(copy);
+			return error_obj("failed", "tasks: out of memory");
+		}
+	}
+	ret = c->ops->set_tasks(c->opaque, names, nr, msg, sizeof(msg));
+	if (ret < 0) {
+		for (i = 0; i < nr; i++)
+			free(copy[i]);
+		free(copy);
+		return error_obj(ret == -ENOTSUP ? "unsupported" : ret == -EINVAL ? "bad-value" :
+				 "failed", "tasks: %s", msg);
+	}
+	for (i = 0; i < c->nr_tasks; i++)
+		free(c->tasks[i]);
+	free(c->tasks);
+	c->tasks = copy;
+	c->nr_tasks = nr;
+	return NULL;
+}
+
 static json_t *do_config(struct control *c, struct request *r)
 {
 	json_t *mode = json_object_get(r->obj, "mode"), *cpl = json_object_get(r->obj, "cpl");
 	json_t *tasks = json_object_get(r->obj, "tasks"), *err = NULL, *resp;
 	unsigned int want_cpl = 0, want_mode = VBTS_RING_WRAP;
+	bool resize = false;
 	char msg[256];
 	uint64_t size;
 	int ret;
@@ -525,13 +580,13 @@ static json_t *do_config(struct control *c, struct request *r)
 	if (ret < 0)
 		return err;
 	if (ret == 0) {
+		/* as if every vCPU had that size: the budget holds whichever are resized */
 		if (trace__check_budget(size, c->nr_vcpus, trace__host_available_memory(), msg,
 					sizeof(msg)) < 0)
 			return error_obj(size ? "over-budget" : "bad-value", "size: %s", msg);
-		if (size != c->ring_records)
-			return error_obj("unsupported", "size: a ring's %" PRIu64 " records are "
-					 "fixed while the run goes on (vbts run --ring)",
-					 c->ring_records);
+		if (!c->ops || !c->ops->resize)
+			return error_obj("unsupported", "size: this run's rings cannot be resized");
+		resize = true;
 	}
 	if (mode) {
 		if (!json_is_string(mode))
@@ -549,7 +604,7 @@ static json_t *do_config(struct control *c, struct request *r)
 		if (parse_cpl(json_string_value(cpl), &want_cpl))
 			return error_obj("bad-value",
 					 "\"cpl\" must be \"all\", \"user\" or \"kernel\"");
-		if (!can_detach(c))
+		if (!can_control(c))
 			return error_obj("unsupported", "cpl: the %s backend's filter is set when "
 					 "the run starts (vbts run --cpl)",
 					 c->backend ? c->backend : "no");
@@ -567,8 +622,8 @@ static json_t *do_config(struct control *c, struct request *r)
 			if (!json_is_string(t))
 				return error_obj("bad-type",
 						 "\"tasks\" must be an array of strings");
-		return error_obj("unsupported", "tasks: the task filter is set when the run "
-				 "starts (vbts run --task)");
+		if (r->has_vcpu)
+			return error_obj("bad-request", "\"tasks\" is the VM's: no \"vcpu\"");
 	}
 	if (mode) {
 		ret = c->ops && c->ops->set_mode ?
@@ -578,9 +633,25 @@ static json_t *do_config(struct control *c, struct request *r)
 			return error_obj(ret == -ENOTSUP ? "unsupported" : "failed", "mode: %s",
 					 c->ops && c->ops->set_mode ? msg : "not available");
 	}
+	if (tasks) {
+		resp = set_tasks(c, tasks);
+		if (resp)
+			return resp;
+	}
+	if (resize) {
+		for (unsigned int i = 0; i < c->nr_vcpus; i++) {
+			if (r->has_vcpu && i != r->vcpu)
+				continue;
+			ret = c->ops->resize(c->opaque, i, size);
+			if (ret < 0)
+				return error_obj("failed", "size: vcpu %u: %s", i, strerror(-ret));
+		}
+	}
 	if (cpl)
 		return request_vcpus(c, r, VCPU_CTL_CPL, want_cpl);
 	resp = ok_obj(r->verb);
+	if (resize || tasks)
+		json_object_set_new(resp, "applied", json_string("at the vcpus' next exit"));
 	return resp;
 }
 

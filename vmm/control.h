@@ -40,12 +40,19 @@ struct control_vcpu_state {
  * @request:  VCPU_CTL_* bits (and a CPL filter) for vCPU @vcpu; 0 or -errno
  * @set_mode: switch vCPU @vcpu (or every vCPU when ~0U) to enum vbts_ring_mode @mode; 0, or
  *            -errno with one line in @err
+ * @resize:   give vCPU @vcpu's ring @records slots (the memory budget was checked); 0 or
+ *            -errno
+ * @set_tasks: record only the guest processes @names (@nr of them, 0: every process); 0, or
+ *            -errno with one line in @err (-ENOTSUP: this run has no task filter)
  */
 struct control_target_ops {
 	int (*state)(void *opaque, unsigned int vcpu, struct control_vcpu_state *st);
 	int (*request)(void *opaque, unsigned int vcpu, unsigned int req, unsigned int cpl);
 	int (*set_mode)(void *opaque, unsigned int vcpu, unsigned int mode, char *err,
 			size_t errlen);
+	int (*resize)(void *opaque, unsigned int vcpu, uint64_t records);
+	int (*set_tasks)(void *opaque, const char *const *names, unsigned int nr, char *err,
+			 size_t errlen);
 };
 
 /**
@@ -54,7 +61,7 @@ struct control_target_ops {
  * @trace_dir:    the trace directory (its vcpuN.ring files are read, never written)
  * @nr_vcpus:     vCPUs
  * @ring_records: records per ring
- * @backend:      the tracer backend's name; only "step" stops and restarts recording
+ * @backend:      the tracer backend's name ("step" or "kvm" stop and restart recording)
  * @tasks:        the --task selection (@nr_tasks names)
  * @ops, @opaque: the VM
  */

@@ -249,9 +249,41 @@ void guest_tasks__set_events(struct guest_tasks *gt, FILE *events)
 	pthread_mutex_unlock(&gt->lock);
 }
 
+int guest_tasks__set_select(struct guest_tasks *gt, const char *const *select, unsigned int nr,
+			    char *err, size_t errlen)
+{
+	struct gt_select *sel;
+	int ret;
+
+	if (nr > GUEST_TASKS_MAX_SELECT) {
+		snprintf(err, errlen, "%u names, at most %u", nr, GUEST_TASKS_MAX_SELECT);
+		return -EINVAL;
+	}
+	sel = calloc(nr ? nr : 1, sizeof(*sel));
+	if (!sel) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	for (unsigned int i = 0; i < nr; i++) {
+		ret = parse_select(&sel[i], select[i], err, errlen);
+		if (ret) {
+			free(sel);
+			return ret;
+		}
+	}
+	pthread_mutex_lock(&gt->lock);
+	free(gt->sel);
+	gt->sel = sel;
+	__atomic_store_n(&gt->nr_sel, nr, __ATOMIC_RELAXED);
+	for (unsigned int i = 0; i < gt->nr_procs; i++)
+		gt->procs[i].traced = false;
+	pthread_mutex_unlock(&gt->lock);
+	return 0;
+}
+
 bool guest_tasks__selective(const struct guest_tasks *gt)
 {
-	return gt->nr_sel > 0;
+	return __atomic_load_n(&gt->nr_sel, __ATOMIC_RELAXED) > 0;
 }
 
 bool guest_tasks__attached(struct guest_tasks *gt)

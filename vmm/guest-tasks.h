@@ -77,6 +77,21 @@ void guest_tasks__destroy(struct guest_tasks *gt);
 void guest_tasks__set_events(struct guest_tasks *gt, FILE *events);
 
 /**
+ * guest_tasks__set_select() - a new --task selection while the guest runs (the control
+ * socket's config tasks); @nr 0: no selection. Every process is judged anew at its next
+ * address-space load (its children are selected from then on, as with --task).
+ * @gt:     the tasks
+ * @select: process names or pids, as --task takes them
+ * @nr:     their number, at most GUEST_TASKS_MAX_SELECT
+ * @err:    one line on refusal
+ * @errlen: its size
+ *
+ * Return: 0, or -EINVAL (a bad value, too many; the selection is then as it was), -ENOMEM.
+ */
+int guest_tasks__set_select(struct guest_tasks *gt, const char *const *select, unsigned int nr,
+			    char *err, size_t errlen);
+
+/**
  * guest_tasks__selective() - whether --task values were given.
  * @gt: the object
  *

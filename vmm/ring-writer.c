@@ -23,6 +23,7 @@
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -41,6 +42,8 @@ struct ring_writer {
 	uint64_t slot;                  /* == seq % capacity, kept without a divide */
 	uint64_t seq;                   /* == hdr->committed, the writer's private copy */
 	uint64_t lost;                  /* == hdr->lost */
+	uint64_t first;                 /* == hdr->first_seq */
+	char *path;                     /* the file's name (ring_writer__resize()) */
 	bool frozen;
 	struct seg_writer *seg;         /* stream mode: everything goes there */
 };
@@ -116,6 +119,12 @@ struct ring_writer *ring_writer__create(const char *path, const struct ring_writ
 	w->hdr->lost = 0;
 	w->hdr->start_time_ns = cfg->start_time_ns;
 	__atomic_store_n(&w->hdr->magic, VBTS_RING_MAGIC, __ATOMIC_RELEASE);
+	w->path = strdup(path);
+	if (!w->path) {
+		err = ENOMEM;
+		munmap(map, size);
+		goto err_unlink;
+	}
 	return w;
 
 err_unlink:
@@ -243,11 +252,80 @@ uint64_t ring_writer__committed(const struct ring_writer *w)
 	return w->seq;
 }
 
+uint64_t ring_writer__capacity(const struct ring_writer *w)
+{
+	return w->seg ? 0 : w->capacity;
+}
+
+int ring_writer__resize(struct ring_writer *w, uint64_t capacity)
+{
+	struct ring_writer_config cfg;
+	struct ring_writer *n;
+	uint64_t held, keep;
+	char *tmp;
+	int ret;
+
+	if (w->seg)
+		return -EOPNOTSUPP;
+	if (!capacity)
+		return -EINVAL;
+	if (w->frozen)
+		return -EROFS;
+	if (capacity == w->capacity)
+		return 0;
+	if (asprintf(&tmp, "%s.resize", w->path) < 0)
+		return -ENOMEM;
+	cfg = (struct ring_writer_config){
+		.capacity = capacity,
+		.mode = w->hdr->mode,
+		.vcpu_id = w->hdr->vcpu_id,
+		.vm_id = w->hdr->vm_id,
+		.start_time_ns = w->hdr->start_time_ns,
+	};
+	unlink(tmp); /* one a writer killed in the middle of a resize left */
+	n = ring_writer__create(tmp, &cfg);
+	if (!n) {
+		ret = -errno;
+		free(tmp);
+		return ret;
+	}
+	/* The newest records that fit, in their slots of the new capacity. */
+	held = w->seq - (w->seq > w->capacity ? w->seq - w->capacity : 0);
+	if (w->seq - held < w->first)
+		held = w->seq - w->first;
+	keep = held < capacity ? held : capacity;
+	for (uint64_t s = w->seq - keep; s < w->seq; s++)
+		n->slots[s % capacity] = w->slots[s % w->capacity];
+	n->seq = w->seq;
+	n->slot = w->seq % capacity;
+	n->lost = w->lost + (held - keep);
+	n->first = w->seq - keep;
+	n->hdr->first_seq = n->first;
+	n->hdr->lost = n->lost;
+	__atomic_store_n(&n->hdr->committed, n->seq, __ATOMIC_RELEASE);
+	if (rename(tmp, w->path) < 0) {
+		ret = -errno;
+		ring_writer__close(n);
+		unlink(tmp);
+		free(tmp);
+		return ret;
+	}
+	free(tmp);
+	/* The old file is no one's now: its mapping goes, @w takes over the new one. */
+	munmap(w->hdr, w->map_size);
+	close(w->fd);
+	free(n->path);
+	n->path = w->path;
+	*w = *n;
+	free(n);
+	return 0;
+}
+
 int ring_writer__read(const struct ring_writer *w, uint64_t seq, struct vbts_record *rec)
 {
 	if (w->seg)
 		return seg_writer__read(w->seg, seq, rec);
-	if (seq >= w->seq || w->seq - seq > w->capacity)
+	if (seq >= w->seq || w->seq - seq > w->capacity || seq < w->first)
 		return -ENOENT;
 	*rec = w->slots[seq % w->capacity];
 	return 0;
@@ -270,6 +348,7 @@ int ring_writer__close(struct ring_writer *w)
 	munmap(w->hdr, w->map_size);
 	if (close(w->fd) && !ret)
 		ret = -errno;
+	free(w->path);
 	free(w);
 	return ret;
 }

@@ -126,6 +126,31 @@ uint64_t ring_writer__committed(const struct ring_writer *w);
 int ring_writer__read(const struct ring_writer *w, uint64_t seq, struct vbts_record *rec);
 
 /**
+ * ring_writer__capacity() - record slots of a wrap-mode ring.
+ * @w: writer
+ *
+ * Return: the capacity, 0 in stream mode.
+ */
+uint64_t ring_writer__capacity(const struct ring_writer *w);
+
+/**
+ * ring_writer__resize() - give a wrap-mode ring another capacity while it records.
+ * @w:        writer
+ * @capacity: record slots, >= 1
+ *
+ * A new ring file of @capacity slots, made next to the old one, gets the newest records
+ * that fit (every record the ring holds when it grows), the header's first_seq says the
+ * oldest of them, and it is renamed over the old one. The numbering goes on; the records
+ * that did not fit are counted in lost. The old file's mapping is released: a reader that
+ * still holds it sees it no longer grows.
+ *
+ * Return: 0 (also for the same capacity), -EINVAL for 0, -EROFS when frozen, -EOPNOTSUPP in
+ * stream mode, or the -errno of creating the new file (ENOSPC, ...): the ring is then as it
+ * was.
+ */
+int ring_writer__resize(struct ring_writer *w, uint64_t capacity);
+
+/**
  * ring_writer__close() - mark the file closed, sync it and unmap it; frees @w.
  * @w: writer, may be NULL
  *

@@ -4,7 +4,9 @@
  * records into segment files that are compressed when full, bounded by a disk budget shared
  * by the vCPUs of a trace, with stall-or-drop when the budget or the disk is full.
  *
- * Locking: a segment writer belongs to one thread (its vCPU's); the budget it shares with the
+ * Threads: a segment writer's calls belong to one thread (its vCPU's), which only copies
+ * records into the mapped open segment; each writer has a `collector` thread of its own that
+ * compresses full segments and prepares the next open segment. The budget shared with the
  * other writers of the trace is updated with atomics only.
  */
 #ifndef VBTS_VMM_SEG_WRITER_H
@@ -15,6 +17,14 @@
 #include <vbts/segment-format.h>
 
 struct seg_writer;
+
+/*
+ * Memory of one writer, in segment files' worth: the mapped segment files (the open one, and
+ * spares or full ones in the collector's hands: SEG_WRITER_BUFS) and the compressor's
+ * buffers (the transform and the frame, about 2.5 segments).
+ */
+#define SEG_WRITER_BUFS 4
+#define SEG_WRITER_MEM_SEGMENTS (SEG_WRITER_BUFS + 3)
 
 /* enum seg_on_full: what an append does when the budget or the disk is full. */
 enum seg_on_full {
@@ -62,15 +72,18 @@ struct seg_writer_config {
 };
 
 /**
- * seg_writer__create() - a stream writer; the first segment is created at the first append.
+ * seg_writer__create() - a stream writer and its collector thread; the first open segment
+ * is created now.
  * @cfg: parameters
  *
- * Return: the writer, or NULL with errno set (EINVAL for a bad config, ENOMEM).
+ * Return: the writer, or NULL with errno set (EINVAL for a bad config, ENOMEM, ENOSPC when
+ * the budget or the disk has no room for the first segment, or pthread_create's error).
  */
 struct seg_writer *seg_writer__create(const struct seg_writer_config *cfg);
 
 /**
- * seg_writer__append() - store and publish records, closing and compressing full segments.
+ * seg_writer__append() - store and publish records; a full open segment is renamed closed and
+ * the next one (made ahead by the collector) takes its place, the collector compresses it.
  * @w:    writer
  * @recs: records
  * @n:    how many
@@ -110,14 +123,23 @@ uint64_t seg_writer__committed(const struct seg_writer *w);
 uint64_t seg_writer__lost(const struct seg_writer *w);
 
 /**
- * seg_writer__read() - a record of the open segment, read back by the writer's thread.
+ * seg_writer__read() - a record of the stream, read back by the writer's thread: from the
+ * open segment, or from the closed segment file that holds it (the last one read is kept, so
+ * reading forward decompresses each segment once).
  * @w:   writer
  * @seq: its sequence number
  * @rec: the record
  *
- * Return: 0, or -ENOENT when @seq is not in the open segment.
+ * Return: 0, or -ENOENT when @seq is not committed yet, or its segment is gone or unreadable.
  */
-int seg_writer__read(const struct seg_writer *w, uint64_t seq, struct vbts_record *rec);
+int seg_writer__read(struct seg_writer *w, uint64_t seq, struct vbts_record *rec);
+
+/**
+ * seg_writer__sync() - wait until the collector is idle: every full segment handed to it is
+ * written compressed, and it has tried to make the next open segment since this call.
+ * @w: writer
+ */
+void seg_writer__sync(struct seg_writer *w);
 
 /**
  * seg_writer__close() - close (and compress) the open segment, marked last; frees @w.

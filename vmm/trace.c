@@ -141,11 +141,11 @@ int trace__collector_check(struct trace_collector_config *c, unsigned int vcpus,
 			c->segment_records, TRACE_MAX_SEGMENT_RECORDS);
 		return c->segment_records < 2 ? -EINVAL : -E2BIG;
 	}
-	/* Memory: each vCPU maps its open segment and compresses it (about 3x its size). */
+	/* Memory: each vCPU maps its segment files and compresses them (seg-writer.h). */
 	seg_bytes = VBTS_SEG_HEADER_SIZE + c->segment_records * sizeof(struct vbts_record);
 	if (avail && avail < limit)
 		limit = avail;
-	mem = seg_bytes * 3 * n;
+	mem = seg_bytes * SEG_WRITER_MEM_SEGMENTS * n;
 	if (mem > limit) {
 		errmsg__set(err, errlen,
 			"segment size %" PRIu64 " records x %u vCPUs needs %" PRIu64

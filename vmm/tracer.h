@@ -97,6 +97,14 @@ struct tracer_vcpu {
 	uint64_t stat_gaps;
 };
 
+/* What tracer_ops.control() is asked to do (from the control socket, between two runs). */
+enum tracer_control {
+	TRACER_CTL_STOP = 1,  /* stop recording: a STOP record, then nothing until START */
+	TRACER_CTL_START = 2, /* record again: a START record with the CPL filter */
+	TRACER_CTL_CPL = 3,   /* @cpl of struct tracer_vcpu changed: told by a START record when
+			       * recording */
+};
+
 /**
  * struct tracer_ops - a tracer backend.
  * @name:       "step", "kvm"
@@ -106,6 +114,9 @@ struct tracer_vcpu {
  *              consumed the exit (its own KVM_EXIT_DEBUG), 0 to let the VMM dispatch it,
  *              -errno on a fatal error
  * @vcpu_fini:  final records (STOP), free @priv
+ * @control:    a recording change of the control socket (enum tracer_control), in the vCPU's
+ *              thread between two runs; 0 or -errno. NULL: the VMM does it (the step backend
+ *              records nothing while it has no ring)
  */
 struct tracer_ops {
 	const char *name;
@@ -113,6 +124,7 @@ struct tracer_ops {
 	int (*before_run)(struct tracer_vcpu *tv);
 	int (*after_exit)(struct tracer_vcpu *tv);
 	void (*vcpu_fini)(struct tracer_vcpu *tv);
+	int (*control)(struct tracer_vcpu *tv, enum tracer_control what);
 };
 
 /**

@@ -38,6 +38,8 @@
  * @ctl_req:  VCPU_CTL_* bits asked for by the control thread, taken by the vCPU thread
  *            (atomic)
  * @ctl_cpl:  the CPL filter of a VCPU_CTL_CPL request (atomic)
+ * @ctl_size: the ring size of a VCPU_CTL_SIZE request (atomic)
+ * @ring_size: the ring's size, set by the vCPU thread (atomic)
  * @rec:      enum vcpu_recording, written by the vCPU thread, read by others (atomic)
  */
 struct vcpu {
@@ -63,6 +65,8 @@ struct vcpu {
 	struct ring_writer *ring;
 	unsigned int ctl_req;
 	unsigned int ctl_cpl;
+	uint64_t ctl_size;
+	uint64_t ring_size;
 	unsigned int rec;
 	struct kvm_stat gbts_kvm_dropped;
 };

@@ -7,6 +7,7 @@
  * The vCPU thread alone touches its kvm_run otherwise, and its exit counters.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -293,6 +294,7 @@ void vcpu__set_ring(struct vcpu *v, struct ring_writer *ring)
 {
 	v->tv.ring = ring;
 	v->ring = ring;
+	v->ring_size = ring ? ring_writer__capacity(ring) : 0;
 	v->rec = ring ? VCPU_REC_ON : VCPU_REC_NONE;
 }
 
@@ -313,6 +315,17 @@ void vcpu__control(struct vcpu *v, unsigned int req, unsigned int cpl)
 	} while (!__atomic_compare_exchange_n(&v->ctl_req, &old, new, false, __ATOMIC_RELEASE,
 					      __ATOMIC_RELAXED));
 	vcpu__kick(v);
+}
+
+void vcpu__resize(struct vcpu *v, uint64_t records)
+{
+	__atomic_store_n(&v->ctl_size, records, __ATOMIC_RELAXED);
+	vcpu__control(v, VCPU_CTL_SIZE, 0);
+}
+
+uint64_t vcpu__ring_size(struct vcpu *v)
+{
+	return __atomic_load_n(&v->ring_size, __ATOMIC_RELAXED);
 }
 
 enum vcpu_recording vcpu__recording(struct vcpu *v, unsigned int *pending, unsigned int *cpl)
@@ -354,24 +367,57 @@ static uint64_t start_aux(unsigned int cpl)
 }
 
 /*
+ * A new ring size: the ring file is replaced by one of that size with the newest records
+ * (ring_writer__resize()); when that fails the ring stays as it was, said once per request.
+ */
+static void apply_size(struct vcpu *v)
+{
+	uint64_t n = __atomic_load_n(&v->ctl_size, __ATOMIC_RELAXED);
+	int ret = ring_writer__resize(v->ring, n);
+
+	if (ret < 0)
+		pr_warn("vcpu %u: ring size %" PRIu64 ": %s", v->index, n, strerror(-ret));
+	else
+		__atomic_store_n(&v->ring_size, n, __ATOMIC_RELAXED);
+}
+
+/* A backend's own control (the kvm backend's kernel ring); a failure ends the run. */
+static void backend_control(struct vcpu *v, enum tracer_control what)
+{
+	int ret = v->vm->tracer->control(&v->tv, what);
+
+	if (ret < 0) {
+		pr_err("vcpu %u: %s: %s", v->index, what == TRACER_CTL_STOP ? "stop" :
+		       what == TRACER_CTL_START ? "start" : "cpl", strerror(-ret));
+		vm__request_stop(v->vm, 1);
+	}
+}
+
+/*
  * Apply what the control socket asked for, in the vCPU's own thread (the ring's one writer)
- * and between two runs. Only a backend that runs without a ring (the step backend: it then
- * leaves the guest unstepped) has @tv.ring taken away; the control socket refuses stop, start
- * and a CPL change for another one, and a frozen ring refuses what it would still append.
+ * and between two runs. The step backend has @tv.ring taken away while stopped (it then
+ * leaves the guest unstepped) and the VMM writes its STOP and START records; a backend with
+ * its own control (the kvm backend: its kernel ring writes them) is asked to do it. A frozen
+ * ring refuses what it would still append.
  */
 static void apply_control(struct vcpu *v)
 {
 	unsigned int req = __atomic_exchange_n(&v->ctl_req, 0, __ATOMIC_ACQUIRE);
-	bool detach = v->vm->tracer && !strcmp(v->vm->tracer->name, "step");
+	const struct tracer_ops *ops = v->vm->tracer;
+	bool own = ops && ops->control, detach = ops && !strcmp(ops->name, "step");
 	uint64_t now = vm__now_ns() - v->tv.start_ns;
 	enum vcpu_recording rec = __atomic_load_n(&v->rec, __ATOMIC_RELAXED);
 
 	if (!v->ring || rec == VCPU_REC_FROZEN)
 		return;
+	if (req & VCPU_CTL_SIZE)
+		apply_size(v);
 	if (req & VCPU_CTL_CPL) {
 		v->tv.cpl = __atomic_load_n(&v->ctl_cpl, __ATOMIC_RELAXED);
 		/* A new filter is told like the first one, unless a STOP follows at once. */
-		if (rec == VCPU_REC_ON && !(req & (VCPU_CTL_STOP | VCPU_CTL_FREEZE)))
+		if (own)
+			backend_control(v, TRACER_CTL_CPL);
+		else if (rec == VCPU_REC_ON && !(req & (VCPU_CTL_STOP | VCPU_CTL_FREEZE)))
 			ring_writer__escape(v->ring, VBTS_ESC_START, now, start_aux(v->tv.cpl));
 	}
 	if (req & VCPU_CTL_FREEZE) {
@@ -385,14 +431,22 @@ static void apply_control(struct vcpu *v)
 		set_recording(v, VCPU_REC_FROZEN);
 		return;
 	}
-	if ((req & VCPU_CTL_STOP) && rec == VCPU_REC_ON && detach) {
-		ring_writer__escape(v->ring, VBTS_ESC_STOP, now, 0);
-		v->tv.ring = NULL;
+	if ((req & VCPU_CTL_STOP) && rec == VCPU_REC_ON && (detach || own)) {
+		if (own) {
+			backend_control(v, TRACER_CTL_STOP);
+		} else {
+			ring_writer__escape(v->ring, VBTS_ESC_STOP, now, 0);
+			v->tv.ring = NULL;
+		}
 		set_recording(v, VCPU_REC_OFF);
 	} else if ((req & VCPU_CTL_START) && rec == VCPU_REC_OFF) {
 		before_append(v);
-		v->tv.ring = v->ring;
-		ring_writer__escape(v->ring, VBTS_ESC_START, now, start_aux(v->tv.cpl));
+		if (own) {
+			backend_control(v, TRACER_CTL_START);
+		} else {
+			v->tv.ring = v->ring;
+			ring_writer__escape(v->ring, VBTS_ESC_START, now, start_aux(v->tv.cpl));
+		}
 		set_recording(v, VCPU_REC_ON);
 	}
 }

@@ -118,6 +118,7 @@ enum vcpu_recording {
 #define VCPU_CTL_START (1U << 1)  /* START record (with the CPL filter), recording again */
 #define VCPU_CTL_FREEZE (1U << 2) /* FREEZE record (operator), the ring frozen for good */
 #define VCPU_CTL_CPL (1U << 3)    /* a new CPL filter, told by a START record */
+#define VCPU_CTL_SIZE (1U << 4)   /* a new ring size (vcpu__resize()) */
 
 /**
  * vcpu__control() - ask the vCPU thread to change its recording; kicks it out of KVM_RUN.
@@ -129,6 +130,22 @@ enum vcpu_recording {
  * keeps one writer. A vCPU that runs no more (halted, parked) applies it when it runs again.
  */
 void vcpu__control(struct vcpu *v, unsigned int req, unsigned int cpl);
+
+/**
+ * vcpu__resize() - ask the vCPU thread to give its wrap-mode ring another size
+ * (ring_writer__resize()), as vcpu__control() asks.
+ * @v:       vCPU
+ * @records: record slots, >= 1 (the caller checked the memory budget)
+ */
+void vcpu__resize(struct vcpu *v, uint64_t records);
+
+/**
+ * vcpu__ring_size() - the size of the vCPU's ring, as its thread last set it.
+ * @v: vCPU
+ *
+ * Return: record slots, 0 without a ring.
+ */
+uint64_t vcpu__ring_size(struct vcpu *v);
 
 /**
  * vcpu__recording() - the vCPU's recording state.

@@ -12,6 +12,9 @@
  * Reader protocol for a live file: c1 = load_acquire(committed); copy the slots wanted;
  * c2 = load_acquire(committed). Records with seq in [max(c1 - capacity, c2 + 1 - capacity), c1)
  * are intact: everything older may have been overwritten while it was copied (wrap mode).
+ * None is older than first_seq (a resized ring). A ring resized while it records is a new
+ * file renamed over the old one: a reader that holds the old one finds it no longer grows,
+ * and finds the new one under the name.
  */
 #ifndef VBTS_RING_FORMAT_H
 #define VBTS_RING_FORMAT_H
@@ -211,11 +214,15 @@ struct vbts_ring_header {
 	uint64_t committed;     /* 0x28 seq of the next record; published after its bytes */
 	uint64_t lost;          /* 0x30 records gone: overwritten (wrap) or dropped */
 	uint64_t start_time_ns; /* 0x38 CLOCK_REALTIME of trace start, ns since the epoch */
-	uint8_t reserved[VBTS_RING_HEADER_SIZE - 0x40]; /* 0x40 zero */
+	uint64_t first_seq;     /* 0x40 0, or when the writer resized the ring (a new file of
+				 * another capacity replaced the old one under its name): the
+				 * oldest record it kept; no record before it is in the file */
+	uint8_t reserved[VBTS_RING_HEADER_SIZE - 0x48]; /* 0x48 zero */
 };
 
 _Static_assert(sizeof(struct vbts_ring_header) == VBTS_RING_HEADER_SIZE, "ring header is 4 KiB");
 _Static_assert(__builtin_offsetof(struct vbts_ring_header, committed) == 0x28, "ABI");
 _Static_assert(__builtin_offsetof(struct vbts_ring_header, start_time_ns) == 0x38, "ABI");
+_Static_assert(__builtin_offsetof(struct vbts_ring_header, first_seq) == 0x40, "ABI");
 
 #endif /* VBTS_RING_FORMAT_H */

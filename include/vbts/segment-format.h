@@ -15,16 +15,22 @@
  *    publishes `committed` (release ordering), as a ring does: a reader (also after kill -9
  *    of the writer) trusts the first min(committed, capacity, whole slots in the file)
  *    records, nothing else. Its last slot is kept for a VBTS_ESC_LOST record. When it is
- *    full, its records are written as closed segment `index` and it starts over: committed
- *    = 0 is published first, then index and first_seq move on. A reader that finds a closed
- *    segment of the open segment's index (the writer was stopped in between) skips the open
- *    one. At a clean end the open segment is closed too and removed.
+ *    full, the file is linked as closed segment `index` (raw, see below) and a spare file
+ *    (`vcpuN.spareK.vseg.tmp`, made ahead, its header's index ~0 until then) is renamed over
+ *    the open name with index + 1 and first_seq moved on. A reader that finds a closed
+ *    segment of the open segment's index (it looked in between) skips the open one. At a
+ *    clean end the open segment is closed too and removed.
  *  - Closed segments `vcpuN.SSSSSSSS.vseg` (SSSSSSSS the index in 8 decimal digits, from 0):
  *    the header, then either VBTS_SEG_ENC_ZSTD_DV1: `payload_size` bytes, one zstd frame
  *    (with its content size and checksum) of the delta-varint transform v1 of the segment's
  *    `committed` records; or VBTS_SEG_ENC_RAW when that would not be smaller: `committed`
  *    records as they are (capacity == committed). The file is written as
  *    `vcpuN.SSSSSSSS.vseg.tmp` and renamed into place: a reader never sees it half written.
+ *    Until then (and for good when it could not be written: disk full, kill -9) the closed
+ *    segment is the former open file, raw, with its `capacity` slots and `committed` records.
+ *    The writer may take that raw file's pages for a later segment once the compressed copy
+ *    has its name: a reader of a raw closed segment reads its header again after its records,
+ *    and reads the name again when index, first_seq or committed changed.
  *
  * Delta-varint transform v1 (VBTS_SEG_ENC_ZSTD_DV1), per record, with state that starts at 0
  * in every segment: prev_to and prev_flags (of the last branch record), and for each escape

@@ -59,14 +59,20 @@
  * struct kvm_bts - the backend's state of one vCPU.
  * @ring:     the kernel ring mapped from the vCPU fd, and the copy's state (kvm-ring.h)
  * @enabled:  the kernel ring is enabled
- * @selective: --task: the ring is enabled only while a selected process runs
+ * @selective: --task (or --cpl user with a Linux guest): the ring is enabled only while a
+ *            selected process runs; follows the control socket's task filter and CPL
  * @no_forget: the kernel has no KVM_X86_BTS_FORGET_CR3
+ * @stopped:  the control socket stopped recording: the ring stays disabled until it starts
+ *            it again
+ * @cfg:      the kernel ring's configuration (CONFIGURE again with another CPL filter)
  */
 struct kvm_bts {
 	struct kvm_ring ring;
 	bool enabled;
 	bool selective;
 	bool no_forget;
+	bool stopped;
+	struct vbts_kvm_x86_bts_config cfg;
 };
 
 /*
@@ -112,6 +118,12 @@ static int read_attach_regs(struct tracer_vcpu *tv, uint64_t *cr4, uint64_t *lst
 	if (kvm__get_msr(tv->fd, X86_MSR_LSTAR, lstar))
 		*lstar = 0;
 	return 0;
+}
+
+/* Whether only selected processes are recorded (a Linux guest, --task or user mode only). */
+static bool selective(const struct tracer_vcpu *tv)
+{
+	return tv->tasks && (guest_tasks__selective(tv->tasks) || tv->cpl == VBTS_CPL_USER);
 }
 
 /* Start recording (selected process loaded): the kernel's START, then its TASK_ARRIVE. */
@@ -183,7 +195,7 @@ static int cr3_loaded(struct tracer_vcpu *tv, struct kvm_bts *kb)
 	kb->ring.skip_arrive = ~0ULL;
 	if (kb->enabled && !traced)
 		return ring_off(tv, kb);
-	if (!kb->enabled && traced)
+	if (!kb->enabled && traced && !kb->stopped)
 		return ring_on(tv, kb, id, ns);
 	return 0;
 }
@@ -200,7 +212,8 @@ static int settle(struct tracer_vcpu *tv, struct kvm_bts *kb)
 	if (kb->selective && kb->enabled &&
 	    guest_tasks__gone(tv->tasks, tv->index, tracer_vcpu__now_ns(tv)))
 		return ring_off(tv, kb);
-	if (!guest_tasks__settle(tv->tasks, tv->index, false) || !kb->selective || kb->enabled)
+	if (!guest_tasks__settle(tv->tasks, tv->index, false) || !kb->selective || kb->enabled ||
+	    kb->stopped)
 		return 0;
 	/* Its final comm selects the process (execve via a link of another name). */
 	ret = kvm__ioctl_quiet(tv->fd, KVM_GET_SREGS, &sregs);
@@ -266,8 +279,7 @@ static int kvm_bts_init(struct tracer_vcpu *tv)
 	if (!kb)
 		return -ENOMEM;
 	/* Recording user mode only, a Linux guest's kernel threads and boot have nothing to give. */
-	kb->selective = tv->tasks &&
-			(guest_tasks__selective(tv->tasks) || tv->cpl == VBTS_CPL_USER);
+	kb->selective = selective(tv);
 	if (tv->tasks)
 		cr3.flags |= VBTS_KVM_X86_CR3_TRACE_EXIT | VBTS_KVM_X86_CR3_TRACE_KPTI;
 	nr = tv->ring_records ? tv->ring_records : 65536;
@@ -284,6 +296,7 @@ static int kvm_bts_init(struct tracer_vcpu *tv)
 		pr_err("vCPU %u: KVM_X86_BTS_CONFIGURE: %s", tv->index, strerror(-ret));
 		goto err_free;
 	}
+	kb->cfg = cfg;
 	ret = kvm__ioctl_quiet(tv->fd, VBTS_KVM_X86_SET_CR3_TRACE, &cr3);
 	if (ret < 0) {
 		pr_err("vCPU %u: KVM_X86_SET_CR3_TRACE: %s", tv->index, strerror(-ret));
@@ -325,6 +338,35 @@ err_free:
 	return ret;
 }
 
+/* The address space loaded now, as the ring's TASK_ARRIVE names it. */
+static int current_task(struct tracer_vcpu *tv, uint64_t *id)
+{
+	struct kvm_sregs sregs;
+	int ret = kvm__ioctl_quiet(tv->fd, KVM_GET_SREGS, &sregs);
+
+	if (ret < 0)
+		return ret;
+	*id = tv->tasks ? guest_tasks__id(sregs.cr3) : sregs.cr3 & VBTS_CR3_MASK;
+	return 0;
+}
+
+/*
+ * The task filter of the control socket may have changed: without one (and not user mode
+ * only) the ring records whatever runs, so it is enabled again at once; with one it goes
+ * off at the next load of a process it does not select.
+ */
+static int reselect(struct tracer_vcpu *tv, struct kvm_bts *kb)
+{
+	uint64_t id;
+	int ret;
+
+	kb->selective = selective(tv);
+	if (kb->selective || kb->enabled || kb->stopped)
+		return 0;
+	ret = current_task(tv, &id);
+	return ret < 0 ? ret : ring_on(tv, kb, id, tracer_vcpu__now_ns(tv));
+}
+
 static int kvm_bts_before_run(struct tracer_vcpu *tv)
 {
 	(void)tv;
@@ -339,13 +381,16 @@ static int kvm_bts_after_exit(struct tracer_vcpu *tv)
 	if (tv->run->exit_reason == VBTS_KVM_EXIT_X86_CR3_LOAD) {
 		if (!tv->tasks)
 			return -EPROTO; /* not asked for */
+		kb->selective = selective(tv);
 		ret = cr3_loaded(tv, kb);
 		return ret < 0 ? ret : 1;
 	}
 	kvm_ring__drain(&kb->ring, tv);
 	tell_guest_bts_drops(tv);
 	if (tv->tasks) {
-		ret = settle(tv, kb);
+		ret = reselect(tv, kb);
+		if (!ret)
+			ret = settle(tv, kb);
 		if (ret < 0)
 			return ret;
 	}
@@ -382,10 +427,57 @@ static void kvm_bts_fini(struct tracer_vcpu *tv)
 	tv->priv = NULL;
 }
 
+/*
+ * The control socket's start, stop and CPL filter: the kernel writes STOP when its ring is
+ * disabled and START (with its CPL filter) when it is enabled; a new filter is configured
+ * while the ring is disabled (the kernel refuses it on an enabled ring) and told by the
+ * START of the ring enabled again. With --task the ring is enabled again only while a
+ * selected process is loaded: after start, at the next CR3 load or exit of one.
+ */
+static int kvm_bts_control(struct tracer_vcpu *tv, enum tracer_control what)
+{
+	struct kvm_bts *kb = tv->priv;
+	bool was = kb->enabled;
+	uint64_t id;
+	int ret;
+
+	switch (what) {
+	case TRACER_CTL_STOP:
+		kb->stopped = true;
+		return kb->enabled ? ring_off(tv, kb) : 0;
+	case TRACER_CTL_START:
+		kb->stopped = false;
+		kb->selective = selective(tv);
+		if (kb->enabled || kb->selective)
+			return 0;
+		ret = current_task(tv, &id);
+		return ret < 0 ? ret : ring_on(tv, kb, id, tracer_vcpu__now_ns(tv));
+	case TRACER_CTL_CPL:
+		kb->selective = selective(tv);
+		if (was) {
+			ret = ring_off(tv, kb);
+			if (ret < 0)
+				return ret;
+		}
+		kb->cfg.cpl = kvm_ring__cpl(tv->cpl);
+		ret = kvm__ioctl_quiet(tv->fd, VBTS_KVM_X86_BTS_CONFIGURE, &kb->cfg);
+		if (ret < 0)
+			pr_err("vCPU %u: KVM_X86_BTS_CONFIGURE: %s", tv->index, strerror(-ret));
+		if (!was)
+			return ret;
+		/* recording again, with the old filter if the new one was refused */
+		if (current_task(tv, &id) < 0)
+			id = 0;
+		return ring_on(tv, kb, id, tracer_vcpu__now_ns(tv)) ?: ret;
+	}
+	return -EINVAL;
+}
+
 const struct tracer_ops kvm_tracer_ops = {
 	.name = "kvm",
 	.vcpu_init = kvm_bts_init,
 	.before_run = kvm_bts_before_run,
 	.after_exit = kvm_bts_after_exit,
 	.vcpu_fini = kvm_bts_fini,
+	.control = kvm_bts_control,
 };

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kvm-ring.c - copy the patched KVM's per-vCPU branch trace ring into a vbts ring file.
+ * kvm-ring.c - copy the patched KVM's per-vCPU branch trace ring into a vbts ring file, in
+ * batches (ring_writer__append_n(): one publication per batch of records).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -118,10 +119,53 @@ uint64_t kvm_ring__tsc_to_ns(const struct kvm_ring *kr, uint64_t tsc)
 	return d > VBTS_ESC_AUX_MAX ? VBTS_ESC_AUX_MAX : (uint64_t)d;
 }
 
+/* Records of one drain go to the ring file in batches of this many: one publication each. */
+#define BATCH 256
+
+struct batch {
+	struct tracer_vcpu *tv;
+	unsigned int n;
+	struct vbts_record r[BATCH];
+};
+
 static void put(struct tracer_vcpu *tv, const struct vbts_record *r)
 {
 	if (ring_writer__append(tv->ring, r) == 0)
 		tv->stat_records++;
+}
+
+static void batch_flush(struct batch *b)
+{
+	uint64_t before;
+	int ret;
+
+	if (!b->n)
+		return;
+	before = ring_writer__lost(b->tv->ring);
+	ret = ring_writer__append_n(b->tv->ring, b->r, b->n);
+	/* a stream that dropped some of them stored the others */
+	b->tv->stat_records += !ret ? b->n : ret == -ENOSPC ?
+			       b->n - (ring_writer__lost(b->tv->ring) - before) : 0;
+	b->n = 0;
+}
+
+static void batch_put(struct batch *b, const struct vbts_record *r)
+{
+	b->r[b->n++] = *r;
+	if (b->n == BATCH)
+		batch_flush(b);
+}
+
+/* The TASK_PID record after a TASK_ARRIVE, when @tv->tasks knows the process. */
+static bool pid_record(struct tracer_vcpu *tv, struct vbts_record *r)
+{
+	int32_t pid, tgid;
+
+	if (!tv->tasks || !guest_tasks__current_pid(tv->tasks, tv->index, &pid, &tgid))
+		return false;
+	*r = vbts_record__make_escape(VBTS_ESC_TASK_PID,
+				      (uint32_t)pid | (uint64_t)(uint32_t)tgid << 32, 0);
+	return true;
 }
 
 void kvm_ring__put_escape(struct tracer_vcpu *tv, unsigned int kind, uint64_t to, uint64_t aux)
@@ -133,20 +177,20 @@ void kvm_ring__put_escape(struct tracer_vcpu *tv, unsigned int kind, uint64_t to
 
 void kvm_ring__put_pid(struct tracer_vcpu *tv)
 {
-	int32_t pid, tgid;
+	struct vbts_record r;
 
-	if (tv->tasks && guest_tasks__current_pid(tv->tasks, tv->index, &pid, &tgid))
-		kvm_ring__put_escape(tv, VBTS_ESC_TASK_PID,
-				     (uint32_t)pid | (uint64_t)(uint32_t)tgid << 32, 0);
+	if (pid_record(tv, &r))
+		put(tv, &r);
 }
 
-/* One kernel record into the ring file, its guest-TSC times converted. */
-static void copy_record(struct tracer_vcpu *tv, struct kvm_ring *kr, struct vbts_record r)
+/* One kernel record into the batch, its guest-TSC times converted. */
+static void copy_record(struct batch *b, struct kvm_ring *kr, struct vbts_record r)
 {
+	struct tracer_vcpu *tv = b->tv;
 	uint64_t aux;
 
 	if (!vbts_record__is_escape(&r)) {
-		put(tv, &r);
+		batch_put(b, &r);
 		return;
 	}
 	aux = vbts_record__escape_aux(&r);
@@ -171,9 +215,9 @@ static void copy_record(struct tracer_vcpu *tv, struct kvm_ring *kr, struct vbts
 	default:
 		break;
 	}
-	put(tv, &r);
-	if (vbts_record__escape_kind(&r) == VBTS_ESC_TASK_ARRIVE)
-		kvm_ring__put_pid(tv);
+	batch_put(b, &r);
+	if (vbts_record__escape_kind(&r) == VBTS_ESC_TASK_ARRIVE && pid_record(tv, &r))
+		batch_put(b, &r);
 }
 
 uint64_t kvm_ring__drain(struct kvm_ring *kr, struct tracer_vcpu *tv)
@@ -214,8 +258,17 @@ uint64_t kvm_ring__drain(struct kvm_ring *kr, struct tracer_vcpu *tv)
 			kr->next = tail;
 	}
 	first = kr->next;
-	for (; kr->next < head; kr->next++)
-		copy_record(tv, kr, kr->recs[kr->next % kr->nr]);
+	if (kr->next < head) {
+		struct batch b = { .tv = tv };
+		uint64_t slot = kr->next % kr->nr; /* one divide per drain, not per record */
+
+		for (; kr->next < head; kr->next++) {
+			copy_record(&b, kr, kr->recs[slot]);
+			if (++slot == kr->nr)
+				slot = 0;
+		}
+		batch_flush(&b);
+	}
 	__atomic_store_n(&kr->hdr->tail, head, __ATOMIC_RELEASE);
 	return head - first;
 }

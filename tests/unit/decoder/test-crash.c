@@ -15,9 +15,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
 #include "crash-report.h"
 #include "decoder-test.h"
 #include "ring-writer.h"
+#include "seg-writer.h"
 
 #define CR3_PING 0x203000
 #define CR3_CRASH 0x204000
@@ -82,6 +85,47 @@ START_TEST(test_collect)
 	/* A ring of 4 slots has lost the crashing task's arrival: its branches are unknown. */
 	ck_assert_uint_eq(collect(4, CR3_CRASH, 8, out), 0);
 	ck_assert_uint_eq(collect(64, CR3_CRASH, 0, out), 0);
+}
+END_TEST
+
+/*
+ * Stream mode: the crashing task's last branches are read back across closed segments (some
+ * of them compressed by then), not only from the open segment. Segments of 8 slots (7
+ * records): the task arrives in segment 0, its 40 branches run over 6 segments, the crash
+ * report asks for the last 30.
+ */
+START_TEST(test_collect_stream)
+{
+	char dir[] = "/tmp/vbts-crash-seg-XXXXXX", cmd[64];
+	struct seg_budget budget = { .limit = 1ULL << 30 };
+	struct seg_writer_config sc = {
+		.segment_records = 8, .budget = &budget, .on_full = SEG_ON_FULL_STALL,
+	};
+	struct vbts_record out[30], r;
+	struct ring_writer *w;
+	unsigned int got;
+	uint64_t seq;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	sc.dir = dir;
+	w = ring_writer__create_stream(&sc);
+	ck_assert_ptr_nonnull(w);
+	r = (struct vbts_record)ESC(VBTS_ESC_TASK_ARRIVE, CR3_CRASH, 1);
+	ck_assert_int_eq(ring_writer__append(w, &r), 0);
+	for (uint64_t i = 0; i < 40; i++) {
+		r = (struct vbts_record)BR(0x1000 + i, 0x2000 + i, 3, VBTS_BR_JCC);
+		ck_assert_int_eq(ring_writer__append(w, &r), 0);
+	}
+	/* the collector has compressed what it was handed */
+	seg_writer__sync(ring_writer__stream(w));
+	got = crash_report__collect(w, CR3_CRASH, 30, out, &seq);
+	ck_assert_uint_eq(seq, 41);
+	ck_assert_uint_eq(got, 30);
+	for (unsigned int i = 0; i < 30; i++)
+		ck_assert_uint_eq(out[i].from, 0x1000 + 10 + i);
+	ck_assert_int_eq(ring_writer__close(w), 0);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	ck_assert_int_eq(system(cmd), 0);
 }
 END_TEST
 
@@ -322,6 +366,7 @@ Suite *crash_suite(void)
 	TCase *tc = tcase_create("crash");
 
 	tcase_add_test(tc, test_collect);
+	tcase_add_test(tc, test_collect_stream);
 	tcase_add_test(tc, test_report_file);
 	tcase_add_test(tc, test_report_annotate_isolated);
 	tcase_add_test(tc, test_print_golden);

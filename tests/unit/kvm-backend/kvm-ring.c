@@ -24,6 +24,32 @@
 
 #define NR 64
 
+/*
+ * Appends to the ring file, counted: the link wraps ring_writer__append() and
+ * ring_writer__append_n() (-Wl,--wrap, tests/unit/kvm-backend/meson.build).
+ */
+static unsigned int appends;
+
+int __real_ring_writer__append(struct ring_writer *w, const struct vbts_record *rec);
+int __wrap_ring_writer__append(struct ring_writer *w, const struct vbts_record *rec);
+int __real_ring_writer__append_n(struct ring_writer *w, const struct vbts_record *recs,
+				 uint64_t n);
+int __wrap_ring_writer__append_n(struct ring_writer *w, const struct vbts_record *recs,
+				 uint64_t n);
+
+int __wrap_ring_writer__append(struct ring_writer *w, const struct vbts_record *rec)
+{
+	appends++;
+	return __real_ring_writer__append(w, rec);
+}
+
+int __wrap_ring_writer__append_n(struct ring_writer *w, const struct vbts_record *recs,
+				 uint64_t n)
+{
+	appends++;
+	return __real_ring_writer__append_n(w, recs, n);
+}
+
 struct fixture {
 	int fd;
 	struct vbts_kvm_x86_bts_ring_header *hdr; /* the "kernel's" view */
@@ -110,6 +136,36 @@ START_TEST(test_copy_in_order)
 	for (unsigned int i = 0; i < 60; i++)
 		ck_assert_uint_eq(got(&f, 10 + i).from, 200 + i);
 	ck_assert_uint_eq(kvm_ring__drain(&f.kr, &f.tv), 0);
+	teardown(&f);
+}
+END_TEST
+
+/*
+ * A drain appends its records to the ring file in batches, not one call per record (a call
+ * publishes the ring header: one publication per batch); escapes and their times in order.
+ */
+START_TEST(test_drain_batches)
+{
+	struct vbts_record r;
+	struct fixture f;
+
+	setup(&f, NR);
+	kernel_put(&f, 100, 30);
+	f.recs[f.hdr->head % NR] = vbts_record__make_escape(VBTS_ESC_TASK_ARRIVE, 0x5000, 0);
+	f.hdr->head++;
+	kernel_put(&f, 300, 30);
+	appends = 0;
+	ck_assert_uint_eq(kvm_ring__drain(&f.kr, &f.tv), 61);
+	ck_assert_uint_le(appends, 2);
+	ck_assert_uint_eq(ring_writer__committed(f.tv.ring), 61);
+	ck_assert_uint_eq(f.tv.stat_records, 61);
+	for (unsigned int i = 0; i < 30; i++) {
+		ck_assert_uint_eq(got(&f, i).from, 100 + i);
+		ck_assert_uint_eq(got(&f, 31 + i).from, 300 + i);
+	}
+	r = got(&f, 30);
+	ck_assert_uint_eq(vbts_record__escape_kind(&r), VBTS_ESC_TASK_ARRIVE);
+	ck_assert_uint_eq(r.to, 0x5000);
 	teardown(&f);
 }
 END_TEST
@@ -276,6 +332,7 @@ static Suite *kvm_ring_suite(void)
 	TCase *tc = tcase_create("copy");
 
 	tcase_add_test(tc, test_copy_in_order);
+	tcase_add_test(tc, test_drain_batches);
 	tcase_add_test(tc, test_wrap_counts_lost);
 	tcase_add_loop_test(tc, test_bad_header, 0, sizeof(bad_headers) / sizeof(bad_headers[0]));
 	tcase_add_test(tc, test_header_size_refused);

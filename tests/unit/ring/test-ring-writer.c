@@ -181,6 +181,61 @@ START_TEST(test_wrap_and_loss)
 }
 END_TEST
 
+/*
+ * A ring resized while it records: the file under its name is replaced by one of the new
+ * size with the newest records that fit (numbering goes on, what does not fit is counted
+ * lost), then appends go on there; growing keeps every record the ring held.
+ */
+START_TEST(test_resize)
+{
+	char dir[64], path[256], err[RING_READER_ERR_MAX];
+	struct ring_writer *w;
+	struct ring_reader *r;
+	struct vbts_record rec;
+	uint64_t first = 0, wfirst, wend;
+	struct stat st;
+
+	ring_test_tmpdir(dir);
+	w = new_ring(dir, "vcpu0.ring", 8, path);
+	for (uint64_t s = 0; s < 11; s++) {
+		rec = ring_test_record(s);
+		ck_assert_int_eq(ring_writer__append(w, &rec), 0);
+	}
+	/* 8 held (3 overwritten); shrunk to 5: 3 more lost */
+	ck_assert_int_eq(ring_writer__resize(w, 5), 0);
+	ck_assert_uint_eq(ring_writer__committed(w), 11);
+	ck_assert_uint_eq(ring_writer__lost(w), 6);
+	ck_assert_int_eq(ring_writer__read(w, 5, &rec), -ENOENT);
+	ck_assert_int_eq(ring_writer__read(w, 6, &rec), 0);
+	ck_assert(ring_test_record_ok(&rec, 6));
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_uint_eq(st.st_size, VBTS_RING_HEADER_SIZE + 5 * sizeof(struct vbts_record));
+	/* grown to 20: nothing more lost; then 4 more appended */
+	ck_assert_int_eq(ring_writer__resize(w, 20), 0);
+	for (uint64_t s = 11; s < 15; s++) {
+		rec = ring_test_record(s);
+		ck_assert_int_eq(ring_writer__append(w, &rec), 0);
+	}
+	ck_assert_uint_eq(ring_writer__lost(w), 6);
+	/* the same size, and 0: nothing changes, or refused */
+	ck_assert_int_eq(ring_writer__resize(w, 20), 0);
+	ck_assert_int_eq(ring_writer__resize(w, 0), -EINVAL);
+	ck_assert_int_eq(ring_writer__close(w), 0);
+	r = ring_reader__open(path, err, sizeof(err));
+	ck_assert_msg(r, "%s", err);
+	ck_assert_uint_eq(ring_reader__header(r)->committed, 15);
+	ck_assert_uint_eq(ring_reader__header(r)->lost, 6);
+	ck_assert_uint_eq(ring_reader__header(r)->capacity, 20);
+	ring_reader__window(r, &wfirst, &wend);
+	ck_assert_uint_eq(wfirst, 6);
+	ck_assert_uint_eq(wend, 15);
+	ck_assert_uint_eq(read_all_checked(r, &first), 9);
+	ck_assert_uint_eq(first, 6);
+	ring_reader__close(r);
+	ring_test_rmdir(dir);
+}
+END_TEST
+
 START_TEST(test_freeze)
 {
 	char dir[64], path[256], err[RING_READER_ERR_MAX];
@@ -394,6 +449,7 @@ Suite *ring_writer_suite(void)
 	tcase_add_test(tc, test_round_trip);
 	tcase_add_test(tc, test_escape_kinds);
 	tcase_add_test(tc, test_wrap_and_loss);
+	tcase_add_test(tc, test_resize);
 	tcase_add_test(tc, test_freeze);
 	tcase_add_test(tc, test_bad_config);
 	tcase_add_test(tc, test_no_space);

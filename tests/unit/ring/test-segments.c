@@ -31,6 +31,24 @@
 
 static struct seg_budget big_budget = { .limit = 1ULL << 30 };
 
+/*
+ * Segments compressed by the calling thread: the link wraps seg_compressor__run()
+ * (-Wl,--wrap, tests/unit/ring/meson.build) to count the calls per thread.
+ */
+static __thread unsigned int compressions_here;
+
+int __real_seg_compressor__run(struct seg_compressor *c, const struct vbts_record *recs,
+			       size_t n, const void **frame, size_t *len);
+int __wrap_seg_compressor__run(struct seg_compressor *c, const struct vbts_record *recs,
+			       size_t n, const void **frame, size_t *len);
+
+int __wrap_seg_compressor__run(struct seg_compressor *c, const struct vbts_record *recs,
+			       size_t n, const void **frame, size_t *len)
+{
+	compressions_here++;
+	return __real_seg_compressor__run(c, recs, n, frame, len);
+}
+
 static struct seg_writer *new_writer(const char *dir, uint64_t seg, struct seg_budget *b,
 				     unsigned int on_full)
 {
@@ -147,6 +165,84 @@ START_TEST(test_round_trip)
 	ck_assert_uint_eq(read_all(dir, &wd, &gaps), 1050);
 	ck_assert_uint_eq(gaps, 0);
 	ck_assert_uint_eq(wd.n, 0);
+	ring_test_rmdir(dir);
+}
+END_TEST
+
+/*
+ * The appending (vCPU) thread only copies records: full segments are compressed and written
+ * by the writer's collector thread, never by the thread that appends; once the writer is
+ * closed every one of them is compressed all the same.
+ */
+START_TEST(test_append_does_not_compress)
+{
+	struct warned wd = { 0 };
+	char dir[64], path[128];
+	struct seg_writer *w;
+	uint64_t gaps;
+
+	ring_test_tmpdir(dir);
+	w = new_writer(dir, SEG, NULL, SEG_ON_FULL_STALL);
+	compressions_here = 0;
+	append_seq(w, 0, 20 * U + 5);
+	ck_assert_uint_eq(compressions_here, 0);
+	ck_assert_int_eq(seg_writer__close(w), 0);
+	for (unsigned int i = 0; i < 20; i++) {
+		seg_name(path, sizeof(path), dir, i);
+		ck_assert_uint_eq(read_header(path).encoding, VBTS_SEG_ENC_ZSTD_DV1);
+	}
+	ck_assert_uint_eq(read_all(dir, &wd, &gaps), 20 * U + 5);
+	ck_assert_uint_eq(gaps, 0);
+	ring_test_rmdir(dir);
+}
+END_TEST
+
+/*
+ * A reader of a live stream, while the writer (another process) renames segments closed,
+ * compresses them and takes their pages for later segments: every record it reads is the
+ * record of its seq, and it never takes a segment for damaged.
+ */
+START_TEST(test_live_reader)
+{
+	char dir[64];
+	unsigned int rounds = 0;
+	int status;
+	pid_t pid;
+
+	ring_test_tmpdir(dir);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct seg_writer *w = new_writer(dir, SEG, NULL, SEG_ON_FULL_STALL);
+
+		for (uint64_t s = 0; s < 3000 * U; s++) {
+			struct vbts_record r = ring_test_record(s);
+
+			if (seg_writer__append(w, &r, 1) != 1)
+				_exit(1);
+		}
+		_exit(seg_writer__close(w) ? 1 : 0);
+	}
+	while (waitpid(pid, &status, WNOHANG) == 0) {
+		struct warned wd = { 0 };
+		char err[SEG_READER_ERR_MAX];
+		struct vbts_record buf[64];
+		struct seg_reader *r = seg_reader__open(dir, 2, count_warn, &wd, err, sizeof(err));
+		uint64_t first;
+		ssize_t n;
+
+		if (!r)
+			continue; /* nothing there yet */
+		while ((n = seg_reader__read(r, buf, 64, &first)) > 0)
+			for (ssize_t i = 0; i < n; i++)
+				ck_assert_msg(ring_test_record_ok(&buf[i], first + (uint64_t)i),
+					      "record %llu", (unsigned long long)(first + (uint64_t)i));
+		seg_reader__close(r);
+		ck_assert_msg(wd.n == 0, "%s", wd.last);
+		rounds++;
+	}
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	ck_assert_uint_gt(rounds, 0);
 	ring_test_rmdir(dir);
 }
 END_TEST
@@ -439,44 +535,76 @@ static uint64_t lost_said(const char *dir, uint64_t *records)
 	return lost;
 }
 
+/*
+ * The budget holds segment 0 (compressed), the open segment 1 and the spare the collector
+ * made, with 64 bytes to spare: from then on only compressed segments fill it, until it is
+ * full.
+ */
+static void fill_budget(struct seg_writer *w, struct seg_budget *b)
+{
+	append_seq(w, 0, U + 1);
+	seg_writer__sync(w);
+	b->limit = b->used + 64;
+}
+
+/* A consumer takes every closed segment away: returns the records they held. */
+static uint64_t take_segments(const char *dir)
+{
+	uint64_t records = 0;
+	char path[128];
+
+	for (unsigned int i = 0; i < 100000; i++) {
+		struct vbts_seg_header h;
+		int fd;
+
+		seg_name(path, sizeof(path), dir, i);
+		fd = open(path, O_RDONLY);
+		if (fd < 0)
+			continue;
+		ck_assert_int_eq(pread(fd, &h, sizeof(h), 0), (ssize_t)sizeof(h));
+		close(fd);
+		records += h.committed;
+		ck_assert_int_eq(unlink(path), 0);
+	}
+	return records;
+}
+
 START_TEST(test_budget_drop)
 {
-	uint64_t raw = VBTS_SEG_HEADER_SIZE + SEG * sizeof(struct vbts_record);
 	struct seg_budget b = { .limit = 1ULL << 30 };
-	char dir[64], path[128];
 	struct seg_writer *w;
-	uint64_t records, lost, committed;
+	uint64_t records, lost, committed, taken;
+	char dir[64];
 
-	(void)raw;
 	ring_test_tmpdir(dir);
 	w = new_writer(dir, SEG, &b, SEG_ON_FULL_DROP);
-	/* segment 0 closed; then the budget is its size and 64 bytes: segment 1 does not fit */
-	append_seq(w, 0, U + 1);
-	b.limit = b.used + 64;
-	append_seq(w, U + 1, U - 1);
-	for (uint64_t i = 0; i < 10000; i++) {
-		struct vbts_record r = ring_test_record(2 * U + i);
+	fill_budget(w, &b);
+	for (uint64_t i = 0; i < 100 * U; i++) {
+		struct vbts_record r = ring_test_record(U + 1 + i);
 
-		ck_assert_int_eq(seg_writer__append(w, &r, 1), 0);
+		seg_writer__append(w, &r, 1);
 	}
-	ck_assert_uint_eq(seg_writer__lost(w), 10000);
-	/* a consumer takes segment 0 away: the writer finds the space again */
-	seg_name(path, sizeof(path), dir, 0);
-	ck_assert_int_eq(unlink(path), 0);
+	seg_writer__sync(w);
+	ck_assert_uint_gt(seg_writer__lost(w), 0);
+	ck_assert_uint_le(b.used, b.limit);
+	/* a consumer takes the closed segments away: the writer finds the space again */
+	taken = take_segments(dir);
+	seg_writer__sync(w);
+	committed = seg_writer__committed(w);
 	for (uint64_t i = 0; i < 5000; i++) {
 		struct vbts_record r = ring_test_record(0);
 
 		seg_writer__append(w, &r, 1);
 	}
-	ck_assert_uint_gt(seg_writer__committed(w), 2 * U + 1);
+	ck_assert_uint_gt(seg_writer__committed(w), committed + U);
+	seg_writer__sync(w);
 	ck_assert_uint_le(b.used, b.limit);
 	lost = seg_writer__lost(w);
 	committed = seg_writer__committed(w);
-	ck_assert_uint_ge(lost, 10000);
 	ck_assert_int_eq(seg_writer__close(w), 0);
-	/* every dropped record is in a LOST record, every record kept but segment 0 is read */
+	/* every dropped record is in a LOST record, every record kept but those taken is read */
 	ck_assert_uint_eq(lost_said(dir, &records), lost);
-	ck_assert_uint_eq(records + U, committed);
+	ck_assert_uint_eq(records + taken, committed);
 	ring_test_rmdir(dir);
 }
 END_TEST
@@ -484,20 +612,18 @@ END_TEST
 struct stall_ctx {
 	const char *dir;
 	unsigned int calls;
-	unsigned int free_at;  /* remove segment 0 at this call (0: never) */
-	unsigned int stop_at;  /* give up at this call */
+	unsigned int free_every; /* take the closed segments away every so many calls (0: never) */
+	unsigned int stop_at;    /* give up at this call */
+	uint64_t taken;          /* records taken away */
 };
 
 static bool stall_stop(void *ctx)
 {
 	struct stall_ctx *sc = ctx;
-	char path[128];
 
 	sc->calls++;
-	if (sc->free_at && sc->calls == sc->free_at) {
-		seg_name(path, sizeof(path), sc->dir, 0);
-		unlink(path);
-	}
+	if (sc->free_every && sc->calls % sc->free_every == 0)
+		sc->taken += take_segments(sc->dir);
 	return sc->stop_at && sc->calls >= sc->stop_at;
 }
 
@@ -523,27 +649,25 @@ static struct seg_writer *stall_writer(const char *dir, struct seg_budget *b,
 /* Stall: the append waits until space comes back, and then nothing is lost. */
 START_TEST(test_budget_stall)
 {
-	uint64_t raw = VBTS_SEG_HEADER_SIZE + SEG * sizeof(struct vbts_record);
 	struct seg_budget b = { .limit = 1ULL << 30 };
-	struct stall_ctx sc = { .free_at = 5, .stop_at = 1000 };
+	struct stall_ctx sc = { .free_every = 5 };
 	struct warned wd = { 0 };
 	struct seg_writer *w;
 	char dir[64];
 	uint64_t gaps;
 
-	(void)raw;
 	ring_test_tmpdir(dir);
 	sc.dir = dir;
 	w = stall_writer(dir, &b, &sc);
-	append_seq(w, 0, U + 1);
-	b.limit = b.used + 64;
-	append_seq(w, U + 1, U + 4);
-	ck_assert_uint_eq(sc.calls, 5);   /* it waited, until segment 0 was gone */
+	fill_budget(w, &b);
+	append_seq(w, U + 1, 100 * U);
+	/* it waited, until the consumer took segments away (and the collector made room) */
+	ck_assert_uint_ge(sc.calls, 5);
 	ck_assert_uint_eq(seg_writer__lost(w), 0);
 	ck_assert_int_eq(seg_writer__close(w), 0);
-	/* segment 0 was taken by the consumer; the others hold every later record */
-	ck_assert_uint_eq(read_all(dir, &wd, &gaps), U + 5);
-	ck_assert_uint_eq(gaps, U);
+	/* the consumer took some; the others hold every other record */
+	ck_assert_uint_eq(read_all(dir, &wd, &gaps), 101 * U + 1 - sc.taken);
+	ck_assert_uint_eq(gaps, sc.taken);
 	ring_test_rmdir(dir);
 }
 END_TEST
@@ -551,24 +675,28 @@ END_TEST
 /* Stall ends when the run ends: the records are then dropped and counted. */
 START_TEST(test_budget_stall_stop)
 {
-	uint64_t raw = VBTS_SEG_HEADER_SIZE + SEG * sizeof(struct vbts_record);
 	struct seg_budget b = { .limit = 1ULL << 30 };
 	struct stall_ctx sc = { .stop_at = 3 };
-	struct vbts_record r = ring_test_record(2 * U);
 	struct seg_writer *w;
+	uint64_t records, lost, committed;
 	char dir[64];
 
-	(void)raw;
 	ring_test_tmpdir(dir);
 	sc.dir = dir;
 	w = stall_writer(dir, &b, &sc);
-	append_seq(w, 0, U + 1);
-	b.limit = b.used + 64;
-	append_seq(w, U + 1, U - 1);
-	ck_assert_int_eq(seg_writer__append(w, &r, 1), 0);
-	ck_assert_uint_eq(sc.calls, 3);
-	ck_assert_uint_eq(seg_writer__lost(w), 1);
+	fill_budget(w, &b);
+	for (uint64_t i = 0; i < 100 * U; i++) {
+		struct vbts_record r = ring_test_record(U + 1 + i);
+
+		seg_writer__append(w, &r, 1);
+	}
+	ck_assert_uint_ge(sc.calls, 3);
+	lost = seg_writer__lost(w);
+	committed = seg_writer__committed(w);
+	ck_assert_uint_gt(lost, 0);
 	seg_writer__close(w);
+	ck_assert_uint_eq(lost_said(dir, &records), lost);
+	ck_assert_uint_eq(records, committed);
 	ring_test_rmdir(dir);
 }
 END_TEST
@@ -674,6 +802,8 @@ Suite *segments_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_round_trip);
 	tcase_add_test(tc, test_compresses);
+	tcase_add_test(tc, test_append_does_not_compress);
+	tcase_add_test(tc, test_live_reader);
 	tcase_add_test(tc, test_codec_extremes);
 	tcase_add_test(tc, test_kill9_mid_segment);
 	tcase_add_test(tc, test_truncated_open_segment);

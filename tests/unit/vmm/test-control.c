@@ -38,6 +38,11 @@ static struct fake_vm {
 	unsigned int nr_requests;
 	unsigned int last_vcpu, last_req, last_cpl;
 	unsigned int nr_set_mode;
+	unsigned int nr_resize, resize_vcpu;
+	uint64_t resize_records;
+	unsigned int nr_set_tasks, nr_names;
+	char first_name[64];
+	bool no_tasks;          /* set_tasks answers -ENOTSUP */
 } fake;
 
 static int fake_state(void *opaque, unsigned int vcpu, struct control_vcpu_state *st)
@@ -68,10 +73,33 @@ static int fake_set_mode(void *opaque, unsigned int vcpu, unsigned int mode, cha
 	return -ENOTSUP;
 }
 
+static int fake_resize(void *opaque, unsigned int vcpu, uint64_t records)
+{
+	fake.nr_resize++;
+	fake.resize_vcpu = vcpu;
+	fake.resize_records = records;
+	return 0;
+}
+
+static int fake_set_tasks(void *opaque, const char *const *names, unsigned int nr, char *err,
+			  size_t errlen)
+{
+	if (fake.no_tasks) {
+		snprintf(err, errlen, "no task filter here");
+		return -ENOTSUP;
+	}
+	fake.nr_set_tasks++;
+	fake.nr_names = nr;
+	snprintf(fake.first_name, sizeof(fake.first_name), "%s", nr ? names[0] : "");
+	return 0;
+}
+
 static const struct control_target_ops fake_ops = {
 	.state = fake_state,
 	.request = fake_request,
 	.set_mode = fake_set_mode,
+	.resize = fake_resize,
+	.set_tasks = fake_set_tasks,
 };
 
 static struct ring_writer *rings[2];
@@ -457,27 +485,100 @@ START_TEST(test_verbs_to_vm)
 	ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(r, "error")),
 				     "memory budget of"));
 	json_decref(r);
-	expect_ok(c, "{\"verb\":\"config\",\"size\":64}");
-	EXPECT(c, "{\"verb\":\"config\",\"size\":128}", "unsupported");
+	ck_assert_uint_eq(fake.nr_resize, 0);
+	/* another size within the budget: every vCPU's ring, or the one named */
+	expect_ok(c, "{\"verb\":\"config\",\"size\":128}");
+	ck_assert_uint_eq(fake.nr_resize, 2);
+	ck_assert_uint_eq(fake.resize_records, 128);
+	expect_ok(c, "{\"verb\":\"config\",\"size\":32,\"vcpu\":1}");
+	ck_assert_uint_eq(fake.nr_resize, 3);
+	ck_assert_uint_eq(fake.resize_vcpu, 1);
+	ck_assert_uint_eq(fake.resize_records, 32);
+	EXPECT(c, "{\"verb\":\"config\",\"size\":0}", "bad-value");
+	ck_assert_uint_eq(fake.nr_resize, 3);
 	expect_ok(c, "{\"verb\":\"config\",\"mode\":\"wrap\"}");
 	EXPECT(c, "{\"verb\":\"config\",\"mode\":\"stream\"}", "unsupported");
 	ck_assert_uint_eq(fake.nr_set_mode, 2);
+	/* the task filter: set, shown by status, cleared; refused where the run has none */
+	expect_ok(c, "{\"verb\":\"config\",\"tasks\":[\"sh\",\"42\"]}");
+	ck_assert_uint_eq(fake.nr_set_tasks, 1);
+	ck_assert_uint_eq(fake.nr_names, 2);
+	ck_assert_str_eq(fake.first_name, "sh");
+	r = req(c, "{\"verb\":\"status\"}", &code);
+	ck_assert_ptr_null(code);
+	ck_assert_str_eq(json_string_value(json_array_get(json_object_get(json_object_get(
+		json_array_get(json_object_get(r, "vcpus"), 0), "filters"), "tasks"), 1)), "42");
+	json_decref(r);
+	expect_ok(c, "{\"verb\":\"config\",\"tasks\":[]}");
+	ck_assert_uint_eq(fake.nr_names, 0);
+	EXPECT(c, "{\"verb\":\"config\",\"tasks\":[\"sh\"],\"vcpu\":0}", "bad-request");
+	fake.no_tasks = true;
 	EXPECT(c, "{\"verb\":\"config\",\"tasks\":[\"sh\"]}", "unsupported");
+	fake.no_tasks = false;
 	/* a bad member refuses the whole request: nothing applied */
 	fake.nr_requests = 0;
 	EXPECT(c, "{\"verb\":\"config\",\"cpl\":\"user\",\"mode\":\"x\"}", "bad-value");
 	ck_assert_uint_eq(fake.nr_requests, 0);
 	control__destroy(c);
 
-	/* the kvm backend records from the kernel's ring: no stop, start or cpl */
+	/* the kvm backend: stop, start and cpl go to its vCPUs as the step backend's do */
 	k = server("kvm", false);
-	EXPECT(k, "{\"verb\":\"stop\"}", "unsupported");
-	EXPECT(k, "{\"verb\":\"start\"}", "unsupported");
-	EXPECT(k, "{\"verb\":\"config\",\"cpl\":\"user\"}", "unsupported");
-	ck_assert_uint_eq(fake.nr_requests, 0);
+	expect_ok(k, "{\"verb\":\"stop\"}");
+	ck_assert_uint_eq(fake.nr_requests, 2);
+	ck_assert_uint_eq(fake.last_req, VCPU_CTL_STOP);
+	expect_ok(k, "{\"verb\":\"start\",\"vcpu\":0}");
+	ck_assert_uint_eq(fake.last_req, VCPU_CTL_START);
+	expect_ok(k, "{\"verb\":\"config\",\"cpl\":\"user\"}");
+	ck_assert_uint_eq(fake.last_req, VCPU_CTL_CPL);
+	ck_assert_uint_eq(fake.last_cpl, VBTS_CPL_USER);
+	fake.nr_requests = 0;
 	expect_ok(k, "{\"verb\":\"freeze\"}");
 	ck_assert_uint_eq(fake.nr_requests, 2);
 	control__destroy(k);
+}
+END_TEST
+
+/*
+ * A ring resized by its writer: the server reads the new file under the name (its size in
+ * status), the numbering goes on, and what the new size could not keep is gone.
+ */
+START_TEST(test_resized_ring)
+{
+	struct control *c = server("step", false);
+	struct vbts_record rec;
+	const char *code;
+	json_t *r, *v;
+
+	append_branches(0, 40);
+	r = req(c, "{\"verb\":\"count\",\"vcpu\":0}", &code);
+	ck_assert_ptr_null(code);
+	json_decref(r);
+	ck_assert_int_eq(ring_writer__resize(rings[0], 16), 0);
+	append_branches(0, 4);
+	r = req(c, "{\"verb\":\"status\"}", &code);
+	ck_assert_ptr_null(code);
+	v = json_array_get(json_object_get(r, "vcpus"), 0);
+	ck_assert_int_eq(json_integer_value(json_object_get(v, "size")), 16);
+	ck_assert_int_eq(json_integer_value(json_object_get(v, "records")), 44);
+	ck_assert_int_eq(json_integer_value(json_object_get(v, "lost")), 28);
+	ck_assert_int_eq(json_integer_value(json_object_get(v, "count")), 15);
+	json_decref(r);
+	r = req(c, "{\"verb\":\"get\",\"vcpu\":0,\"seq\":43}", &code);
+	ck_assert_ptr_null(code);
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(r, "record"), "from")),
+			 "0x2b");
+	json_decref(r);
+	EXPECT(c, "{\"verb\":\"get\",\"vcpu\":0,\"seq\":20}", "overwritten");
+	/* grown: what the smaller ring held is all there is before the new records */
+	ck_assert_int_eq(ring_writer__resize(rings[0], 64), 0);
+	r = req(c, "{\"verb\":\"count\",\"vcpu\":0}", &code);
+	ck_assert_ptr_null(code);
+	v = json_array_get(json_object_get(r, "vcpus"), 0);
+	ck_assert_int_eq(json_integer_value(json_object_get(v, "first")), 28);
+	ck_assert_int_eq(json_integer_value(json_object_get(v, "end")), 44);
+	json_decref(r);
+	(void)rec;
+	control__destroy(c);
 }
 END_TEST
 
@@ -856,6 +957,7 @@ Suite *control_suite(void)
 	tcase_add_test(tc, test_get_count_drain_clear);
 	tcase_add_test(tc, test_drain_bound);
 	tcase_add_test(tc, test_verbs_to_vm);
+	tcase_add_test(tc, test_resized_ring);
 	tcase_add_test(tc, test_events);
 	tcase_add_test(tc, test_peer_allowed);
 	suite_add_tcase(s, tc);
