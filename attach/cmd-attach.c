@@ -10,7 +10,8 @@
  *
  * The main thread waits in one poll() on: a signalfd of the stop signals (and SIGCHLD for a
  * QEMU we started), the collector's fd (watermark, VM destroyed), a pidfd of the VMM (it
- * exited), QMP (events: GUEST_PANICKED freezes the rings) and libvirt's crash notification.
+ * exited), QMP (events: GUEST_PANICKED freezes the rings), libvirt's crash notification and
+ * the guest agent's socket (--agent: agent-socket.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -32,6 +33,7 @@
 
 #include <vbts/ring-format.h>
 
+#include "agent-socket.h"
 #include "collector.h"
 #include "commands.h"
 #include "escape.h"
@@ -52,6 +54,7 @@
 
 static const char usage[] =
 	"usage: vbts attach --trace DIR [--cpl all|user|kernel] [--task CR3]... [--ring RECORDS]\n"
+	"                   [--agent SOCKET]\n"
 	"                   (--pid PID | --domain NAME [--connect URI] | -- QEMU [ARGS...])\n"
 	"\n"
 	"Record the taken branches of a KVM guest that another process runs, through the patched\n"
@@ -75,6 +78,11 @@ static const char usage[] =
 	"  --task CR3         record only the guest address space with this CR3 (hex; PCID bits\n"
 	"                     ignored). Repeatable (at most 64)\n"
 	"  --ring RECORDS     records per vCPU ring file (default 65536)\n"
+	"  --agent SOCKET     the guest agent's virtio-serial port, through QEMU's chardev socket\n"
+	"                     (-chardev socket,id=a,path=SOCKET,server=on,wait=off -device\n"
+	"                     virtio-serial -device virtserialport,chardev=a,name=org.vbts.agent.0):\n"
+	"                     its messages go to DIR/events.jsonl, its ELF files to the build-ID\n"
+	"                     store DIR/debuginfod, as `vbts run` stores its agent channel\n"
 	"\n"
 	"The trace ends when the VM ends (QEMU exits), or on SIGINT, SIGTERM or SIGHUP: the rings\n"
 	"are disabled and copied, the VM keeps running (with -- QEMU, QEMU is then stopped). A\n"
@@ -89,6 +97,7 @@ struct attach_opts {
 	int pid;
 	const char *domain;
 	const char *connect;
+	const char *agent;
 	char **qemu_argv;
 	int qemu_argc;
 	struct collector_config cc;
@@ -107,6 +116,7 @@ struct attach_ctx {
 	struct libvirt_domain *dom;
 	struct vmm_fds fds;
 	struct collector *col;
+	struct agent_socket *agent;
 	char *image;
 	int stop_sig;
 	bool frozen;
@@ -140,6 +150,7 @@ static int parse_opts(int argc, char **argv, struct attach_opts *o)
 		{ "cpl", required_argument, NULL, 'l' },
 		{ "task", required_argument, NULL, 'k' },
 		{ "ring", required_argument, NULL, 'r' },
+		{ "agent", required_argument, NULL, 'a' },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t v;
@@ -189,6 +200,9 @@ static int parse_opts(int argc, char **argv, struct attach_opts *o)
 			if (parse_u64("--ring", optarg, 1, UINT32_MAX, 0, &v))
 				return -EINVAL;
 			o->cc.ring_records = v;
+			break;
+		case 'a':
+			o->agent = optarg;
 			break;
 		default:
 			command__option_error("attach", opt, optopt, argv[optind - 1]);
@@ -438,7 +452,7 @@ static bool qmp_events(struct attach_ctx *c)
 /* Wait until the VM ends or a stop signal; returns when the trace is to be closed. */
 static void collect(struct attach_ctx *c)
 {
-	enum { P_SIG, P_COL, P_PID, P_QMP, P_DOM, P_N };
+	enum { P_SIG, P_COL, P_PID, P_QMP, P_DOM, P_AGENT, P_N };
 	struct pollfd pfd[P_N];
 	struct signalfd_siginfo si;
 	int status;
@@ -451,6 +465,7 @@ static void collect(struct attach_ctx *c)
 		pfd[P_PID].fd = c->pidfd;
 		pfd[P_QMP].fd = c->qmp ? qmp__fd(c->qmp) : -1;
 		pfd[P_DOM].fd = c->dom ? libvirt_domain__crash_fd(c->dom) : -1;
+		pfd[P_AGENT].fd = c->agent ? agent_socket__fd(c->agent) : -1;
 		if (poll(pfd, P_N, DRAIN_INTERVAL_MS) < 0 && errno != EINTR) {
 			pr_err("poll: %s", strerror(errno));
 			return;
@@ -474,6 +489,8 @@ static void collect(struct attach_ctx *c)
 			qmp__close(c->qmp);
 			c->qmp = NULL;
 		}
+		if (pfd[P_AGENT].revents)
+			agent_socket__read(c->agent);
 		if (pfd[P_DOM].revents & POLLIN && libvirt_domain__crashed(c->dom))
 			freeze(c, "libvirt reports the domain crashed");
 		if (pfd[P_PID].revents & POLLIN)
@@ -542,6 +559,20 @@ static int attach_vm(struct attach_ctx *c)
 	}
 	pr_info("attached to process %d: %u vCPUs, tracing into %s", c->fds.pid,
 		c->fds.nr_vcpus, c->o.trace_dir);
+	/* Before the guest starts: QEMU drops what the port gets while nobody is connected. */
+	if (c->o.agent) {
+		FILE *events;
+		uint64_t start_ns;
+
+		events = collector__events(c->col, &start_ns);
+		c->agent = agent_socket__open(c->o.agent, events, start_ns, c->o.trace_dir, err,
+					      sizeof(err));
+		if (!c->agent) {
+			ret = -errno;
+			pr_err("%s", err);
+			return ret;
+		}
+	}
 	if (!c->qmp || has_arg(c->o.qemu_argv, c->o.qemu_argc, "-S"))
 		return 0;
 	if (qmp__query_status(c->qmp, &running, status, sizeof(status), err, sizeof(err)) ||
@@ -550,6 +581,28 @@ static int attach_vm(struct attach_ctx *c)
 		return -EPROTO;
 	}
 	return 0;
+}
+
+/* What the agent's socket still holds, a line of what was dropped, then closed. */
+static void close_agent(struct attach_ctx *c)
+{
+	struct agent_stats st;
+	uint64_t dropped;
+
+	if (!c->agent)
+		return;
+	/* Bounded: a guest that keeps writing does not hold the trace open. */
+	for (int i = 0; i < 16 && agent_socket__read(c->agent) > 0; i++)
+		;
+	agent_socket__stats(c->agent, &st);
+	dropped = st.too_long + st.invalid + st.over_limit + st.forged + st.elf_dropped;
+	if (dropped)
+		pr_info("agent: %" PRIu64 " events stored; dropped: %" PRIu64 " too long, %" PRIu64
+			" invalid, %" PRIu64 " over the limit, %" PRIu64 " forged, %" PRIu64
+			" upload messages", st.stored, st.too_long, st.invalid, st.over_limit,
+			st.forged, st.elf_dropped);
+	agent_socket__close(c->agent);
+	c->agent = NULL;
 }
 
 static void ctx_fini(struct attach_ctx *c)
@@ -629,6 +682,7 @@ static int attach(int argc, char **argv)
 	/* Bad target: 2; a failure once QEMU is started by us: 1. */
 	status = c->o.qemu_argv ? 1 : 2;
 	if (find_vm(c, pid) < 0 || attach_vm(c) < 0) {
+		close_agent(c);
 		if (c->col) {
 			collector__close(c->col);
 			c->col = NULL;
@@ -636,6 +690,7 @@ static int attach(int argc, char **argv)
 		goto out;
 	}
 	collect(c);
+	close_agent(c);
 	ret = collector__close(c->col);
 	c->col = NULL;
 	if (ret < 0)

@@ -63,6 +63,7 @@ struct collector {
 	unsigned int nr;
 	struct collector_vcpu *v;
 	struct trace *trace;
+	uint64_t start_ns;	/* the trace's start, CLOCK_MONOTONIC */
 	bool frozen;
 };
 
@@ -266,6 +267,7 @@ struct collector *collector__attach(int kvm_fd, int pidfd, const struct vmm_fds 
 	}
 	tc.vcpus = c->nr;
 	start_ns = monotonic_ns();
+	c->start_ns = start_ns;
 	c->trace = trace__create(&tc, err, errlen);
 	if (!c->trace) {
 		ret = -errno;
@@ -291,6 +293,12 @@ err_release:
 int collector__fd(const struct collector *c)
 {
 	return c->tfd;
+}
+
+FILE *collector__events(struct collector *c, uint64_t *start_ns)
+{
+	*start_ns = c->start_ns;
+	return trace__events(c->trace);
 }
 
 uint64_t collector__drain(struct collector *c)

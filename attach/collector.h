@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "tracer.h"
 #include "vmm-fds.h"
@@ -75,6 +76,16 @@ struct collector *collector__attach(int kvm_fd, int pidfd, const struct vmm_fds 
  * Return: the fd.
  */
 int collector__fd(const struct collector *c);
+
+/**
+ * collector__events() - the trace's events.jsonl, for what else the trace records (the guest
+ * agent's channel: agent-socket.h).
+ * @c:        collector
+ * @start_ns: receives the trace's start (CLOCK_MONOTONIC), which events' times count from
+ *
+ * Return: the stream, owned by the trace (valid until collector__close()).
+ */
+FILE *collector__events(struct collector *c, uint64_t *start_ns);
 
 /**
  * collector__drain() - copy what every vCPU's kernel ring holds into the ring files.

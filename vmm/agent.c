@@ -19,6 +19,8 @@
 #include "vm.h"
 
 struct agent_line {
+	uint64_t space; /* the writer's address space */
+	uint64_t used;  /* agent.bytes when last written to; 0: free */
 	size_t len;
 	bool too_long; /* bytes are being skipped up to the next newline */
 	char buf[VBTS_AGENT_LINE_MAX];
@@ -31,9 +33,15 @@ struct agent {
 	uint64_t max_events;
 	unsigned int nr_vcpus;
 	struct agent_stats stats;
-	struct agent_line *lines; /* [nr_vcpus] */
+	struct agent_line *lines; /* [nr_vcpus][AGENT_WRITERS] */
 	struct elf_store *store;  /* NULL: uploads are counted and dropped */
 	bool introspected;        /* task/exec/exit are the VMM's own events */
+	agent_space_fn space_fn;
+	void *space_ctx;
+	uint64_t nr_lines;        /* complete lines taken */
+	bool elf_busy;            /* an upload of @elf_owner is unfinished */
+	uint64_t elf_owner;       /* the address space that began it */
+	uint64_t elf_last;        /* @nr_lines at its owner's last upload line */
 };
 
 /* Members kept, with their only accepted JSON type and, for strings, their longest length. */
@@ -71,7 +79,7 @@ struct agent *agent__create(unsigned int nr_vcpus, FILE *events, uint64_t start_
 	if (!a)
 		return NULL;
 	a->nr_vcpus = nr_vcpus ? nr_vcpus : 1;
-	a->lines = calloc(a->nr_vcpus, sizeof(*a->lines));
+	a->lines = calloc((size_t)a->nr_vcpus * AGENT_WRITERS, sizeof(*a->lines));
 	if (!a->lines) {
 		free(a);
 		errno = ENOMEM;
@@ -88,7 +96,7 @@ void agent__destroy(struct agent *a)
 {
 	if (!a)
 		return;
-	for (unsigned int i = 0; i < a->nr_vcpus; i++)
+	for (unsigned int i = 0; i < a->nr_vcpus * AGENT_WRITERS; i++)
 		if (a->lines[i].len || a->lines[i].too_long)
 			a->stats.invalid++;
 	if (a->events)
@@ -181,8 +189,23 @@ static long decode_base64(const char *in, size_t len, unsigned char *out)
 	return (long)(n - pad);
 }
 
+/*
+ * Whether an upload line of address space @space may reach the store: one upload at a time,
+ * owned by the address space that began it. A begin from another one waits (is refused) while
+ * the owner's upload advances, so that another process cannot abandon it. @lock held.
+ */
+static bool elf_allowed(struct agent *a, uint64_t space, bool begin)
+{
+	if (a->elf_busy && a->elf_owner == space)
+		return true;
+	if (!begin)
+		return !a->elf_busy;
+	return !a->elf_busy || a->nr_lines - a->elf_last >= AGENT_ELF_IDLE_LINES;
+}
+
 /* agent-elf-begin / -data / -end: the upload path (vbts/agent-proto.h). @lock held. */
-static void take_elf(struct agent *a, unsigned int vcpu, const char *ev, json_t *in)
+static void take_elf(struct agent *a, unsigned int vcpu, uint64_t space, const char *ev,
+		     json_t *in)
 {
 	unsigned char chunk[VBTS_AGENT_ELF_CHUNK];
 	json_t *id = json_object_get(in, "build_id");
@@ -197,11 +220,27 @@ static void take_elf(struct agent *a, unsigned int vcpu, const char *ev, json_t 
 		a->stats.elf_dropped++;
 		return;
 	}
+	if (strcmp(ev, "agent-elf-begin") && strcmp(ev, "agent-elf-data") &&
+	    strcmp(ev, "agent-elf-end")) {
+		a->stats.invalid++;
+		return;
+	}
+	if (!elf_allowed(a, space, !strcmp(ev, "agent-elf-begin"))) {
+		a->stats.elf_dropped++;
+		return;
+	}
+	a->elf_last = a->nr_lines;
 	if (!strcmp(ev, "agent-elf-begin")) {
+		/* A begin the store takes abandons what it had, a refused one too. */
+		a->elf_busy = false;
 		if (!json_is_string(id) || !json_is_integer(size) || json_integer_value(size) < 0 ||
 		    elf_store__begin(a->store, json_string_value(id),
-				     (uint64_t)json_integer_value(size)) < 0)
+				     (uint64_t)json_integer_value(size)) < 0) {
 			a->stats.elf_dropped++;
+		} else {
+			a->elf_busy = true;
+			a->elf_owner = space;
+		}
 	} else if (!strcmp(ev, "agent-elf-data")) {
 		n = -1;
 		if (json_is_integer(off) && json_integer_value(off) >= 0 && json_is_string(data))
@@ -211,10 +250,12 @@ static void take_elf(struct agent *a, unsigned int vcpu, const char *ev, json_t 
 			if (n < 0)
 				elf_store__data(a->store, UINT64_MAX, NULL, 0); /* drop it */
 			a->stats.elf_dropped++;
+			a->elf_busy = false;
 		}
-	} else if (!strcmp(ev, "agent-elf-end")) {
+	} else {
 		json_t *out;
 
+		a->elf_busy = false;
 		if (elf_store__end(a->store, stored, &bytes) < 0) {
 			a->stats.elf_dropped++;
 			return;
@@ -223,13 +264,12 @@ static void take_elf(struct agent *a, unsigned int vcpu, const char *ev, json_t 
 				"size", (json_int_t)bytes);
 		if (out)
 			store_event(a, vcpu, out);
-	} else {
-		a->stats.invalid++;
 	}
 }
 
 /* A complete line: parse, filter, stamp, store. Called with @lock held. */
-static void take_line(struct agent *a, unsigned int vcpu, const char *buf, size_t len)
+static void take_line(struct agent *a, unsigned int vcpu, uint64_t space, const char *buf,
+		      size_t len)
 {
 	json_t *in, *out, *value;
 	const char *key, *ev;
@@ -252,7 +292,7 @@ static void take_line(struct agent *a, unsigned int vcpu, const char *buf, size_
 	if (!strncmp(ev, "agent-elf", 9)) {
 		/* Only the VMM writes agent-elf, after verifying the file. */
 		if (ev[9] == '-')
-			take_elf(a, vcpu, ev, in);
+			take_elf(a, vcpu, space, ev, in);
 		else
 			a->stats.invalid++;
 		json_decref(in);
@@ -291,6 +331,7 @@ int agent__set_store(struct agent *a, const char *dir)
 			return -ENOMEM;
 	}
 	pthread_mutex_lock(&a->lock);
+	a->elf_busy = false;
 	elf_store__destroy(a->store);
 	a->store = s;
 	pthread_mutex_unlock(&a->lock);
@@ -305,16 +346,40 @@ void agent__set_events(struct agent *a, FILE *events, uint64_t start_ns)
 	pthread_mutex_unlock(&a->lock);
 }
 
-static void feed_locked(struct agent *a, unsigned int vcpu, uint8_t byte)
+/*
+ * The line buffer of @space on @vcpu: its own, else a free one, else the least recently
+ * written, whose partial line is dropped. @lock held.
+ */
+static struct agent_line *writer_line(struct agent *a, unsigned int vcpu, uint64_t space)
 {
-	struct agent_line *l = &a->lines[vcpu];
+	struct agent_line *lines = &a->lines[(size_t)vcpu * AGENT_WRITERS], *l = &lines[0];
+
+	for (unsigned int i = 0; i < AGENT_WRITERS; i++) {
+		if (lines[i].used && lines[i].space == space)
+			return &lines[i];
+		if (lines[i].used < l->used)
+			l = &lines[i];
+	}
+	if (l->len || l->too_long)
+		a->stats.invalid++;
+	l->space = space;
+	l->len = 0;
+	l->too_long = false;
+	return l;
+}
+
+static void feed_locked(struct agent *a, unsigned int vcpu, uint64_t space, uint8_t byte)
+{
+	struct agent_line *l = writer_line(a, vcpu, space);
 
 	a->stats.bytes++;
+	l->used = a->stats.bytes;
 	if (byte == '\n') {
+		a->nr_lines++;
 		if (l->too_long)
 			a->stats.too_long++;
 		else if (l->len && !(l->len == 1 && l->buf[0] == '\r'))
-			take_line(a, vcpu, l->buf, l->len);
+			take_line(a, vcpu, space, l->buf, l->len);
 		l->len = 0;
 		l->too_long = false;
 		return;
@@ -329,28 +394,51 @@ static void feed_locked(struct agent *a, unsigned int vcpu, uint8_t byte)
 	l->buf[l->len++] = (char)byte;
 }
 
-void agent__feed(struct agent *a, unsigned int vcpu, uint8_t byte)
+void agent__feed_space(struct agent *a, unsigned int vcpu, uint64_t space, uint8_t byte)
 {
 	pthread_mutex_lock(&a->lock);
 	if (vcpu >= a->nr_vcpus) {
 		a->stats.bytes++;
 		a->stats.invalid++;
 	} else {
-		feed_locked(a, vcpu, byte);
+		feed_locked(a, vcpu, space, byte);
 	}
+	pthread_mutex_unlock(&a->lock);
+}
+
+void agent__feed(struct agent *a, unsigned int vcpu, uint8_t byte)
+{
+	agent__feed_space(a, vcpu, 0, byte);
+}
+
+void agent__set_space(struct agent *a, agent_space_fn fn, void *ctx)
+{
+	pthread_mutex_lock(&a->lock);
+	a->space_fn = fn;
+	a->space_ctx = ctx;
 	pthread_mutex_unlock(&a->lock);
 }
 
 int agent__io(void *dev, struct io_access *acc)
 {
 	struct agent *a = dev;
+	agent_space_fn fn;
+	uint64_t space = 0;
+	void *ctx;
 
 	if (!acc->write) {
 		memset(acc->data, 0, acc->size);
 		return 0;
 	}
+	/* Set before the vCPUs run (agent__set_space()); read under the lock all the same. */
+	pthread_mutex_lock(&a->lock);
+	fn = a->space_fn;
+	ctx = a->space_ctx;
+	pthread_mutex_unlock(&a->lock);
+	if (fn)
+		space = fn(ctx, acc->vcpu);
 	for (unsigned int i = 0; i < acc->size; i++)
-		agent__feed(a, acc->vcpu, acc->data[i]);
+		agent__feed_space(a, acc->vcpu, space, acc->data[i]);
 	return 0;
 }
 

@@ -26,7 +26,8 @@ struct agent;
  * @over_limit:  good lines past VBTS_AGENT_EVENTS_MAX (dropped)
  * @members_dropped: unknown or ill-typed members removed from stored lines
  * @bytes:       bytes received
- * @elf_dropped: agent-elf-* lines refused (bad members, refused by the store, no store)
+ * @elf_dropped: agent-elf-* lines refused (bad members, refused by the store, no store,
+ *               from another address space than the upload's)
  * @forged:      task, exec or exit lines of a guest whose processes the VMM follows itself
  *               (dropped: those events are the VMM's own, see agent__set_introspected())
  * @elf:         the ELF store's counters (zero without a store)
@@ -43,9 +44,25 @@ struct agent_stats {
 	struct elf_store_stats elf;
 };
 
+/* Writers (address spaces) whose partial lines are kept apart per vCPU; the least recently
+ * written one makes room for a new writer (its partial line is dropped, counted invalid). */
+#define AGENT_WRITERS 8
+/* Complete lines from other writers after which an unfinished upload may be taken over by a
+ * begin from another address space (one that never ends its upload blocks nobody for long). */
+#define AGENT_ELF_IDLE_LINES 1024
+
+/**
+ * agent_space_fn - the address space of the code writing on a vCPU now.
+ * @ctx:  what agent__set_space() was given
+ * @vcpu: the vCPU, in the thread that runs it
+ *
+ * Return: an id of the address space (a guest CR3's address-space bits), 0 when unknown.
+ */
+typedef uint64_t (*agent_space_fn)(void *ctx, unsigned int vcpu);
+
 /**
  * agent__create() - an agent channel.
- * @nr_vcpus: vCPUs that may write (one line buffer each)
+ * @nr_vcpus: vCPUs that may write (AGENT_WRITERS line buffers each)
  * @events:   where stored lines go (not owned); NULL to count only
  * @start_ns: CLOCK_MONOTONIC of trace start; "time" is relative to it
  * @max_events: lines stored at most (VBTS_AGENT_EVENTS_MAX in the VMM)
@@ -87,6 +104,26 @@ int agent__set_store(struct agent *a, const char *dir);
  * @byte: the byte
  */
 void agent__feed(struct agent *a, unsigned int vcpu, uint8_t byte);
+
+/**
+ * agent__feed_space() - one byte from a vCPU, written by the code of address space @space.
+ * @a:     channel
+ * @vcpu:  the vCPU (out-of-range indices are counted as invalid bytes)
+ * @space: the writer's address space (agent_space_fn): processes that write at once, each a
+ *         byte at a time, keep their lines apart; an ELF upload's lines count only from the
+ *         address space that began it
+ * @byte:  the byte
+ */
+void agent__feed_space(struct agent *a, unsigned int vcpu, uint64_t space, uint8_t byte);
+
+/**
+ * agent__set_space() - how agent__io() learns the writer of each byte.
+ * @a:   channel
+ * @fn:  called for each byte written, on the vCPU's thread, without the channel's lock;
+ *       NULL: every byte is of address space 0 (one writer per vCPU)
+ * @ctx: passed to @fn
+ */
+void agent__set_space(struct agent *a, agent_space_fn fn, void *ctx);
 
 /**
  * agent__io() - io_handler_fn of VBTS_AGENT_PORT: each written byte is fed; reads return 0.

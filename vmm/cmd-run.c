@@ -88,6 +88,15 @@ struct run_ctx {
 	bool bare_irqchip; /* a bare guest with an in-kernel irqchip: it may start its APs */
 };
 
+/* agent_space_fn: the address space of the vCPU writing to the agent channel. */
+static uint64_t agent_space(void *ctx, unsigned int vcpu)
+{
+	struct vm *vm = ctx;
+
+	return vcpu < vm->nr_vcpus && vm->vcpus && vm->vcpus[vcpu] ?
+	       vcpu__address_space(vm->vcpus[vcpu]) : 0;
+}
+
 static const char usage[] =
 	"usage: vbts run [--trace DIR] [--backend auto|kvm|step] [--cpl all|user|kernel]\n"
 	"                [--ring RECORDS] [--mode wrap|stream] [--segment RECORDS]\n"
@@ -458,6 +467,8 @@ static int devices_init(struct run_ctx *c)
 	if (!ret)
 		ret = io_bus__register(&c->vm.pio, VBTS_AGENT_PORT, 1, agent__io, c->vm.agent,
 				       "agent");
+	/* Processes writing the channel at once keep their lines apart. */
+	agent__set_space(c->vm.agent, agent_space, &c->vm);
 	if (!ret)
 		ret = io_bus__register(&c->vm.pio, PVPANIC_PORT, 1, pvpanic__io, &c->vm.pvpanic,
 				       "pvpanic");

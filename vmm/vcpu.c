@@ -461,6 +461,16 @@ static uint64_t guest_rip(struct vcpu *v)
 	return regs.rip;
 }
 
+uint64_t vcpu__address_space(struct vcpu *v)
+{
+	struct kvm_sregs sregs;
+
+	if (v->fd < 0 || kvm__ioctl_quiet(v->fd, KVM_GET_SREGS, &sregs) < 0 ||
+	    !(sregs.cr0 & X86_CR0_PG))
+		return 0;
+	return guest_tasks__id(sregs.cr3);
+}
+
 /* Report a fatal condition of this vCPU in one line and end the run with status 1. */
 #define vcpu_fail(v, fmt, ...)                                                    \
 	({                                                                        \

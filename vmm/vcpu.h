@@ -217,6 +217,15 @@ void vcpu__join(struct vcpu *v);
 int vcpu__join_timed(struct vcpu *v, uint64_t timeout_ns);
 
 /**
+ * vcpu__address_space() - the address space the vCPU runs in: its CR3's address-space bits
+ * (guest_tasks__id(); the PCID and the page-table isolation bit dropped).
+ * @v: the vCPU, called on its own thread (at an exit)
+ *
+ * Return: the id, or 0 when paging is off or the registers cannot be read.
+ */
+uint64_t vcpu__address_space(struct vcpu *v);
+
+/**
  * vcpu__post_panic() - the guest kernel panicked on this vCPU, as another thread learned (the
  * guest's panic_cpu, a reset after a panic): the vCPU's own thread writes the report and
  * carries out --on-crash when it next leaves KVM_RUN, or when it ends. Kicks it.

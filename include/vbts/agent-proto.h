@@ -40,6 +40,9 @@
 #define VBTS_AGENT_PROTO_H
 
 #define VBTS_AGENT_PORT 0x0700      /* outb: one byte of a JSON line */
+/* The same lines through QEMU's virtio-serial port of that name (`vbts attach --agent`). */
+#define VBTS_AGENT_VIRTIO_NAME "org.vbts.agent.0"
+#define VBTS_AGENT_VIRTIO_PATH "/dev/virtio-ports/" VBTS_AGENT_VIRTIO_NAME
 #define VBTS_AGENT_LINE_MAX 512     /* bytes per line, newline excluded */
 #define VBTS_AGENT_EVENTS_MAX 65536 /* lines stored per run; the rest are counted */
 

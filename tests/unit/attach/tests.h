@@ -11,5 +11,6 @@ Suite *vmm_fds_suite(void);
 Suite *qmp_suite(void);
 Suite *libvirt_suite(void);
 Suite *attach_cli_suite(void);
+Suite *agent_socket_suite(void);
 
 #endif /* VBTS_TESTS_UNIT_ATTACH_TESTS_H */

@@ -499,6 +499,151 @@ START_TEST(test_agent_program_output)
 }
 END_TEST
 
+/* Append to a growing string. */
+static void cat(char **s, size_t *len, const char *add)
+{
+	size_t n = strlen(add);
+
+	*s = realloc(*s, *len + n + 1);
+	ck_assert_ptr_nonnull(*s);
+	memcpy(*s + *len, add, n + 1);
+	*len += n;
+}
+
+/* The agent's stream: agent-proc, then @b uploaded as @id. */
+static char *agent_stream(const char *id, const struct blob *b, size_t *len)
+{
+	char line[2 * VBTS_AGENT_LINE_MAX], data[4 * VBTS_AGENT_ELF_CHUNK / 3 + 8];
+	char *s = NULL;
+
+	*len = 0;
+	cat(&s, len, "{\"event\":\"agent-proc\",\"v\":1,\"pid\":60,\"comm\":\"demo\"}\n");
+	snprintf(line, sizeof(line), "{\"event\":\"agent-elf-begin\",\"v\":1,\"build_id\":\"%s\","
+		 "\"size\":%zu}\n", id, b->len);
+	cat(&s, len, line);
+	for (size_t off = 0; off < b->len; off += VBTS_AGENT_ELF_CHUNK) {
+		size_t n = b->len - off < VBTS_AGENT_ELF_CHUNK ? b->len - off : VBTS_AGENT_ELF_CHUNK;
+
+		base64(b->buf + off, n, data);
+		snprintf(line, sizeof(line), "{\"event\":\"agent-elf-data\",\"off\":%zu,"
+			 "\"data\":\"%s\"}\n", off, data);
+		cat(&s, len, line);
+	}
+	cat(&s, len, "{\"event\":\"agent-elf-end\"}\n");
+	return s;
+}
+
+/*
+ * Two processes write the channel at once on one vCPU, a byte each in turn, as two processes
+ * writing through /dev/port do when the guest switches between them: the agent's lines and
+ * its upload arrive whole; every hostile line is dropped and counted as what it is, and none
+ * disturbs the agent's upload (a begin, data or an end of another address space).
+ */
+START_TEST(test_elf_interleaved_writers)
+{
+	static const char *const hostile[] = {
+		"{\"event\":\"agent-elf-begin\",\"v\":1,\"build_id\":\"00112233\",\"size\":16}\n",
+		"{\"event\":\"agent-elf-data\",\"off\":0,\"data\":\"!!!!\"}\n",
+		"{\"event\":\"agent-elf-end\"}\n",
+		"{\"event\":\"exec\",\"pid\":1,\"name\":\"demo\",\"cr3\":\"0x1000\"}\n",
+		"\x01\xff garbage\n",
+	};
+	size_t alen, hlen = 0, ai = 0, hi = 0, rounds = 0;
+	char junk[VBTS_AGENT_LINE_MAX - 100];
+	struct agent_stats st;
+	struct fixture f;
+	char *as, *hs = NULL;
+
+	fixture_init(&f);
+	agent__set_introspected(f.a, true);
+	as = agent_stream(f.id, &f.hello, &alen);
+	/* Garbage while the agent's begin arrives, and nothing once its last chunk begins:
+	 * every hostile upload line comes while the agent's upload is open. */
+	memset(junk, 'x', sizeof(junk) - 2);
+	junk[sizeof(junk) - 2] = '\n';
+	junk[sizeof(junk) - 1] = '\0';
+	cat(&hs, &hlen, junk);
+	ck_assert_uint_gt(alen, 2 * VBTS_AGENT_LINE_MAX);
+	while (hlen < alen - 2 * VBTS_AGENT_LINE_MAX) {
+		for (unsigned int i = 0; i < 5; i++)
+			cat(&hs, &hlen, hostile[i]);
+		rounds++;
+	}
+	while (ai < alen || hi < hlen) {
+		if (ai < alen)
+			agent__feed_space(f.a, 0, 0x1000, (uint8_t)as[ai++]);
+		if (hi < hlen)
+			agent__feed_space(f.a, 0, 0x2000, (uint8_t)hs[hi++]);
+	}
+	ck_assert(stored(&f, f.id));
+	ck_assert_int_eq(events(&f, "agent-elf"), 1);
+	ck_assert_int_eq(events(&f, "agent-proc"), 1);
+	agent__stats(f.a, &st);
+	ck_assert_uint_eq(st.elf.stored, 1);
+	ck_assert_uint_eq(st.elf_dropped, 3 * rounds);
+	ck_assert_uint_eq(st.forged, rounds);
+	ck_assert_uint_eq(st.invalid, rounds + 1);
+	ck_assert_uint_eq(st.too_long, 0);
+	ck_assert_uint_eq(st.elf.abandoned, 0);
+	free(as);
+	free(hs);
+	fixture_fini(&f);
+}
+END_TEST
+
+/*
+ * An upload whose owner stops sending holds the store only for AGENT_ELF_IDLE_LINES lines of
+ * others: then another address space's begin takes over, and its upload lands.
+ */
+START_TEST(test_elf_idle_upload_taken_over)
+{
+	const char *begin = "{\"event\":\"agent-elf-begin\",\"v\":1,\"build_id\":\"0011\","
+			    "\"size\":16}\n";
+	struct agent_stats st;
+	struct fixture f;
+	size_t alen;
+	char *as;
+
+	fixture_init(&f);
+	for (const char *p = begin; *p; p++)
+		agent__feed_space(f.a, 0, 0x2000, (uint8_t)*p);
+	as = agent_stream(f.id, &f.hello, &alen);
+	/* Refused while the other upload is young. */
+	for (size_t i = 0; i < alen; i++)
+		agent__feed_space(f.a, 0, 0x1000, (uint8_t)as[i]);
+	ck_assert(!stored(&f, f.id));
+	for (unsigned int i = 0; i < AGENT_ELF_IDLE_LINES; i++)
+		for (const char *p = "{\"event\":\"agent-noise\"}\n"; *p; p++)
+			agent__feed_space(f.a, 0, 0x3000, (uint8_t)*p);
+	for (size_t i = 0; i < alen; i++)
+		agent__feed_space(f.a, 0, 0x1000, (uint8_t)as[i]);
+	ck_assert(stored(&f, f.id));
+	agent__stats(f.a, &st);
+	ck_assert_uint_eq(st.elf.abandoned, 1);
+	free(as);
+	fixture_fini(&f);
+}
+END_TEST
+
+/* More writers than line buffers: the least recently written one's partial line is dropped. */
+START_TEST(test_agent_writers_evicted)
+{
+	struct agent_stats st;
+	struct fixture f;
+
+	fixture_init(&f);
+	for (uint64_t w = 1; w <= AGENT_WRITERS + 1; w++)
+		agent__feed_space(f.a, 0, w << 13, '{');
+	for (uint64_t w = 2; w <= AGENT_WRITERS + 1; w++)
+		for (const char *p = "\"event\":\"agent-noise\"}\n"; *p; p++)
+			agent__feed_space(f.a, 0, w << 13, (uint8_t)*p);
+	agent__stats(f.a, &st);
+	ck_assert_uint_eq(st.invalid, 1);
+	ck_assert_int_eq(events(&f, "agent-noise"), AGENT_WRITERS);
+	fixture_fini(&f);
+}
+END_TEST
+
 Suite *agent_elf_suite(void)
 {
 	Suite *s = suite_create("agent-elf");
@@ -516,6 +661,9 @@ Suite *agent_elf_suite(void)
 	tcase_add_test(tc, test_agent_map_lines);
 	tcase_add_test(tc, test_elf_no_store);
 	tcase_add_test(tc, test_agent_program_output);
+	tcase_add_test(tc, test_elf_interleaved_writers);
+	tcase_add_test(tc, test_elf_idle_upload_taken_over);
+	tcase_add_test(tc, test_agent_writers_evicted);
 	suite_add_tcase(s, tc);
 	return s;
 }
