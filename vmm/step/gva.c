@@ -29,8 +29,14 @@ static bool read_u64(const struct gva_space *s, uint64_t gpa, uint64_t *v)
 	return true;
 }
 
+/* What every level of a walk allows: writes (R/W set), user-mode access (U/S set). */
+struct perm {
+	bool rw;
+	bool us;
+};
+
 /* 32-bit paging: 2 levels of 4-byte entries, 4 MiB pages with CR4.PSE (PSE-36 high bits). */
-static int walk_32(const struct gva_space *s, uint64_t la, uint64_t *gpa, bool *rw)
+static int walk_32(const struct gva_space *s, uint64_t la, uint64_t *gpa, struct perm *p)
 {
 	uint32_t pde, pte;
 
@@ -39,7 +45,8 @@ static int walk_32(const struct gva_space *s, uint64_t la, uint64_t *gpa, bool *
 		return -EFAULT;
 	if (!(pde & X86_PTE_P))
 		return -EFAULT;
-	*rw = pde & X86_PTE_RW;
+	p->rw = pde & X86_PTE_RW;
+	p->us = pde & X86_PTE_US;
 	if ((pde & X86_PTE_PS) && (s->cr4 & X86_CR4_PSE)) {
 		/* bits 20:13 of the PDE are physical address bits 39:32 */
 		uint64_t base = (pde & 0xffc00000ULL) | ((uint64_t)((pde >> 13) & 0xff) << 32);
@@ -51,7 +58,8 @@ static int walk_32(const struct gva_space *s, uint64_t la, uint64_t *gpa, bool *
 		return -EFAULT;
 	if (!(pte & X86_PTE_P))
 		return -EFAULT;
-	*rw = *rw && (pte & X86_PTE_RW);
+	p->rw = p->rw && (pte & X86_PTE_RW);
+	p->us = p->us && (pte & X86_PTE_US);
 	*gpa = (pte & 0xfffff000ULL) | (la & 0xfff);
 	return 0;
 }
@@ -62,7 +70,7 @@ static int walk_32(const struct gva_space *s, uint64_t la, uint64_t *gpa, bool *
  * levels mapping 1 GiB and 2 MiB.
  */
 static int walk_table(const struct gva_space *s, uint64_t table, unsigned int levels, uint64_t la,
-		      uint64_t *gpa, bool *rw)
+		      uint64_t *gpa, struct perm *p)
 {
 	for (unsigned int lvl = levels; lvl >= 1; lvl--) {
 		unsigned int shift = 12 + 9 * (lvl - 1);
@@ -72,7 +80,8 @@ static int walk_table(const struct gva_space *s, uint64_t table, unsigned int le
 			return -EFAULT;
 		if (!(e & X86_PTE_P))
 			return -EFAULT;
-		*rw = *rw && (e & X86_PTE_RW);
+		p->rw = p->rw && (e & X86_PTE_RW);
+		p->us = p->us && (e & X86_PTE_US);
 		if (lvl == 1) {
 			*gpa = (e & X86_PTE_ADDR_MASK) | (la & 0xfff);
 			return 0;
@@ -90,7 +99,7 @@ static int walk_table(const struct gva_space *s, uint64_t table, unsigned int le
 	return -EFAULT;
 }
 
-static int walk_pae(const struct gva_space *s, uint64_t la, uint64_t *gpa, bool *rw)
+static int walk_pae(const struct gva_space *s, uint64_t la, uint64_t *gpa, struct perm *p)
 {
 	uint64_t pdpte;
 
@@ -99,41 +108,40 @@ static int walk_pae(const struct gva_space *s, uint64_t la, uint64_t *gpa, bool 
 		return -EFAULT;
 	if (!(pdpte & X86_PTE_P))
 		return -EFAULT;
-	*rw = true; /* PAE PDPTEs have no R/W bit */
-	return walk_table(s, pdpte & X86_PTE_ADDR_MASK, 2, la, gpa, rw);
+	*p = (struct perm){ .rw = true, .us = true }; /* PAE PDPTEs have no R/W or U/S bit */
+	return walk_table(s, pdpte & X86_PTE_ADDR_MASK, 2, la, gpa, p);
 }
 
-static int walk_long(const struct gva_space *s, uint64_t la, uint64_t *gpa, bool *rw)
+static int walk_long(const struct gva_space *s, uint64_t la, uint64_t *gpa, struct perm *p)
 {
 	unsigned int bits = (s->cr4 & X86_CR4_LA57) ? 57 : 48;
 	int64_t sx = (int64_t)(la << (64 - bits)) >> (64 - bits);
 
 	if ((uint64_t)sx != la)
 		return -EFAULT; /* not canonical */
-	*rw = true;
-	return walk_table(s, s->cr3 & X86_PTE_ADDR_MASK, bits == 57 ? 5 : 4, la, gpa, rw);
+	*p = (struct perm){ .rw = true, .us = true };
+	return walk_table(s, s->cr3 & X86_PTE_ADDR_MASK, bits == 57 ? 5 : 4, la, gpa, p);
 }
 
-/* @rw: every level of the walk allows writes (R/W set). */
-static int translate(const struct gva_space *s, uint64_t la, uint64_t *gpa, bool *rw)
+static int translate(const struct gva_space *s, uint64_t la, uint64_t *gpa, struct perm *p)
 {
 	if (!(s->cr0 & X86_CR0_PG)) {
 		*gpa = (s->efer & X86_EFER_LMA) ? la : (la & 0xffffffffULL);
-		*rw = true;
+		*p = (struct perm){ .rw = true, .us = false };
 		return 0;
 	}
 	if (s->efer & X86_EFER_LMA)
-		return walk_long(s, la, gpa, rw);
+		return walk_long(s, la, gpa, p);
 	if (s->cr4 & X86_CR4_PAE)
-		return walk_pae(s, la, gpa, rw);
-	return walk_32(s, la, gpa, rw);
+		return walk_pae(s, la, gpa, p);
+	return walk_32(s, la, gpa, p);
 }
 
 int gva__translate(const struct gva_space *s, uint64_t la, uint64_t *gpa)
 {
-	bool rw;
+	struct perm p;
 
-	return translate(s, la, gpa, &rw);
+	return translate(s, la, gpa, &p);
 }
 
 size_t gva__read_prefix(const struct gva_space *s, uint64_t la, void *buf, size_t len)
@@ -172,7 +180,8 @@ int gva__read(const struct gva_space *s, uint64_t la, void *buf, size_t len)
 
 int gva__write(const struct gva_space *s, uint64_t la, const void *buf, size_t len)
 {
-	bool wrap32 = !(s->efer & X86_EFER_LMA), rw;
+	bool wrap32 = !(s->efer & X86_EFER_LMA);
+	struct perm p;
 	uint8_t *dst[GVA_WRITE_PAGES];
 	size_t size[GVA_WRITE_PAGES];
 	unsigned int n = 0;
@@ -188,10 +197,13 @@ int gva__write(const struct gva_space *s, uint64_t la, const void *buf, size_t l
 		chunk = X86_PAGE_SIZE - (a & (X86_PAGE_SIZE - 1));
 		if (chunk > len - done)
 			chunk = len - done;
-		if (n == GVA_WRITE_PAGES || translate(s, a, &gpa, &rw))
+		if (n == GVA_WRITE_PAGES || translate(s, a, &gpa, &p))
 			return -EFAULT;
 		/* a supervisor write: read-only pages are writable only with CR0.WP clear */
-		if (!rw && (s->cr0 & X86_CR0_WP))
+		if (!p.rw && (s->cr0 & X86_CR0_WP))
+			return -EFAULT;
+		/* and user pages only without SMAP, or with it opened (CPL < 3, RFLAGS.AC) */
+		if (p.us && (s->cr4 & X86_CR4_SMAP) && !s->smap_open)
 			return -EFAULT;
 		dst[n] = s->ptr(s->ctx, gpa, chunk);
 		if (!dst[n])

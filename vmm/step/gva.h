@@ -12,6 +12,7 @@
 #ifndef VBTS_VMM_STEP_GVA_H
 #define VBTS_VMM_STEP_GVA_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -22,8 +23,10 @@
  * @ctx:  first argument of @ptr
  * @cr0:  CR0 (PG is bit 31)
  * @cr3:  CR3
- * @cr4:  CR4 (PSE bit 4, PAE bit 5, LA57 bit 12)
+ * @cr4:  CR4 (PSE bit 4, PAE bit 5, LA57 bit 12, SMAP bit 21)
  * @efer: IA32_EFER (LMA is bit 10)
+ * @smap_open: supervisor writes may store to user pages although CR4.SMAP is set (the CPU is
+ *        at CPL < 3 with RFLAGS.AC set); only gva__write() looks at it
  */
 struct gva_space {
 	void *(*ptr)(const void *ctx, uint64_t gpa, uint64_t len);
@@ -32,6 +35,7 @@ struct gva_space {
 	uint64_t cr3;
 	uint64_t cr4;
 	uint64_t efer;
+	bool smap_open;
 };
 
 /**
@@ -75,7 +79,8 @@ int gva__read(const struct gva_space *s, uint64_t la, void *buf, size_t len);
  * @len: their number, at most 3 pages' worth (a store crosses at most a few pages)
  *
  * Every page must be mapped to guest RAM (never MMIO, never outside it) and writable: R/W set
- * at every level of the walk, unless CR0.WP is clear (then a supervisor write ignores R/W). All
+ * at every level of the walk, unless CR0.WP is clear (then a supervisor write ignores R/W);
+ * a user page (U/S set at every level) only when CR4.SMAP is clear or @s->smap_open is set. All
  * pages are checked before the first byte is written: on failure nothing is written. Accessed
  * and dirty bits are not set.
  *

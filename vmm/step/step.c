@@ -123,12 +123,16 @@ static void observe(const struct step_vcpu *sv, struct step_obs *o)
 static void address_space(const struct tracer_vcpu *tv, const struct step_vcpu *sv,
 			  struct gva_space *s)
 {
+	struct step_obs now;
+
 	s->ptr = mem_ptr;
 	s->ctx = tv->mem;
 	s->cr0 = sv->sregs.cr0;
 	s->cr3 = sv->sregs.cr3;
 	s->cr4 = sv->sregs.cr4;
 	s->efer = sv->sregs.efer;
+	observe(sv, &now);
+	s->smap_open = now.cpl != 3 && (sv->regs.rflags & X86_RFLAGS_AC);
 }
 
 static int read_msr(const struct tracer_vcpu *tv, uint32_t index, uint64_t *value)

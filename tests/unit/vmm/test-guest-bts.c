@@ -303,6 +303,44 @@ START_TEST(test_overlap)
 }
 END_TEST
 
+START_TEST(test_smap)
+{
+	struct guest_bts gb = gb_new(X86_DEBUGCTL_TR | X86_DEBUGCTL_BTS);
+	enum guest_bts_drop drop = 0;
+	uint8_t snap[MEM_SIZE];
+	struct gva_space s = as();
+
+	/* the buffer's pages are user pages (U/S at every level of their walk) */
+	put64(PML4, get64(PML4) | X86_PTE_US);
+	put64(PDPT, get64(PDPT) | X86_PTE_US);
+	put64(PD, get64(PD) | X86_PTE_US);
+	put64(PT + 8 * (BUF >> 12), get64(PT + 8 * (BUF >> 12)) | X86_PTE_US);
+	ds_set(BUF, BUF, BUF + 4 * REC, 0);
+
+	/* SMAP: a supervisor store to a user page is refused, nothing is written */
+	s.cr4 |= X86_CR4_SMAP;
+	memcpy(snap, mem, MEM_SIZE);
+	ck_assert_int_eq(guest_bts__store(&gb, &s, 0x1000, 0x2000, 3, &drop), GUEST_BTS_DROPPED);
+	ck_assert_int_eq(drop, GUEST_BTS_DROP_BUFFER);
+	assert_only_changed(snap, 0, 0);
+
+	/* opened (CPL < 3 with RFLAGS.AC), or SMAP off: stored */
+	s.smap_open = true;
+	ck_assert_int_eq(guest_bts__store(&gb, &s, 0x1001, 0x2001, 0, &drop), GUEST_BTS_STORED);
+	s.smap_open = false;
+	s.cr4 &= ~X86_CR4_SMAP;
+	ck_assert_int_eq(guest_bts__store(&gb, &s, 0x1002, 0x2002, 3, &drop), GUEST_BTS_STORED);
+	ck_assert_uint_eq(get64(BUF), 0x1001);
+	ck_assert_uint_eq(get64(BUF + REC), 0x1002);
+
+	/* a supervisor page under SMAP: stored */
+	put64(PT + 8 * (BUF >> 12), get64(PT + 8 * (BUF >> 12)) & ~X86_PTE_US);
+	s.cr4 |= X86_CR4_SMAP;
+	ck_assert_int_eq(guest_bts__store(&gb, &s, 0x1003, 0x2003, 3, &drop), GUEST_BTS_STORED);
+	ck_assert_uint_eq(get64(BUF + 2 * REC), 0x1003);
+}
+END_TEST
+
 START_TEST(test_msrs)
 {
 	struct guest_bts gb = { 0 };
@@ -368,6 +406,7 @@ Suite *guest_bts_suite(void)
 	tcase_add_test(tc, test_hostile);
 	tcase_add_test(tc, test_ds_read_only);
 	tcase_add_test(tc, test_overlap);
+	tcase_add_test(tc, test_smap);
 	tcase_add_test(tc, test_msrs);
 	tcase_add_test(tc, test_cpuid);
 	suite_add_tcase(s, tc);
