@@ -49,6 +49,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <vbts/agent-base64.h>
 #include <vbts/agent-proto.h>
 
 #define YOUNG_MS 3000          /* a process's maps are read again while it is this young */
@@ -337,27 +338,6 @@ static struct file_id *file_lookup(struct agent *a, const char *path)
 	return f;
 }
 
-static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-static void base64(const unsigned char *in, size_t n, char *out)
-{
-	size_t o = 0;
-
-	for (size_t i = 0; i < n; i += 3) {
-		uint32_t v = (uint32_t)in[i] << 16;
-
-		if (i + 1 < n)
-			v |= (uint32_t)in[i + 1] << 8;
-		if (i + 2 < n)
-			v |= in[i + 2];
-		out[o++] = b64[v >> 18 & 63];
-		out[o++] = b64[v >> 12 & 63];
-		out[o++] = i + 1 < n ? b64[v >> 6 & 63] : '=';
-		out[o++] = i + 2 < n ? b64[v & 63] : '=';
-	}
-	out[o] = '\0';
-}
-
 /*
  * Start sending @f, once, when it fits the per-file limit and what is left of the budget and
  * still has the build ID reported (the host checks that too). Return: whether it started.
@@ -426,7 +406,7 @@ static bool upload_step(struct agent *a, unsigned int chunks)
 			a->up_off = a->up_size; /* the host drops the short upload at the end */
 			break;
 		}
-		base64(chunk, n, data);
+		agent_base64__encode(chunk, n, data);
 		send_line(a, "{\"event\":\"agent-elf-data\",\"off\":%llu,\"data\":\"%s\"}",
 			  (unsigned long long)a->up_off, data);
 		a->up_off += n;

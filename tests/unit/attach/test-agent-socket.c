@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <vbts/agent-base64.h>
 #include <vbts/agent-proto.h>
 
 #include "agent-socket.h"
@@ -67,26 +68,6 @@ static void write_all(int fd, const void *buf, size_t len)
 static void write_str(int fd, const char *s)
 {
 	write_all(fd, s, strlen(s));
-}
-
-static void base64(const unsigned char *in, size_t n, char *out)
-{
-	static const char t[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	size_t o = 0;
-
-	for (size_t i = 0; i < n; i += 3) {
-		uint32_t v = (uint32_t)in[i] << 16;
-
-		if (i + 1 < n)
-			v |= (uint32_t)in[i + 1] << 8;
-		if (i + 2 < n)
-			v |= in[i + 2];
-		out[o++] = t[v >> 18 & 63];
-		out[o++] = t[v >> 12 & 63];
-		out[o++] = i + 1 < n ? t[v >> 6 & 63] : '=';
-		out[o++] = i + 2 < n ? t[v & 63] : '=';
-	}
-	out[o] = '\0';
 }
 
 /* The build ID of @path as binutils' readelf prints it. */
@@ -149,7 +130,7 @@ static void hostile_agent(int fd, const char *elf, const char *id)
 		     "\"%s\",\"size\":%lld}\n", id, (long long)st.st_size);
 	write_all(fd, line, (size_t)n);
 	while ((n = read(in, chunk, sizeof(chunk))) > 0) {
-		base64(chunk, (size_t)n, data);
+		agent_base64__encode(chunk, (size_t)n, data);
 		n = snprintf(line, sizeof(line), "{\"event\":\"agent-elf-data\",\"off\":%zu,"
 			     "\"data\":\"%s\"}\n", off, data);
 		write_all(fd, line, (size_t)n);

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <vbts/agent-base64.h>
 #include <vbts/agent-proto.h>
 
 #include "agent.h"
@@ -68,26 +69,6 @@ static void feed_str(struct agent *a, const char *s)
 		agent__feed(a, 0, (uint8_t)*s);
 }
 
-static void base64(const unsigned char *in, size_t n, char *out)
-{
-	static const char t[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	size_t o = 0;
-
-	for (size_t i = 0; i < n; i += 3) {
-		uint32_t v = (uint32_t)in[i] << 16;
-
-		if (i + 1 < n)
-			v |= (uint32_t)in[i + 1] << 8;
-		if (i + 2 < n)
-			v |= in[i + 2];
-		out[o++] = t[v >> 18 & 63];
-		out[o++] = t[v >> 12 & 63];
-		out[o++] = i + 1 < n ? t[v >> 6 & 63] : '=';
-		out[o++] = i + 2 < n ? t[v & 63] : '=';
-	}
-	out[o] = '\0';
-}
-
 /* Send @b as the agent does, announced as @id (chunks of @chunk bytes). */
 static void upload(struct agent *a, const char *id, const struct blob *b, size_t chunk)
 {
@@ -99,7 +80,7 @@ static void upload(struct agent *a, const char *id, const struct blob *b, size_t
 	for (size_t off = 0; off < b->len; off += chunk) {
 		size_t n = b->len - off < chunk ? b->len - off : chunk;
 
-		base64(b->buf + off, n, data);
+		agent_base64__encode(b->buf + off, n, data);
 		snprintf(line, sizeof(line), "{\"event\":\"agent-elf-data\",\"off\":%zu,"
 			 "\"data\":\"%s\"}\n", off, data);
 		ck_assert_uint_lt(strlen(line), VBTS_AGENT_LINE_MAX);
@@ -524,7 +505,7 @@ static char *agent_stream(const char *id, const struct blob *b, size_t *len)
 	for (size_t off = 0; off < b->len; off += VBTS_AGENT_ELF_CHUNK) {
 		size_t n = b->len - off < VBTS_AGENT_ELF_CHUNK ? b->len - off : VBTS_AGENT_ELF_CHUNK;
 
-		base64(b->buf + off, n, data);
+		agent_base64__encode(b->buf + off, n, data);
 		snprintf(line, sizeof(line), "{\"event\":\"agent-elf-data\",\"off\":%zu,"
 			 "\"data\":\"%s\"}\n", off, data);
 		cat(&s, len, line);
