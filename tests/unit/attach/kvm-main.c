@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "attach-run.h"
+#include "vbts-run.h"
 #include "collector.h"
 #include "qmp.h"
 #include "vmm-fds.h"
@@ -106,7 +106,7 @@ START_TEST(test_qemu_qmp_and_fds)
 	}
 	quit_qemu(q, pid);
 	free(fds);
-	attach_run__rm(dir);
+	vbts_run__rm(dir);
 }
 END_TEST
 
@@ -116,7 +116,7 @@ START_TEST(test_no_attach_support)
 	char pidstr[16], script[200], err[256];
 	int kvm = open("/dev/kvm", O_RDWR | O_CLOEXEC);
 	bool supported = collector__supported(kvm);
-	struct attach_output o;
+	struct vbts_output o;
 	struct stat st;
 	struct qmp *q;
 	pid_t pid;
@@ -134,11 +134,11 @@ START_TEST(test_no_attach_support)
 		const char *args[] = { "attach", "--trace", trace, "--pid", pidstr, NULL };
 
 		if (!supported) {
-			attach_run__vbts(args, &o);
+			vbts_run__vbts(args, &o);
 			ck_assert_msg(o.status == 2, "status %d: %s", o.status, o.err);
 			ck_assert_msg(strstr(o.err, "cannot trace a VM that another process runs "
 						    "(no KVM_CAP_X86_BTS_ATTACH)"), "%s", o.err);
-			ck_assert_int_eq(attach_run__lines(o.err), 1);
+			ck_assert_int_eq(vbts_run__lines(o.err), 1);
 			ck_assert_int_eq(stat(trace, &st), -1);
 		}
 	}
@@ -148,7 +148,7 @@ START_TEST(test_no_attach_support)
 		const char *args[] = { "attach", "--trace", trace, "--pid", self, NULL };
 
 		snprintf(self, sizeof(self), "%d", (int)getpid());
-		attach_run__vbts(args, &o);
+		vbts_run__vbts(args, &o);
 		ck_assert_msg(o.status == 2, "status %d: %s", o.status, o.err);
 		ck_assert_msg(strstr(o.err, supported ? "not a KVM VMM" : "no KVM_CAP_X86_BTS_ATTACH"),
 			      "%s", o.err);
@@ -160,7 +160,7 @@ START_TEST(test_no_attach_support)
 				       NULL };
 
 		snprintf(script, sizeof(script), "touch '%s'", marker);
-		attach_run__vbts(args, &o);
+		vbts_run__vbts(args, &o);
 		ck_assert_msg(o.status == 2, "status %d: %s", o.status, o.err);
 		ck_assert_int_eq(stat(marker, &st), -1);
 		ck_assert_int_eq(stat(trace, &st), -1);
@@ -175,7 +175,7 @@ START_TEST(test_no_attach_support)
 		ck_assert_str_eq(status, "prelaunch");
 	}
 	quit_qemu(q, pid);
-	attach_run__rm(dir);
+	vbts_run__rm(dir);
 }
 END_TEST
 

@@ -11,7 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "attach-run.h"
+#include "vbts-run.h"
 #include "tests.h"
 
 static const struct {
@@ -45,7 +45,7 @@ START_TEST(test_option_errors)
 {
 	char dir[] = "/tmp/check-attach-cli-XXXXXX", trace[128], file[128], full[128];
 	const char *args[9];
-	struct attach_output o;
+	struct vbts_output o;
 	struct stat st;
 	unsigned int n = 0;
 
@@ -54,12 +54,12 @@ START_TEST(test_option_errors)
 	snprintf(file, sizeof(file), "%s/file", dir);
 	snprintf(full, sizeof(full), "%s/full", dir);
 	ck_assert_int_eq(mkdir(full, 0700), 0);
-	attach_run__touch(file);
+	vbts_run__touch(file);
 	{
 		char inner[160];
 
 		snprintf(inner, sizeof(inner), "%s/x", full);
-		attach_run__touch(inner);
+		vbts_run__touch(inner);
 	}
 	for (; n < 8 && option_errors[_i].args[n]; n++) {
 		const char *a = option_errors[_i].args[n];
@@ -68,22 +68,22 @@ START_TEST(test_option_errors)
 			  !strcmp(a, "@FULL") ? full : a;
 	}
 	args[n] = NULL;
-	attach_run__vbts(args, &o);
+	vbts_run__vbts(args, &o);
 	ck_assert_msg(o.status == 2, "status %d: %s", o.status, o.err);
 	ck_assert_msg(strstr(o.err, option_errors[_i].words), "%s", o.err);
-	ck_assert_int_eq(attach_run__lines(o.err), 1);
+	ck_assert_int_eq(vbts_run__lines(o.err), 1);
 	ck_assert_str_eq(o.out, "");
 	ck_assert_int_eq(stat(trace, &st), -1);
-	attach_run__rm(dir);
+	vbts_run__rm(dir);
 }
 END_TEST
 
 START_TEST(test_help)
 {
 	const char *args[] = { "help", "attach", NULL };
-	struct attach_output o;
+	struct vbts_output o;
 
-	attach_run__vbts(args, &o);
+	vbts_run__vbts(args, &o);
 	ck_assert_int_eq(o.status, 0);
 	ck_assert_ptr_nonnull(strstr(o.out, "usage: vbts attach"));
 	ck_assert_ptr_nonnull(strstr(o.out, "--domain NAME"));

@@ -17,66 +17,7 @@
 #include <unistd.h>
 
 #include "tests.h"
-
-/* What one vbts command printed. */
-struct output {
-	int status;
-	char out[8192];
-	char err[8192];
-};
-
-static void read_all(int fd, char *buf, size_t size)
-{
-	size_t n = 0;
-	ssize_t r;
-
-	while (n < size - 1 && (r = read(fd, buf + n, size - 1 - n)) > 0)
-		n += r;
-	buf[n] = '\0';
-}
-
-/* Run vbts with @args (NULL-terminated) to its end. */
-static void vbts(const char *const *args, struct output *o)
-{
-	const char *argv[16] = { VBTS_EXE };
-	char out[] = "/tmp/check-vmm-cli-XXXXXX", err[] = "/tmp/check-vmm-cli-XXXXXX";
-	int fo = mkstemp(out), fe = mkstemp(err), n = 1, status;
-	pid_t pid;
-
-	ck_assert_int_ge(fo, 0);
-	ck_assert_int_ge(fe, 0);
-	unlink(out);
-	unlink(err);
-	while (*args && n < 15)
-		argv[n++] = *args++;
-	argv[n] = NULL;
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		dup2(fo, 1);
-		dup2(fe, 2);
-		execv(VBTS_EXE, (char *const *)argv);
-		_exit(127);
-	}
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	ck_assert(WIFEXITED(status));
-	o->status = WEXITSTATUS(status);
-	lseek(fo, 0, SEEK_SET);
-	lseek(fe, 0, SEEK_SET);
-	read_all(fo, o->out, sizeof(o->out));
-	read_all(fe, o->err, sizeof(o->err));
-	close(fo);
-	close(fe);
-}
-
-static int lines(const char *s)
-{
-	int n = 0;
-
-	for (; *s; s++)
-		n += *s == '\n';
-	return n;
-}
+#include "vbts-run.h"
 
 /*
  * A control socket that answers one request with @reply (@len bytes), or closes at once when
@@ -138,7 +79,7 @@ static const struct {
 
 START_TEST(test_ctl_escapes)
 {
-	struct output *o = malloc(sizeof(*o));
+	struct vbts_output *o = malloc(sizeof(*o));
 	char path[] = "/tmp/check-vmm-ctl-XXXXXX";
 	char sock[sizeof(path) + 8];
 	int status;
@@ -148,7 +89,7 @@ START_TEST(test_ctl_escapes)
 	ck_assert_ptr_nonnull(mkdtemp(path));
 	snprintf(sock, sizeof(sock), "%s/s", path);
 	pid = fake_control(sock, ctl_replies[_i].reply, ctl_replies[_i].len);
-	vbts((const char *[]){ "ctl", sock, "status", NULL }, o);
+	vbts_run__vbts((const char *[]){ "ctl", sock, "status", NULL }, o);
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	unlink(sock);
 	rmdir(path);
@@ -198,14 +139,15 @@ static const struct {
 
 START_TEST(test_option_error)
 {
-	struct output *o = malloc(sizeof(*o));
+	struct vbts_output *o = malloc(sizeof(*o));
 
 	ck_assert_ptr_nonnull(o);
-	vbts(option_errors[_i].args, o);
+	vbts_run__vbts(option_errors[_i].args, o);
 	ck_assert_int_eq(o->status, 2);
 	ck_assert_str_eq(o->out, "");
-	ck_assert_msg(lines(o->err) >= 1 && lines(o->err) <= 2, "vbts %s printed %d lines",
-		      option_errors[_i].args[0], lines(o->err));
+	ck_assert_msg(vbts_run__lines(o->err) >= 1 && vbts_run__lines(o->err) <= 2,
+		      "vbts %s printed %d lines", option_errors[_i].args[0],
+		      vbts_run__lines(o->err));
 	ck_assert_msg(strstr(o->err, option_errors[_i].mention), "'%s' not in: %s",
 		      option_errors[_i].mention, o->err);
 	ck_assert_int_eq(access("/tmp/check-vmm-cli-no-trace", F_OK), -1);
@@ -217,14 +159,14 @@ END_TEST
 START_TEST(test_help_prints_usage)
 {
 	static const char *const cmds[] = { "run", "probe", "decode", "ctl" };
-	struct output *o = malloc(sizeof(*o));
+	struct vbts_output *o = malloc(sizeof(*o));
 
 	ck_assert_ptr_nonnull(o);
 	for (unsigned int i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
-		vbts((const char *[]){ "help", cmds[i], NULL }, o);
+		vbts_run__vbts((const char *[]){ "help", cmds[i], NULL }, o);
 		ck_assert_int_eq(o->status, 0);
 		ck_assert_ptr_nonnull(strstr(o->out, "usage: vbts"));
-		ck_assert_int_gt(lines(o->out), 5);
+		ck_assert_int_gt(vbts_run__lines(o->out), 5);
 	}
 	free(o);
 }

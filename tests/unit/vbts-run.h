@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * attach-run.h - run the vbts binary to its end and keep what it printed (tests only).
+ * vbts-run.h - run the vbts binary to its end and keep what it printed (tests only).
  */
-#ifndef VBTS_TESTS_UNIT_ATTACH_RUN_H
-#define VBTS_TESTS_UNIT_ATTACH_RUN_H
+#ifndef VBTS_TESTS_UNIT_VBTS_RUN_H
+#define VBTS_TESTS_UNIT_VBTS_RUN_H
 
 #include <check.h>
 #include <fcntl.h>
@@ -14,13 +14,13 @@
 #include <unistd.h>
 
 /* What one vbts command printed. */
-struct attach_output {
+struct vbts_output {
 	int status;
 	char out[8192];
 	char err[8192];
 };
 
-static inline void attach_run__read_all(int fd, char *buf, size_t size)
+static inline void vbts_run__read_all(int fd, char *buf, size_t size)
 {
 	size_t n = 0;
 	ssize_t r;
@@ -32,10 +32,10 @@ static inline void attach_run__read_all(int fd, char *buf, size_t size)
 }
 
 /* Run vbts with @args (NULL-terminated, at most 30). */
-static inline void attach_run__vbts(const char *const *args, struct attach_output *o)
+static inline void vbts_run__vbts(const char *const *args, struct vbts_output *o)
 {
 	const char *argv[32] = { VBTS_EXE };
-	char out[] = "/tmp/check-attach-out-XXXXXX", err[] = "/tmp/check-attach-err-XXXXXX";
+	char out[] = "/tmp/check-vbts-out-XXXXXX", err[] = "/tmp/check-vbts-err-XXXXXX";
 	int fo = mkstemp(out), fe = mkstemp(err), n = 1, status;
 	pid_t pid;
 
@@ -57,13 +57,13 @@ static inline void attach_run__vbts(const char *const *args, struct attach_outpu
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert(WIFEXITED(status));
 	o->status = WEXITSTATUS(status);
-	attach_run__read_all(fo, o->out, sizeof(o->out));
-	attach_run__read_all(fe, o->err, sizeof(o->err));
+	vbts_run__read_all(fo, o->out, sizeof(o->out));
+	vbts_run__read_all(fe, o->err, sizeof(o->err));
 	close(fo);
 	close(fe);
 }
 
-static inline int attach_run__lines(const char *s)
+static inline int vbts_run__lines(const char *s)
 {
 	int n = 0;
 
@@ -72,7 +72,7 @@ static inline int attach_run__lines(const char *s)
 	return n;
 }
 
-static inline void attach_run__touch(const char *path)
+static inline void vbts_run__touch(const char *path)
 {
 	int fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
 
@@ -80,7 +80,7 @@ static inline void attach_run__touch(const char *path)
 	close(fd);
 }
 
-static inline void attach_run__rm(const char *dir)
+static inline void vbts_run__rm(const char *dir)
 {
 	char cmd[256];
 
@@ -88,4 +88,4 @@ static inline void attach_run__rm(const char *dir)
 	ck_assert_int_eq(system(cmd), 0);
 }
 
-#endif /* VBTS_TESTS_UNIT_ATTACH_RUN_H */
+#endif /* VBTS_TESTS_UNIT_VBTS_RUN_H */
