@@ -13,7 +13,8 @@
  * search over their headers (at most log2 of the segments, one pread each), their records
  * read whole (raw) or decompressed (zstd) and kept until another segment is read. Every
  * header is checked before it is used: a closed segment holds at most the run's segment size,
- * a payload is read only when its size is the file's. Removed segments (a consumer took the
+ * a payload is read only when its size is the file's; the last one found damaged is not
+ * read again. Removed segments (a consumer took the
  * oldest away) are skipped; their records are gone (-ESTALE).
  */
 #include <errno.h>
@@ -50,6 +51,9 @@ struct seg_view {
 		uint64_t first_seq, n;
 		struct vbts_record *recs;
 	} cache;
+	struct {                /* the last closed segment found damaged: not read again */
+		uint64_t first_seq, n;
+	} bad;
 };
 
 /* A consistent look at the open segment's header. */
@@ -307,6 +311,8 @@ static int closed_get(struct seg_view *v, uint64_t open_index, uint64_t seq,
 		*rec = v->cache.recs[seq - v->cache.first_seq];
 		return 0;
 	}
+	if (seq >= v->bad.first_seq && seq - v->bad.first_seq < v->bad.n)
+		return -EIO;
 	while (lo < hi) {
 		mid = lo + (hi - lo) / 2;
 		fd = open_closed(v, mid, &h);
@@ -324,6 +330,11 @@ static int closed_get(struct seg_view *v, uint64_t open_index, uint64_t seq,
 		} else {
 			ret = load_closed(v, fd, &h);
 			close(fd);
+			if (ret == -EIO) {
+				/* its records are not read again: a drain goes past at once */
+				v->bad.first_seq = h.first_seq;
+				v->bad.n = h.committed;
+			}
 			if (ret)
 				return ret;
 			*rec = v->cache.recs[seq - v->cache.first_seq];
