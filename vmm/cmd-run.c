@@ -747,15 +747,15 @@ static int control_request(void *opaque, unsigned int vcpu, unsigned int req, un
 
 /*
  * config mode: what a running trace can switch to. A trace's mode is fixed when its files are
- * made; the control socket serves wrap-mode rings.
+ * made (a stream-mode run's control socket answers config mode itself).
  */
 static int control_set_mode(void *opaque, unsigned int vcpu, unsigned int mode, char *err,
 			    size_t errlen)
 {
 	if (mode == VBTS_RING_WRAP)
 		return 0;
-	snprintf(err, errlen, "a running trace's mode is fixed (vbts run --mode stream; the "
-		 "control socket serves wrap-mode rings)");
+	snprintf(err, errlen, "a running trace's mode is fixed when its files are made (vbts "
+		 "run --mode stream)");
 	return -ENOTSUP;
 }
 
@@ -800,6 +800,8 @@ static int control_init(struct run_ctx *c)
 		.trace_dir = c->opts.trace_dir,
 		.nr_vcpus = c->opts.vcpus,
 		.ring_records = c->opts.collector.ring_records,
+		.stream = c->opts.collector.mode == TRACE_MODE_STREAM,
+		.segment_records = c->opts.collector.segment_records,
 		.backend = c->vm.tracer ? c->vm.tracer->name : NULL,
 		.tasks = c->opts.tasks,
 		.nr_tasks = c->opts.nr_tasks,
@@ -1355,12 +1357,6 @@ static int run(int argc, char **argv)
 		    (c->opts.control &&
 		     control__check_path(c->opts.control, err, sizeof(err)) < 0)) {
 			pr_err("%s", err);
-			free(c);
-			return 2;
-		}
-		if (c->opts.control && c->opts.collector.mode == TRACE_MODE_STREAM) {
-			pr_err("--control serves wrap-mode rings; with --mode stream, read the "
-			       "segments with vbts decode");
 			free(c);
 			return 2;
 		}

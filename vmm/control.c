@@ -9,7 +9,10 @@
  * through control_target_ops: vCPU requests are flags the vCPU threads apply between two runs
  * (vcpu__control()), so a ring keeps its one writer. Rings are read through read-only
  * mappings of the trace's vcpuN.ring files with the live-reader protocol of
- * vbts/ring-format.h, exactly as another process would read them. No lock is held anywhere.
+ * vbts/ring-format.h, exactly as another process would read them; in stream mode the segment
+ * files are read the same way (seg-view.c): nothing is ever overwritten there, so a record
+ * is readable from its commit on for as long as its segment file is there. No lock is held
+ * anywhere.
  *
  * Everything a client sends is hostile: a request line is at most CONTROL_LINE_MAX bytes
  * (a longer one gets an error object and is discarded up to its newline), its JSON is parsed
@@ -41,6 +44,7 @@
 #include "control.h"
 #include "decoder.h"
 #include "escape.h"
+#include "seg-view.h"
 #include "trace.h"
 #include "vcpu.h"
 
@@ -48,10 +52,11 @@
 #define TICK_MS 50              /* event scan period while someone is subscribed */
 #define RESPONSE_MAX (128U << 10) /* bytes of records in one drain response */
 #define ID_MAX 64               /* bytes of a string request id that is echoed */
+#define DRAIN_MISSES_MAX 4096   /* records one drain skips (gone, damaged) before it answers */
 #define ACCEPT_BATCH 64         /* connections accepted per round */
 #define BACKLOG 64              /* connections waiting to be accepted */
 
-/* One vCPU's ring file, mapped read-only. */
+/* One vCPU's ring file, mapped read-only; or in stream mode its segments. */
 struct ring_view {
 	const struct vbts_ring_header *hdr;
 	const struct vbts_record *slots;
@@ -62,6 +67,10 @@ struct ring_view {
 	uint64_t ev_lost;    /* event scan: the header's lost count seen last */
 	dev_t dev;           /* the file mapped: another one under the name is a resized ring */
 	ino_t ino;
+	/* stream mode: the segments, and what they held when last looked at */
+	struct seg_view *seg;
+	uint64_t s_first, s_end, s_lost;
+	bool s_seen;
 };
 
 struct client {
@@ -80,6 +89,9 @@ struct control {
 	char *trace_dir;
 	unsigned int nr_vcpus;
 	uint64_t ring_records;
+	bool stream;
+	uint64_t segment_records;
+	unsigned int seg_cached; /* stream: the vCPU whose closed segment is kept (one at most) */
 	char *backend;
 	char **tasks;
 	unsigned int nr_tasks;
@@ -219,6 +231,30 @@ static json_t *record_json(unsigned int vcpu, uint64_t seq, const struct vbts_re
 
 /* ---- ring views ------------------------------------------------------------------------ */
 
+/* Stream mode: the window of vCPU @vcpu's segments now (the last one seen when they move on). */
+static int seg_open(struct control *c, unsigned int vcpu)
+{
+	struct ring_view *v = &c->views[vcpu];
+	uint64_t first, end, lost;
+	int ret;
+
+	if (!c->trace_dir)
+		return -ENOENT;
+	if (!v->seg) {
+		v->seg = seg_view__new(c->trace_dir, vcpu, c->segment_records);
+		if (!v->seg)
+			return -ENOMEM;
+	}
+	ret = seg_view__window(v->seg, &first, &end, &lost);
+	if (ret < 0)
+		return ret == -EAGAIN && v->s_seen ? 0 : ret;
+	v->s_first = first;
+	v->s_end = end;
+	v->s_lost = lost;
+	v->s_seen = true;
+	return 0;
+}
+
 static int view_open(struct control *c, unsigned int vcpu)
 {
 	struct ring_view *v = &c->views[vcpu];
@@ -228,6 +264,8 @@ static int view_open(struct control *c, unsigned int vcpu)
 	void *map;
 	int fd;
 
+	if (c->stream)
+		return seg_open(c, vcpu);
 	if (!c->trace_dir)
 		return v->hdr ? 0 : -ENOENT;
 	snprintf(path, sizeof(path), "%s/vcpu%u.ring", c->trace_dir, vcpu);
@@ -269,13 +307,18 @@ static int view_open(struct control *c, unsigned int vcpu)
 	return 0;
 }
 
+/* Records committed (stream mode: when view_open() last looked). */
 static uint64_t view_committed(const struct ring_view *v)
 {
+	if (v->seg)
+		return v->s_end;
 	return __atomic_load_n(&v->hdr->committed, __ATOMIC_ACQUIRE);
 }
 
 static uint64_t view_lost(const struct ring_view *v)
 {
+	if (v->seg)
+		return v->s_lost;
 	return __atomic_load_n(&v->hdr->lost, __ATOMIC_ACQUIRE);
 }
 
@@ -322,9 +365,21 @@ static uint64_t view_first(const struct ring_view *v, uint64_t end, bool quiet)
 static void view_window(struct control *c, unsigned int vcpu, uint64_t *first, uint64_t *end)
 {
 	const struct ring_view *v = &c->views[vcpu];
-	bool q1 = view_quiet(c, vcpu);
-	uint64_t e = view_committed(v);
-	bool q2 = view_quiet(c, vcpu);
+	bool q1, q2;
+	uint64_t e;
+
+	if (c->stream) {
+		/* nothing is overwritten: every record from the oldest segment there on */
+		seg_open(c, vcpu);
+		*end = v->s_end;
+		*first = v->s_first > v->base ? v->s_first : v->base;
+		if (*first > *end)
+			*first = *end;
+		return;
+	}
+	q1 = view_quiet(c, vcpu);
+	e = view_committed(v);
+	q2 = view_quiet(c, vcpu);
 
 	*end = e;
 	*first = view_first(v, e, q1 && q2 && view_committed(v) == e);
@@ -341,6 +396,15 @@ static int view_get(struct control *c, unsigned int vcpu, uint64_t seq, struct v
 	bool q1, q2;
 	uint64_t c1, c2;
 
+	if (c->stream) {
+		if (!v->seg || seq < v->base)
+			return -ENOENT;
+		/* one closed segment kept in memory, of one vCPU */
+		if (c->seg_cached != vcpu && c->views[c->seg_cached].seg)
+			seg_view__drop_cache(c->views[c->seg_cached].seg);
+		c->seg_cached = vcpu;
+		return seg_view__get(v->seg, seq, rec);
+	}
 	q1 = view_quiet(c, vcpu);
 	c1 = view_committed(v);
 	if (seq >= c1 || seq < v->base)
@@ -440,7 +504,7 @@ static json_t *do_status(struct control *c, struct request *r)
 		if (view_open(c, i) == 0) {
 			view_window(c, i, &first, &end);
 			lost = view_lost(&c->views[i]);
-			size = c->views[i].capacity;
+			size = c->stream ? c->segment_records : c->views[i].capacity;
 		}
 		tasks = json_array();
 		for (unsigned int t = 0; t < c->nr_tasks; t++)
@@ -448,7 +512,7 @@ static json_t *do_status(struct control *c, struct request *r)
 		one = json_pack("{s:i, s:I, s:I, s:I, s:s, s:I, s:{s:s, s:o}, s:s, s:s, s:b}",
 				"vcpu", (int)i, "records", (json_int_t)end,
 				"count", (json_int_t)(end - first), "lost", (json_int_t)lost,
-				"mode", "wrap", "size", (json_int_t)size,
+				"mode", c->stream ? "stream" : "wrap", "size", (json_int_t)size,
 				"filters", "cpl", cpl_name(st.cpl), "tasks", tasks,
 				"state", st.run ? st.run : "unknown",
 				"recording", st.rec < sizeof(rec_names) / sizeof(rec_names[0]) ?
@@ -579,6 +643,10 @@ static json_t *do_config(struct control *c, struct request *r)
 	ret = get_uint(r->obj, "size", INT64_MAX, &size, &err);
 	if (ret < 0)
 		return err;
+	if (ret == 0 && c->stream)
+		return error_obj("unsupported", "size: in stream mode records go to segment files "
+				 "that are written once and never rewritten; their size is the "
+				 "run's (vbts run --segment)");
 	if (ret == 0) {
 		/* as if every vCPU had that size: the budget holds whichever are resized */
 		if (trace__check_budget(size, c->nr_vcpus, trace__host_available_memory(), msg,
@@ -597,6 +665,10 @@ static json_t *do_config(struct control *c, struct request *r)
 			want_mode = VBTS_RING_STREAM;
 		else
 			return error_obj("bad-value", "\"mode\" must be \"wrap\" or \"stream\"");
+		if (c->stream && want_mode != VBTS_RING_STREAM)
+			return error_obj("unsupported", "mode: a running trace's mode is fixed: this "
+					 "one streams into segment files, which are never rewritten "
+					 "(vbts run --mode wrap for a ring)");
 	}
 	if (cpl) {
 		if (!json_is_string(cpl))
@@ -625,7 +697,7 @@ static json_t *do_config(struct control *c, struct request *r)
 		if (r->has_vcpu)
 			return error_obj("bad-request", "\"tasks\" is the VM's: no \"vcpu\"");
 	}
-	if (mode) {
+	if (mode && !c->stream) {
 		ret = c->ops && c->ops->set_mode ?
 			c->ops->set_mode(c->opaque, r->has_vcpu ? r->vcpu : ~0U, want_mode, msg,
 					 sizeof(msg)) : -ENOTSUP;
@@ -680,6 +752,9 @@ static json_t *do_get(struct control *c, struct request *r)
 	if (ret)
 		return ret > 0 ? error_obj("bad-request", "get needs \"seq\"") : err;
 	ret = view_get(c, r->vcpu, seq, &rec);
+	if (ret < 0 && ret != -ENOENT && ret != -ESTALE)
+		return error_obj("failed", "vcpu %u, record %" PRIu64 ": %s", r->vcpu, seq,
+				 ret == -EIO ? "its segment is damaged" : strerror(-ret));
 	if (ret < 0) {
 		view_window(c, r->vcpu, &first, &end);
 		err = error_obj(ret == -ENOENT ? "not-found" : "overwritten",
@@ -724,7 +799,7 @@ static json_t *do_count(struct control *c, struct request *r)
 static json_t *do_drain(struct control *c, struct request *r)
 {
 	json_t *err = need_view(c, r), *resp, *arr, *one;
-	uint64_t cursor = 0, max = CONTROL_DRAIN_MAX, first, end, seq, skipped = 0;
+	uint64_t cursor = 0, max = CONTROL_DRAIN_MAX, first, end, seq, skipped = 0, misses = 0;
 	struct vbts_record rec;
 	size_t bytes = 0;
 	int ret;
@@ -741,10 +816,13 @@ static json_t *do_drain(struct control *c, struct request *r)
 		seq = first;
 	}
 	arr = json_array();
-	for (; seq < end && json_array_size(arr) < max && bytes < RESPONSE_MAX; seq++) {
+	for (; seq < end && json_array_size(arr) < max && bytes < RESPONSE_MAX &&
+	       misses < DRAIN_MISSES_MAX; seq++) {
 		ret = view_get(c, r->vcpu, seq, &rec);
-		if (ret == -ESTALE) {
+		if (ret == -ESTALE || ret == -EIO) {
+			/* bounded: the cursor says where the next drain goes on */
 			skipped++;
+			misses++;
 			continue;
 		}
 		if (ret < 0)
@@ -1449,6 +1527,8 @@ struct control *control__create(const struct control_config *cfg, char *err, siz
 		c->clients[i].fd = -1;
 	c->nr_vcpus = cfg->nr_vcpus;
 	c->ring_records = cfg->ring_records;
+	c->stream = cfg->stream;
+	c->segment_records = cfg->segment_records;
 	c->ops = cfg->ops;
 	c->opaque = cfg->opaque;
 	c->trace_dir = dup_or_null(cfg->trace_dir, &fail);
@@ -1532,9 +1612,11 @@ void control__destroy(struct control *c)
 		close(c->wake[0]);
 	if (c->wake[1] >= 0)
 		close(c->wake[1]);
-	for (unsigned int i = 0; c->views && i < c->nr_vcpus; i++)
+	for (unsigned int i = 0; c->views && i < c->nr_vcpus; i++) {
 		if (c->views[i].hdr)
 			munmap((void *)c->views[i].hdr, c->views[i].size);
+		seg_view__free(c->views[i].seg);
+	}
 	for (unsigned int i = 0; i < c->nr_tasks; i++)
 		free(c->tasks[i]);
 	free(c->tasks);

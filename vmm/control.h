@@ -58,9 +58,13 @@ struct control_target_ops {
 /**
  * struct control_config - what the control socket serves.
  * @path:         the socket's path
- * @trace_dir:    the trace directory (its vcpuN.ring files are read, never written)
+ * @trace_dir:    the trace directory (its vcpuN.ring files, or in stream mode its segment
+ *                files, are read, never written)
  * @nr_vcpus:     vCPUs
- * @ring_records: records per ring
+ * @ring_records: records per ring (wrap mode)
+ * @stream:       the trace is in stream mode (vbts/segment-format.h): its verbs read the
+ *                segments, whose records are never overwritten
+ * @segment_records: stream mode: records per segment (bounds a closed segment read back)
  * @backend:      the tracer backend's name ("step" or "kvm" stop and restart recording)
  * @tasks:        the --task selection (@nr_tasks names)
  * @ops, @opaque: the VM
@@ -70,6 +74,8 @@ struct control_config {
 	const char *trace_dir;
 	unsigned int nr_vcpus;
 	uint64_t ring_records;
+	bool stream;
+	uint64_t segment_records;
 	const char *backend;
 	const char *const *tasks;
 	unsigned int nr_tasks;

@@ -2,8 +2,10 @@
 /*
  * test-control.c - the control socket's request parser and dispatcher under hostile input
  * (bad JSON, NUL bytes, huge lines, deep nesting, wrong types, unknown verbs and members),
- * its verbs over real ring files, its events, and the socket itself: creation rules, an
- * over-long line, too many clients, a subscriber that never reads.
+ * its verbs over real ring files and, in stream mode, over the segment files of real stream
+ * writers (closed, compressed, removed, damaged and open segments), its events, and the
+ * socket itself: creation rules, an over-long line, too many clients, a subscriber that
+ * never reads.
  */
 #include <check.h>
 #include <errno.h>
@@ -25,6 +27,7 @@
 #include "control-int.h"
 #include "control.h"
 #include "ring-writer.h"
+#include "seg-writer.h"
 #include "tests.h"
 #include "tracer.h"
 #include "vcpu.h"
@@ -631,6 +634,298 @@ START_TEST(test_events)
 }
 END_TEST
 
+/* ---- stream mode ---- */
+
+#define SEG_RECORDS 16  /* slots per segment: 15 records, the last slot kept for a LOST one */
+
+static struct seg_budget seg_budget = { .limit = 64ULL << 20 };
+
+static struct seg_writer *stream_writer(unsigned int vcpu)
+{
+	struct seg_writer_config sc = {
+		.dir = dir,
+		.vcpu_id = vcpu,
+		.vm_id = 0x1234,
+		.segment_records = SEG_RECORDS,
+		.budget = &seg_budget,
+		.on_full = SEG_ON_FULL_DROP,
+	};
+	struct seg_writer *w = seg_writer__create(&sc);
+
+	ck_assert_ptr_nonnull(w);
+	return w;
+}
+
+static struct control *stream_server(void)
+{
+	struct control_config cfg = {
+		.trace_dir = dir,
+		.nr_vcpus = 2,
+		.ring_records = RING_CAP,
+		.stream = true,
+		.segment_records = SEG_RECORDS,
+		.backend = "step",
+		.ops = &fake_ops,
+	};
+	char err[512];
+	struct control *c = control__create(&cfg, err, sizeof(err));
+
+	ck_assert_msg(c, "control__create: %s", err);
+	return c;
+}
+
+/* Branch records from = seq, to = seq + 1000, as append_branches() makes them. */
+static void stream_branches(struct seg_writer *w, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++) {
+		uint64_t seq = seg_writer__committed(w);
+		struct vbts_record r = {
+			.from = seq,
+			.to = seq + 1000,
+			.flags = VBTS_REC_CPL_VALID | ((uint64_t)VBTS_BR_CALL << VBTS_REC_KIND_SHIFT),
+		};
+
+		ck_assert_int_eq(seg_writer__append(w, &r, 1), 1);
+	}
+}
+
+/* get @seq of vCPU 0 answers the branch record stream_branches() made for it. */
+static void expect_branch(struct control *c, uint64_t seq)
+{
+	char line[96], from[24];
+	json_t *r, *rec;
+
+	snprintf(line, sizeof(line), "{\"verb\":\"get\",\"vcpu\":0,\"seq\":%llu}",
+		 (unsigned long long)seq);
+	r = get_ok(c, line);
+	rec = json_object_get(r, "record");
+	snprintf(from, sizeof(from), "0x%llx", (unsigned long long)seq);
+	ck_assert_int_eq(json_integer_value(json_object_get(rec, "seq")), (json_int_t)seq);
+	ck_assert_str_eq(json_string_value(json_object_get(rec, "type")), "branch");
+	ck_assert_str_eq(json_string_value(json_object_get(rec, "from")), from);
+	json_decref(r);
+}
+
+static uint64_t member(json_t *r, const char *key)
+{
+	return (uint64_t)json_integer_value(json_object_get(r, key));
+}
+
+/* count of vCPU @vcpu: first and end into *@first and *@end. */
+static void window_of(struct control *c, unsigned int vcpu, uint64_t *first, uint64_t *end)
+{
+	char line[64];
+	json_t *r, *v;
+
+	snprintf(line, sizeof(line), "{\"verb\":\"count\",\"vcpu\":%u}", vcpu);
+	r = get_ok(c, line);
+	v = json_array_get(json_object_get(r, "vcpus"), 0);
+	*first = member(v, "first");
+	*end = member(v, "end");
+	ck_assert_uint_eq(member(r, "count"), *end - *first);
+	json_decref(r);
+}
+
+static void seg_file(unsigned int vcpu, uint64_t index, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/vcpu%u.%08llu%s", dir, vcpu, (unsigned long long)index,
+		 VBTS_SEG_SUFFIX);
+}
+
+START_TEST(test_stream_verbs)
+{
+	struct seg_writer *w0 = stream_writer(0), *w1 = stream_writer(1);
+	struct control *c = stream_server();
+	uint64_t first, end;
+	json_t *r, *arr, *v;
+	const char *code;
+
+	window_of(c, 0, &first, &end);
+	ck_assert_uint_eq(end, 0);
+	EXPECT(c, "{\"verb\":\"get\",\"vcpu\":0,\"seq\":0}", "not-found");
+	stream_branches(w0, 100);
+	stream_branches(w1, 3);
+	/* while the collector may still compress them: closed segments raw or compressed */
+	for (uint64_t s = 0; s < 100; s++)
+		expect_branch(c, s);
+	seg_writer__sync(w0);
+	for (uint64_t s = 100; s-- > 0;)
+		expect_branch(c, s);
+	EXPECT(c, "{\"verb\":\"get\",\"vcpu\":0,\"seq\":100}", "not-found");
+	window_of(c, 0, &first, &end);
+	ck_assert_uint_eq(first, 0);
+	ck_assert_uint_eq(end, 100);
+	window_of(c, 1, &first, &end);
+	ck_assert_uint_eq(end, 3);
+
+	r = get_ok(c, "{\"verb\":\"status\"}");
+	v = json_array_get(json_object_get(r, "vcpus"), 0);
+	ck_assert_str_eq(json_string_value(json_object_get(v, "mode")), "stream");
+	ck_assert_uint_eq(member(v, "size"), SEG_RECORDS);
+	ck_assert_uint_eq(member(v, "records"), 100);
+	ck_assert_uint_eq(member(v, "count"), 100);
+	ck_assert_uint_eq(member(v, "lost"), 0);
+	json_decref(r);
+
+	/* drain: every record from the cursor on, across segments */
+	r = get_ok(c, "{\"verb\":\"drain\",\"vcpu\":0,\"cursor\":0}");
+	arr = json_object_get(r, "records");
+	ck_assert_uint_eq(json_array_size(arr), 100);
+	for (size_t i = 0; i < 100; i++)
+		ck_assert_uint_eq(member(json_array_get(arr, i), "seq"), i);
+	ck_assert_uint_eq(member(r, "skipped"), 0);
+	ck_assert_uint_eq(member(r, "cursor"), 100);
+	json_decref(r);
+	r = get_ok(c, "{\"verb\":\"drain\",\"vcpu\":0,\"cursor\":29,\"max\":3}");
+	ck_assert_uint_eq(json_array_size(json_object_get(r, "records")), 3);
+	ck_assert_uint_eq(member(json_array_get(json_object_get(r, "records"), 0), "seq"), 29);
+	ck_assert_uint_eq(member(r, "cursor"), 32);
+	json_decref(r);
+
+	/* what segments cannot do: told, nothing asked of the VM */
+	r = req(c, "{\"verb\":\"config\",\"size\":32}", &code);
+	ck_assert_str_eq(code, "unsupported");
+	ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(r, "error")),
+				     "never rewritten"));
+	json_decref(r);
+	EXPECT(c, "{\"verb\":\"config\",\"size\":0}", "unsupported");
+	EXPECT(c, "{\"verb\":\"config\",\"mode\":\"wrap\"}", "unsupported");
+	EXPECT(c, "{\"verb\":\"config\",\"mode\":\"wrap\",\"cpl\":\"user\"}",
+	       "unsupported");
+	ck_assert_uint_eq(fake.nr_requests, 0);
+	r = get_ok(c, "{\"verb\":\"config\",\"mode\":\"stream\"}");
+	json_decref(r);
+	ck_assert_uint_eq(fake.nr_resize + fake.nr_set_mode, 0);
+	/* the verbs that need no records, as in wrap mode */
+	r = get_ok(c, "{\"verb\":\"stop\",\"vcpu\":1}");
+	json_decref(r);
+	ck_assert_uint_eq(fake.nr_requests, 1);
+	ck_assert_uint_eq(fake.last_req, VCPU_CTL_STOP);
+	r = get_ok(c, "{\"verb\":\"freeze\"}");
+	json_decref(r);
+	ck_assert_uint_eq(fake.last_req, VCPU_CTL_FREEZE);
+
+	/* clear: this server's view from now on; the segments keep everything */
+	r = get_ok(c, "{\"verb\":\"clear\",\"vcpu\":0}");
+	ck_assert_uint_eq(member(json_array_get(json_object_get(r, "vcpus"), 0), "from"), 100);
+	json_decref(r);
+	EXPECT(c, "{\"verb\":\"get\",\"vcpu\":0,\"seq\":99}", "not-found");
+	stream_branches(w0, 5);
+	window_of(c, 0, &first, &end);
+	ck_assert_uint_eq(first, 100);
+	ck_assert_uint_eq(end, 105);
+	expect_branch(c, 104);
+
+	/* the end of the run: the last segment closed, the open name gone; still readable */
+	ck_assert_int_eq(seg_writer__close(w0), 0);
+	window_of(c, 0, &first, &end);
+	ck_assert_uint_eq(end, 105);
+	expect_branch(c, 104);
+	control__destroy(c);
+	ck_assert_int_eq(seg_writer__close(w1), 0);
+}
+END_TEST
+
+START_TEST(test_stream_gone_and_damaged)
+{
+	struct seg_writer *w0 = stream_writer(0), *w1 = stream_writer(1);
+	struct control *c = stream_server();
+	struct vbts_seg_header h;
+	char path[PATH_MAX + 32];
+	uint64_t first, end, seg2, seg3;
+	json_t *r;
+	int fd;
+
+	stream_branches(w0, 100); /* segments 0 to 5 closed (15 records each), 6 open */
+	seg_writer__sync(w0);
+	seg_file(0, 2, path, sizeof(path));
+	fd = open(path, O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pread(fd, &h, sizeof(h), 0), sizeof(h));
+	close(fd);
+	seg2 = h.first_seq;
+	seg3 = seg2 + h.committed;
+	ck_assert_uint_eq(h.encoding, VBTS_SEG_ENC_ZSTD_DV1);
+
+	/* the oldest two taken away: gone, the others still read */
+	seg_file(0, 0, path, sizeof(path));
+	ck_assert_int_eq(unlink(path), 0);
+	seg_file(0, 1, path, sizeof(path));
+	ck_assert_int_eq(unlink(path), 0);
+	window_of(c, 0, &first, &end);
+	ck_assert_uint_eq(first, seg2);
+	ck_assert_uint_eq(end, 100);
+	EXPECT(c, "{\"verb\":\"get\",\"vcpu\":0,\"seq\":0}", "overwritten");
+	expect_branch(c, seg2);
+	r = get_ok(c, "{\"verb\":\"drain\",\"vcpu\":0,\"cursor\":0,\"max\":2}");
+	ck_assert_uint_eq(member(r, "skipped"), seg2);
+	ck_assert_uint_eq(member(json_array_get(json_object_get(r, "records"), 0), "seq"), seg2);
+	json_decref(r);
+
+	/* segment 3's payload garbled: refused as damaged; before and after it, read */
+	seg_file(0, 3, path, sizeof(path));
+	fd = open(path, O_WRONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pwrite(fd, "garbage!", 8, VBTS_SEG_HEADER_SIZE + 4), 8);
+	close(fd);
+	EXPECT(c, "{\"verb\":\"get\",\"vcpu\":0,\"seq\":50}", "failed");
+	expect_branch(c, seg3 - 1);
+	expect_branch(c, seg3 + 15);
+	r = get_ok(c, "{\"verb\":\"drain\",\"vcpu\":0,\"cursor\":44,\"max\":5}");
+	ck_assert_uint_eq(member(r, "skipped"), 15);
+	ck_assert_uint_eq(member(json_array_get(json_object_get(r, "records"), 0), "seq"), 44);
+	ck_assert_uint_eq(member(json_array_get(json_object_get(r, "records"), 1), "seq"), 60);
+	json_decref(r);
+
+	/* a header that says more records than a segment holds: refused before any allocation */
+	seg_file(0, 5, path, sizeof(path));
+	fd = open(path, O_RDWR);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pread(fd, &h, sizeof(h), 0), sizeof(h));
+	h.committed = VBTS_SEG_MAX_RECORDS;
+	ck_assert_int_eq(pwrite(fd, &h, sizeof(h), 0), sizeof(h));
+	close(fd);
+	EXPECT(c, "{\"verb\":\"get\",\"vcpu\":0,\"seq\":80}", "failed");
+	expect_branch(c, 99);
+	control__destroy(c);
+	seg_writer__close(w0);
+	seg_writer__close(w1);
+}
+END_TEST
+
+START_TEST(test_stream_events)
+{
+	struct seg_writer *w0 = stream_writer(0), *w1 = stream_writer(1);
+	struct control *c = stream_server();
+	struct vbts_record e;
+	json_t *ev, *x;
+
+	stream_branches(w0, 20);
+	ev = control__poll_events(c);
+	ck_assert_uint_eq(json_array_size(ev), 0); /* only what comes after the subscription */
+	json_decref(ev);
+	e = vbts_record__make_escape(VBTS_ESC_TASK_ARRIVE, 0x2000, 78);
+	ck_assert_int_eq(seg_writer__append(w0, &e, 1), 1);
+	stream_branches(w0, 40); /* into later segments */
+	e = vbts_record__make_escape(VBTS_ESC_FREEZE, 100, VBTS_FREEZE_OPERATOR);
+	ck_assert_int_eq(seg_writer__append(w1, &e, 1), 1);
+	ev = control__poll_events(c);
+	ck_assert_uint_eq(json_array_size(ev), 2);
+	x = json_array_get(ev, 0);
+	ck_assert_str_eq(json_string_value(json_object_get(x, "event")), "task-arrive");
+	ck_assert_str_eq(json_string_value(json_object_get(x, "cr3")), "0x2000");
+	ck_assert_uint_eq(member(x, "seq"), 20);
+	ck_assert_uint_eq(count_events(ev, "freeze"), 1);
+	json_decref(ev);
+	ev = control__poll_events(c);
+	ck_assert_uint_eq(json_array_size(ev), 0);
+	json_decref(ev);
+	control__destroy(c);
+	seg_writer__close(w0);
+	seg_writer__close(w1);
+}
+END_TEST
+
 START_TEST(test_peer_allowed)
 {
 	ck_assert(control__peer_allowed(1000, 1000));
@@ -960,6 +1255,9 @@ Suite *control_suite(void)
 	tcase_add_test(tc, test_resized_ring);
 	tcase_add_test(tc, test_events);
 	tcase_add_test(tc, test_peer_allowed);
+	tcase_add_test(tc, test_stream_verbs);
+	tcase_add_test(tc, test_stream_gone_and_damaged);
+	tcase_add_test(tc, test_stream_events);
 	suite_add_tcase(s, tc);
 	tcase_add_checked_fixture(ts, setup, teardown);
 	tcase_set_timeout(ts, 120);

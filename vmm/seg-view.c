@@ -1,0 +1,427 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * seg-view.c - random access to one vCPU's stream segments while the writer goes on
+ * (vbts/segment-format.h), for the control socket's count, get, drain and events.
+ *
+ * The open segment `vcpuN.open.vseg` is mapped read-only and looked up again by name at each
+ * call: a full one is linked under its closed name and a spare renamed over the open name
+ * (seg-writer.c), so a new inode under the name is the next segment. A header is trusted only
+ * when two reads of its index and first_seq around committed agree, and once the name still
+ * names the mapped file with the same index: a rotated file's pages are recycled as a spare
+ * (committed 0, index ~0, then a later index) and a record copied from it is checked against
+ * its header again after the copy. Closed segments `vcpuN.SSSSSSSS.vseg` are found by a binary
+ * search over their headers (at most log2 of the segments, one pread each), their records
+ * read whole (raw) or decompressed (zstd) and kept until another segment is read. Every
+ * header is checked before it is used: a closed segment holds at most the run's segment size,
+ * a payload is read only when its size is the file's; the last one found damaged is not
+ * read again. Removed segments (a consumer took the
+ * oldest away) are skipped; their records are gone (-ESTALE).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "seg-codec.h"
+#include "seg-view.h"
+
+#define TRIES 8                 /* reads of a moving header before -EAGAIN */
+#define SPARE_INDEX UINT64_MAX  /* a spare's header index (seg-writer.c) */
+
+struct seg_view {
+	char *dir;
+	unsigned int vcpu;
+	uint64_t max_records;
+	/* the open segment, mapped */
+	const struct vbts_seg_header *hdr;
+	const struct vbts_record *slots;
+	size_t map_size;
+	uint64_t capacity;
+	dev_t dev;
+	ino_t ino;
+	uint64_t vm_id;
+	uint64_t low;           /* closed segments below this index are gone */
+	struct {                /* the last closed segment read */
+		uint64_t first_seq, n;
+		struct vbts_record *recs;
+	} cache;
+	struct {                /* the last closed segment found damaged: not read again */
+		uint64_t first_seq, n;
+	} bad;
+};
+
+/* A consistent look at the open segment's header. */
+struct head {
+	uint64_t index, first_seq, n, lost;
+};
+
+struct seg_view *seg_view__new(const char *dir, unsigned int vcpu, uint64_t max_records)
+{
+	struct seg_view *v = calloc(1, sizeof(*v));
+
+	if (!v)
+		return NULL;
+	v->dir = strdup(dir);
+	if (!v->dir) {
+		free(v);
+		errno = ENOMEM;
+		return NULL;
+	}
+	v->vcpu = vcpu;
+	v->max_records = max_records && max_records < VBTS_SEG_MAX_RECORDS ? max_records :
+									      VBTS_SEG_MAX_RECORDS;
+	return v;
+}
+
+static void open_path(const struct seg_view *v, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/vcpu%u%s", v->dir, v->vcpu, VBTS_SEG_OPEN_SUFFIX);
+}
+
+static void unmap_open(struct seg_view *v)
+{
+	if (v->hdr)
+		munmap((void *)v->hdr, v->map_size);
+	v->hdr = NULL;
+	v->slots = NULL;
+}
+
+/*
+ * Map the file under the open name when it is not the one mapped. Once the run closed its
+ * stream the name is gone: the last mapping stays (its records are the last segment's).
+ */
+static int map_open(struct seg_view *v)
+{
+	const struct vbts_seg_header *h;
+	char path[PATH_MAX];
+	struct stat st;
+	void *map;
+	int fd;
+
+	open_path(v, path, sizeof(path));
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return errno == ENOENT && v->hdr ? 0 : -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    (uint64_t)st.st_size < VBTS_SEG_HEADER_SIZE + 2 * sizeof(struct vbts_record)) {
+		close(fd);
+		return -EINVAL;
+	}
+	if (v->hdr && st.st_dev == v->dev && st.st_ino == v->ino) {
+		close(fd);
+		return 0;
+	}
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED)
+		return -errno;
+	h = map;
+	if (__atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) != VBTS_SEG_MAGIC ||
+	    h->version != VBTS_SEG_VERSION || h->header_size != VBTS_SEG_HEADER_SIZE ||
+	    h->record_size != sizeof(struct vbts_record) || h->vcpu_id != v->vcpu ||
+	    h->encoding != VBTS_SEG_ENC_RAW || h->capacity < 2 ||
+	    h->capacity > VBTS_SEG_MAX_RECORDS ||
+	    h->capacity > ((uint64_t)st.st_size - VBTS_SEG_HEADER_SIZE) /
+				  sizeof(struct vbts_record)) {
+		munmap(map, (size_t)st.st_size);
+		return -EINVAL;
+	}
+	unmap_open(v);
+	v->hdr = h;
+	v->slots = (const struct vbts_record *)((const char *)map + VBTS_SEG_HEADER_SIZE);
+	v->map_size = (size_t)st.st_size;
+	v->capacity = h->capacity;
+	v->dev = st.st_dev;
+	v->ino = st.st_ino;
+	v->vm_id = h->vm_id;
+	return 0;
+}
+
+/* The mapped header's index, first_seq and committed as they were at one moment. */
+static int read_head(const struct seg_view *v, struct head *out)
+{
+	const struct vbts_seg_header *h = v->hdr;
+	uint64_t i1, f1, n, i2, f2;
+
+	i1 = __atomic_load_n(&h->index, __ATOMIC_ACQUIRE);
+	f1 = __atomic_load_n(&h->first_seq, __ATOMIC_ACQUIRE);
+	n = __atomic_load_n(&h->committed, __ATOMIC_ACQUIRE);
+	out->lost = __atomic_load_n(&h->lost, __ATOMIC_RELAXED);
+	i2 = __atomic_load_n(&h->index, __ATOMIC_ACQUIRE);
+	f2 = __atomic_load_n(&h->first_seq, __ATOMIC_ACQUIRE);
+	if (i1 != i2 || f1 != f2 || i1 == SPARE_INDEX || f1 > UINT64_MAX - v->capacity)
+		return -EAGAIN;
+	out->index = i1;
+	out->first_seq = f1;
+	out->n = n < v->capacity ? n : v->capacity;
+	return 0;
+}
+
+/*
+ * The open segment now: its header read, then its name checked to still name the mapped
+ * file with the same index (a file rotated away and recycled meanwhile says committed 0).
+ */
+static int snapshot(struct seg_view *v, struct head *out)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	int ret;
+
+	open_path(v, path, sizeof(path));
+	for (int i = 0; i < TRIES; i++) {
+		ret = map_open(v);
+		if (ret < 0)
+			return ret;
+		if (read_head(v, out) < 0)
+			continue;
+		if (stat(path, &st) < 0) {
+			if (errno != ENOENT)
+				return -errno;
+			/* the run closed the stream: the mapped file is the last one */
+		} else if (st.st_dev != v->dev || st.st_ino != v->ino) {
+			continue;
+		}
+		if (__atomic_load_n(&v->hdr->index, __ATOMIC_ACQUIRE) == out->index)
+			return 0;
+	}
+	return -EAGAIN;
+}
+
+static void closed_path(const struct seg_view *v, uint64_t index, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/vcpu%u.%08llu%s", v->dir, v->vcpu, (unsigned long long)index,
+		 VBTS_SEG_SUFFIX);
+}
+
+/*
+ * Open closed segment @index and check its header into @h: the fd, -ENOENT when it is not
+ * there, -EAGAIN when a raw file under the name was recycled meanwhile, -EIO when damaged.
+ */
+static int open_closed(const struct seg_view *v, uint64_t index, struct vbts_seg_header *h)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	uint64_t size;
+	int fd;
+
+	closed_path(v, index, path, sizeof(path));
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return errno == ENOENT ? -ENOENT : -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    pread(fd, h, sizeof(*h), 0) != (ssize_t)sizeof(*h))
+		goto damaged;
+	size = (uint64_t)st.st_size - sizeof(*h);
+	if (h->magic != VBTS_SEG_MAGIC || h->version != VBTS_SEG_VERSION ||
+	    h->header_size != VBTS_SEG_HEADER_SIZE ||
+	    h->record_size != sizeof(struct vbts_record) || h->vcpu_id != v->vcpu ||
+	    (v->hdr && h->vm_id != v->vm_id))
+		goto damaged;
+	if (h->index != index || (h->encoding == VBTS_SEG_ENC_RAW && !h->committed)) {
+		/* a raw file's pages taken for a later segment: the name names another now */
+		if (h->encoding == VBTS_SEG_ENC_RAW) {
+			close(fd);
+			return -EAGAIN;
+		}
+		goto damaged;
+	}
+	if (!h->committed || h->committed > v->max_records ||
+	    h->first_seq > UINT64_MAX - h->committed)
+		goto damaged;
+	if (h->encoding == VBTS_SEG_ENC_RAW) {
+		if (h->committed > h->capacity ||
+		    size / sizeof(struct vbts_record) < h->committed)
+			goto damaged;
+	} else if (h->encoding == VBTS_SEG_ENC_ZSTD_DV1) {
+		if (h->payload_size != size ||
+		    h->payload_size > h->committed * VBTS_SEG_DV1_MAX_BYTES + 4096)
+			goto damaged;
+	} else {
+		goto damaged;
+	}
+	return fd;
+
+damaged:
+	close(fd);
+	return -EIO;
+}
+
+/* The records of closed segment @h (open as @fd) into the cache: 0, -EAGAIN, -EIO. */
+static int load_closed(struct seg_view *v, int fd, const struct vbts_seg_header *h)
+{
+	struct vbts_seg_header again;
+	struct vbts_record *recs = NULL;
+	char err[128];
+	void *frame;
+	size_t len;
+	int ret = 0;
+
+	seg_view__drop_cache(v);
+	if (h->encoding == VBTS_SEG_ENC_RAW) {
+		len = h->committed * sizeof(*recs);
+		recs = malloc(len);
+		if (!recs)
+			return -ENOMEM;
+		if (pread(fd, recs, len, VBTS_SEG_HEADER_SIZE) != (ssize_t)len)
+			ret = -EIO;
+		/* its pages may have become a spare's while they were read */
+		else if (pread(fd, &again, sizeof(again), 0) != (ssize_t)sizeof(again) ||
+			 again.index != h->index || again.first_seq != h->first_seq ||
+			 again.committed != h->committed || again.encoding != h->encoding)
+			ret = -EAGAIN;
+	} else {
+		frame = malloc(h->payload_size ? h->payload_size : 1);
+		if (!frame)
+			return -ENOMEM;
+		if (pread(fd, frame, h->payload_size, VBTS_SEG_HEADER_SIZE) !=
+		    (ssize_t)h->payload_size)
+			ret = -EIO;
+		else
+			ret = seg_codec__decompress(frame, h->payload_size, h->committed, &recs,
+						    err, sizeof(err));
+		if (ret == -EINVAL)
+			ret = -EIO;
+		free(frame);
+	}
+	if (ret) {
+		free(recs);
+		return ret;
+	}
+	v->cache.recs = recs;
+	v->cache.first_seq = h->first_seq;
+	v->cache.n = h->committed;
+	return 0;
+}
+
+/* Record @seq of a closed segment below @open_index: a binary search over their headers. */
+static int closed_get(struct seg_view *v, uint64_t open_index, uint64_t seq,
+		      struct vbts_record *rec)
+{
+	uint64_t lo = v->low, hi = open_index, mid;
+	struct vbts_seg_header h;
+	int fd, ret;
+
+	if (v->cache.recs && seq >= v->cache.first_seq && seq - v->cache.first_seq < v->cache.n) {
+		*rec = v->cache.recs[seq - v->cache.first_seq];
+		return 0;
+	}
+	if (seq >= v->bad.first_seq && seq - v->bad.first_seq < v->bad.n)
+		return -EIO;
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		fd = open_closed(v, mid, &h);
+		if (fd == -ENOENT) {
+			/* removed: consumers take the oldest segments away */
+			lo = mid + 1;
+			continue;
+		}
+		if (fd < 0)
+			return fd;
+		if (seq < h.first_seq) {
+			hi = mid;
+		} else if (seq - h.first_seq >= h.committed) {
+			lo = mid + 1;
+		} else {
+			ret = load_closed(v, fd, &h);
+			close(fd);
+			if (ret == -EIO) {
+				/* its records are not read again: a drain goes past at once */
+				v->bad.first_seq = h.first_seq;
+				v->bad.n = h.committed;
+			}
+			if (ret)
+				return ret;
+			*rec = v->cache.recs[seq - v->cache.first_seq];
+			return 0;
+		}
+		close(fd);
+	}
+	return -ESTALE;
+}
+
+int seg_view__window(struct seg_view *v, uint64_t *first, uint64_t *end, uint64_t *lost)
+{
+	struct vbts_seg_header h;
+	struct head s;
+	int ret, fd;
+
+	ret = snapshot(v, &s);
+	if (ret < 0)
+		return ret;
+	*end = s.first_seq + s.n;
+	*lost = s.lost;
+	*first = s.first_seq;
+	/* The oldest closed segment still there; those found gone stay gone. */
+	for (uint64_t i = v->low, tries = 0; i < s.index && tries < TRIES;) {
+		fd = open_closed(v, i, &h);
+		if (fd == -ENOENT) {
+			v->low = ++i;
+			continue;
+		}
+		if (fd == -EAGAIN) {
+			tries++;
+			continue;
+		}
+		if (fd >= 0) {
+			close(fd);
+			*first = h.first_seq;
+		}
+		/* a damaged one: its records cannot be read; the next ones can */
+		if (fd == -EIO) {
+			i++;
+			continue;
+		}
+		break;
+	}
+	return 0;
+}
+
+int seg_view__get(struct seg_view *v, uint64_t seq, struct vbts_record *rec)
+{
+	struct head s, s2;
+	int ret;
+
+	for (int i = 0; i < TRIES; i++) {
+		ret = snapshot(v, &s);
+		if (ret < 0)
+			return ret;
+		if (seq >= s.first_seq + s.n)
+			return -ENOENT;
+		if (seq < s.first_seq) {
+			ret = closed_get(v, s.index, seq, rec);
+			if (ret != -EAGAIN)
+				return ret;
+			continue;
+		}
+		*rec = v->slots[seq - s.first_seq];
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		/* still this segment's: its pages were not recycled while copied */
+		if (read_head(v, &s2) == 0 && s2.index == s.index &&
+		    s2.first_seq == s.first_seq && seq < s2.first_seq + s2.n)
+			return 0;
+	}
+	return -EAGAIN;
+}
+
+void seg_view__drop_cache(struct seg_view *v)
+{
+	free(v->cache.recs);
+	v->cache.recs = NULL;
+	v->cache.n = 0;
+}
+
+void seg_view__free(struct seg_view *v)
+{
+	if (!v)
+		return;
+	unmap_open(v);
+	seg_view__drop_cache(v);
+	free(v->dir);
+	free(v);
+}
