@@ -21,9 +21,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "vbts-run.h"
+#include "check-main.h"
 #include "collector.h"
 #include "qmp.h"
+#include "vbts-run.h"
 #include "vmm-fds.h"
 
 #define QEMU "qemu-system-x86_64"
@@ -191,29 +192,15 @@ static Suite *attach_kvm_suite(void)
 	return s;
 }
 
-static int run_suites(void)
-{
-	SRunner *sr = srunner_create(attach_kvm_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
-
 int main(void)
 {
-	int fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+	static Suite *(*const suites[])(void) = { attach_kvm_suite };
 
-	if (fd < 0) {
-		printf("skip: /dev/kvm is not available (%s)\n", strerror(errno));
+	if (!check_main__have_kvm())
 		return 77;
-	}
-	close(fd);
 	if (system("command -v " QEMU " >/dev/null 2>&1")) {
 		printf("skip: no %s\n", QEMU);
 		return 77;
 	}
-	return run_suites();
+	return check_main__run(suites, 1);
 }

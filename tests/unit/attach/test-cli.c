@@ -11,8 +11,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "vbts-run.h"
 #include "tests.h"
+#include "vbts-run.h"
 
 static const struct {
 	const char *args[8];

@@ -738,25 +738,11 @@ static Suite *kvm_suite(void)
 	return s;
 }
 
-static int run_suites(void)
-{
-	SRunner *sr = srunner_create(kvm_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
-
 int main(void)
 {
-	int fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+	static Suite *(*const suites[])(void) = { kvm_suite };
 
-	if (fd < 0) {
-		printf("skip: /dev/kvm is not available (%s)\n", strerror(errno));
+	if (!check_main__have_kvm())
 		return 77;
-	}
-	close(fd);
-	return run_suites();
+	return check_main__run(suites, 1);
 }
