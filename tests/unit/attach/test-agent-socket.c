@@ -24,6 +24,7 @@
 #include <vbts/agent-proto.h>
 
 #include "agent-socket.h"
+#include "readelf-id.h"
 #include "tests.h"
 
 struct peer {
@@ -68,29 +69,6 @@ static void write_all(int fd, const void *buf, size_t len)
 static void write_str(int fd, const char *s)
 {
 	write_all(fd, s, strlen(s));
-}
-
-/* The build ID of @path as binutils' readelf prints it. */
-static void readelf_build_id(const char *path, char *out, size_t len)
-{
-	char cmd[512], line[512];
-	FILE *p;
-	bool found = false;
-
-	snprintf(cmd, sizeof(cmd), "readelf -n '%s'", path);
-	p = popen(cmd, "r");
-	ck_assert_ptr_nonnull(p);
-	while (fgets(line, sizeof(line), p)) {
-		char *s = strstr(line, "Build ID: ");
-
-		if (s && !found) {
-			snprintf(out, len, "%s", s + 10);
-			out[strcspn(out, " \n")] = '\0';
-			found = true;
-		}
-	}
-	pclose(p);
-	ck_assert(found);
 }
 
 /* The peer's script: the agent's lines and an upload of @elf, mixed with hostile lines. */
@@ -195,7 +173,7 @@ START_TEST(test_agent_socket_hostile_peer)
 	struct peer p;
 	long n, reads = 0;
 
-	readelf_build_id(VBTS_EXE, id, sizeof(id));
+	readelf_id__get(VBTS_EXE, id, sizeof(id));
 	peer_init(&p);
 	peer_run(&p, VBTS_EXE, id);
 	s = agent_socket__open(p.path, p.ev, 0, p.dir, err, sizeof(err));

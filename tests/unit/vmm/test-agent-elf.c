@@ -19,6 +19,7 @@
 
 #include "agent.h"
 #include "elf-store.h"
+#include "readelf-id.h"
 #include "tests.h"
 
 struct blob {
@@ -40,27 +41,6 @@ static struct blob read_blob(const char *path)
 	ck_assert_int_eq(read(fd, b.buf, b.len), (ssize_t)b.len);
 	close(fd);
 	return b;
-}
-
-/* The build ID of HELLO_ELF as binutils' readelf prints it (an independent reader). */
-static void readelf_build_id(char *out, size_t len)
-{
-	char line[512];
-	FILE *p = popen("readelf -n " HELLO_ELF, "r");
-	bool found = false;
-
-	ck_assert_ptr_nonnull(p);
-	while (fgets(line, sizeof(line), p)) {
-		char *s = strstr(line, "Build ID: ");
-
-		if (s && !found) {
-			snprintf(out, len, "%s", s + 10);
-			out[strcspn(out, " \n")] = '\0';
-			found = true;
-		}
-	}
-	pclose(p);
-	ck_assert(found);
 }
 
 static void feed_str(struct agent *a, const char *s)
@@ -105,7 +85,7 @@ static void fixture_init(struct fixture *f)
 	f->a = agent__create(1, f->ev, 0, VBTS_AGENT_EVENTS_MAX);
 	ck_assert_int_eq(agent__set_store(f->a, f->dir), 0);
 	f->hello = read_blob(HELLO_ELF);
-	readelf_build_id(f->id, sizeof(f->id));
+	readelf_id__get(HELLO_ELF, f->id, sizeof(f->id));
 }
 
 static void fixture_fini(struct fixture *f)
@@ -149,7 +129,7 @@ START_TEST(test_elf_build_id_reader)
 	struct blob b = read_blob(HELLO_ELF);
 	char hex[2 * VBTS_AGENT_BUILD_ID_MAX + 1], want[sizeof(hex)];
 
-	readelf_build_id(want, sizeof(want));
+	readelf_id__get(HELLO_ELF, want, sizeof(want));
 	ck_assert_int_eq(elf_store__build_id(b.buf, b.len, hex, sizeof(hex)), 0);
 	ck_assert_str_eq(hex, want);
 	ck_assert_int_eq(elf_store__build_id(b.buf, 10, hex, sizeof(hex)), -ENOEXEC);
@@ -326,7 +306,7 @@ START_TEST(test_elf_budget)
 	char dir[] = "/tmp/vbts-elf-budget.XXXXXX", cmd[128], id[129];
 
 	ck_assert_ptr_nonnull(mkdtemp(dir));
-	readelf_build_id(id, sizeof(id));
+	readelf_id__get(HELLO_ELF, id, sizeof(id));
 	s = elf_store__create(dir, &lim);
 	ck_assert_ptr_nonnull(s);
 	ck_assert_int_eq(elf_store__begin(s, id, b.len), 0);
