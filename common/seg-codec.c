@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zstd.h>
 
 #include "seg-codec.h"
@@ -290,5 +291,41 @@ int seg_codec__decompress(const void *frame, size_t len, uint64_t n, struct vbts
 err_free:
 	free(tx);
 	free(recs);
+	return ret;
+}
+
+int seg_codec__read_records(int fd, const struct vbts_seg_header *h, uint64_t n,
+			    struct vbts_record **out)
+{
+	struct vbts_record *recs;
+	char err[128];
+	void *frame;
+	size_t len;
+	int ret;
+
+	if (n > VBTS_SEG_MAX_RECORDS)
+		return -EINVAL;
+	if (h->encoding == VBTS_SEG_ENC_RAW) {
+		len = n * sizeof(*recs);
+		recs = malloc(len ? len : 1);
+		if (!recs)
+			return -ENOMEM;
+		if (pread(fd, recs, len, VBTS_SEG_HEADER_SIZE) != (ssize_t)len) {
+			free(recs);
+			return -EIO;
+		}
+		*out = recs;
+		return 0;
+	}
+	if (h->encoding != VBTS_SEG_ENC_ZSTD_DV1 || h->payload_size > SIZE_MAX)
+		return -EINVAL;
+	frame = malloc(h->payload_size ? h->payload_size : 1);
+	if (!frame)
+		return -ENOMEM;
+	if (pread(fd, frame, h->payload_size, VBTS_SEG_HEADER_SIZE) != (ssize_t)h->payload_size)
+		ret = -EIO;
+	else
+		ret = seg_codec__decompress(frame, h->payload_size, n, out, err, sizeof(err));
+	free(frame);
 	return ret;
 }

@@ -97,4 +97,18 @@ void seg_compressor__free(struct seg_compressor *c);
 int seg_codec__decompress(const void *frame, size_t len, uint64_t n, struct vbts_record **out,
 			  char *err, size_t errlen);
 
+/**
+ * seg_codec__read_records() - the records of a segment file whose header was checked.
+ * @fd:  the file
+ * @h:   its header: a raw segment's records follow it, a zstd one's frame of
+ *       @h->payload_size bytes does (the caller has checked the size against the file)
+ * @n:   records wanted: a raw segment's first @n, or exactly what the frame must decode to
+ * @out: receives a malloc'd array of @n records
+ *
+ * Return: 0; -EIO when the file is shorter than that, -EINVAL when the frame does not decode
+ * to @n records, -ENOMEM.
+ */
+int seg_codec__read_records(int fd, const struct vbts_seg_header *h, uint64_t n,
+			    struct vbts_record **out);
+
 #endif /* VBTS_COMMON_SEG_CODEC_H */

@@ -257,38 +257,18 @@ static int load_closed(struct seg_view *v, int fd, const struct vbts_seg_header 
 {
 	struct vbts_seg_header again;
 	struct vbts_record *recs = NULL;
-	char err[128];
-	void *frame;
-	size_t len;
-	int ret = 0;
+	int ret;
 
 	seg_view__drop_cache(v);
-	if (h->encoding == VBTS_SEG_ENC_RAW) {
-		len = h->committed * sizeof(*recs);
-		recs = malloc(len);
-		if (!recs)
-			return -ENOMEM;
-		if (pread(fd, recs, len, VBTS_SEG_HEADER_SIZE) != (ssize_t)len)
-			ret = -EIO;
-		/* its pages may have become a spare's while they were read */
-		else if (pread(fd, &again, sizeof(again), 0) != (ssize_t)sizeof(again) ||
-			 again.index != h->index || again.first_seq != h->first_seq ||
-			 again.committed != h->committed || again.encoding != h->encoding)
-			ret = -EAGAIN;
-	} else {
-		frame = malloc(h->payload_size ? h->payload_size : 1);
-		if (!frame)
-			return -ENOMEM;
-		if (pread(fd, frame, h->payload_size, VBTS_SEG_HEADER_SIZE) !=
-		    (ssize_t)h->payload_size)
-			ret = -EIO;
-		else
-			ret = seg_codec__decompress(frame, h->payload_size, h->committed, &recs,
-						    err, sizeof(err));
-		if (ret == -EINVAL)
-			ret = -EIO;
-		free(frame);
-	}
+	ret = seg_codec__read_records(fd, h, h->committed, &recs);
+	if (ret == -EINVAL)
+		ret = -EIO;
+	/* a raw segment's pages may have become a spare's while they were read */
+	if (!ret && h->encoding == VBTS_SEG_ENC_RAW &&
+	    (pread(fd, &again, sizeof(again), 0) != (ssize_t)sizeof(again) ||
+	     again.index != h->index || again.first_seq != h->first_seq ||
+	     again.committed != h->committed || again.encoding != h->encoding))
+		ret = -EAGAIN;
 	if (ret) {
 		free(recs);
 		return ret;

@@ -818,11 +818,10 @@ void seg_writer__sync(struct seg_writer *w)
 /* Loads closed segment @s for seg_writer__read(): its records, or none when it is gone. */
 static void load_span(struct seg_writer *w, const struct seg_span *s)
 {
-	char path[PATH_MAX], err[128];
+	char path[PATH_MAX];
 	struct vbts_seg_header h;
 	struct vbts_record *recs = NULL;
 	struct stat st;
-	void *frame;
 	int fd;
 
 	free(w->cache.recs);
@@ -838,24 +837,12 @@ static void load_span(struct seg_writer *w, const struct seg_span *s)
 	    h.magic != VBTS_SEG_MAGIC || h.index != s->index || h.first_seq != s->first_seq ||
 	    h.committed != s->n || h.vm_id != w->cfg.vm_id)
 		goto out;
-	if (h.encoding == VBTS_SEG_ENC_RAW) {
-		size_t len = s->n * sizeof(*recs);
-
-		if ((uint64_t)st.st_size < sizeof(h) + len)
-			goto out;
-		recs = malloc(len ? len : 1);
-		if (recs && pread(fd, recs, len, sizeof(h)) != (ssize_t)len) {
-			free(recs);
-			recs = NULL;
-		}
-	} else if (h.encoding == VBTS_SEG_ENC_ZSTD_DV1 &&
-		   h.payload_size == (uint64_t)st.st_size - sizeof(h)) {
-		frame = malloc(h.payload_size ? h.payload_size : 1);
-		if (frame && pread(fd, frame, h.payload_size, sizeof(h)) == (ssize_t)h.payload_size &&
-		    seg_codec__decompress(frame, h.payload_size, s->n, &recs, err, sizeof(err)))
-			recs = NULL;
-		free(frame);
-	}
+	if (h.encoding == VBTS_SEG_ENC_RAW ?
+	    (uint64_t)st.st_size < sizeof(h) + s->n * sizeof(*recs) :
+	    h.payload_size != (uint64_t)st.st_size - sizeof(h))
+		goto out;
+	if (seg_codec__read_records(fd, &h, s->n, &recs))
+		recs = NULL;
 	w->cache.recs = recs;
 out:
 	close(fd);
