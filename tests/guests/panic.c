@@ -9,6 +9,10 @@
  *   pp_ret_to    -> pp_jmp_to      jmp
  * pp_jmp_to writes the port; what follows halts with interrupts masked and never branches
  * again. Not an oracle guest: QEMU would run it for ever.
+ *
+ * Built with -DPANIC_WAIT_KEY (image panic-key), it first waits for a byte from the i8042
+ * keyboard controller of a pc machine (a key the host sends, `virsh send-key`), so that a
+ * collector can attach to it before it panics.
  */
 #include "guest.h"
 
@@ -47,6 +51,17 @@ void guest_main(uint32_t magic, uint32_t mbi)
 {
 	(void)magic;
 	(void)mbi;
+#ifdef PANIC_WAIT_KEY
+	/* The i8042's status register: bit 0, a byte waits in its output buffer. */
+	uart_puts("panic: waiting for a key\n");
+	for (;;) {
+		uint8_t status;
+
+		__asm__ volatile("inb $0x64, %0" : "=a"(status));
+		if (status & 1)
+			break;
+	}
+#endif
 	uart_puts("panic: writing the pvpanic port\n");
 	pp_panic();
 }
