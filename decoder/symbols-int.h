@@ -18,8 +18,9 @@
 void symbols__count_probes(struct symbols *s, uint64_t *probes);
 
 /**
- * symbols__load_probes() - the work of giving each symbol its extent when the table was
- * loaded: symbol entries examined, sorting not included.
+ * symbols__load_probes() - the work of naming the PLT entries and giving each symbol its
+ * extent when the table was loaded: PLT entries, relocations and symbol entries examined,
+ * sorting not included.
  * @s: table
  *
  * Return: the count.

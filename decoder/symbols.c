@@ -5,8 +5,9 @@
  *
  * Function and untyped symbols (STT_FUNC, STT_NOTYPE: assembly labels) of SHT_SYMTAB, or of
  * SHT_DYNSYM when there is no symtab, are kept. Section, file and data symbols are not: a
- * branch lands in code. No per-address memoization here: the exporters memoize per address
- * (annotator.h).
+ * branch lands in code. The PLT stubs of an x86-64 file, which no symbol table names, get
+ * objdump's names ("puts@plt", plt.h) as sized symbols of their own, made once with the
+ * table. No per-address memoization here: the exporters memoize per address (annotator.h).
  *
  * Source lines come from DWARF through libdw when the file has it; the ELF handle and its
  * file stay open for that as long as the table lives.
@@ -34,6 +35,7 @@
 
 #include "input-file.h"
 #include "escape.h"
+#include "plt.h"
 #include "symbols-int.h"
 
 /* A DWARF section's size once decompressed: far above any guest image's. */
@@ -61,6 +63,7 @@ struct symbols {
 	struct symbol *syms;    /* sorted by start */
 	size_t nr;
 	char *names;            /* all names, NUL separated */
+	char *plt_names;        /* the names of the PLT entries (plt.h) */
 	char *build_id;
 	unsigned int elf_type;  /* ET_NONE for a System.map */
 	bool has_link_base;
@@ -70,7 +73,7 @@ struct symbols {
 	unsigned int nr_segs;
 	char *path;             /* the file it was read from, or NULL */
 	uint64_t *probes;       /* lookup work counter for tests, or NULL */
-	uint64_t load_probes;   /* work of set_extents() */
+	uint64_t load_probes;   /* work of read_plt() and set_extents() */
 	int fd;                 /* kept open for libdw, -1 without DWARF */
 	Elf *elf;
 	Dwarf *dwarf;
@@ -209,6 +212,39 @@ static int read_symbols(Elf *elf, struct symbols *s)
 				return -ENOMEM;
 		}
 	}
+	return 0;
+}
+
+/*
+ * Adds the named PLT entries of the file as sized local symbols: a symbol of the file's own
+ * at the same address is preferred (cmp_symbol()).
+ */
+static int read_plt(Elf *elf, struct symbols *s)
+{
+	struct plt_table t;
+	struct symbol *syms;
+
+	if (plt__read(elf, &t))
+		return -ENOMEM;
+	s->load_probes += t.probes;
+	if (!t.nr) {
+		plt__free(&t);
+		return 0;
+	}
+	syms = realloc(s->syms, (s->nr + t.nr) * sizeof(*syms));
+	if (!syms) {
+		plt__free(&t);
+		return -ENOMEM;
+	}
+	s->syms = syms;
+	for (size_t i = 0; i < t.nr; i++)
+		s->syms[s->nr++] = (struct symbol){ .start = t.entries[i].addr,
+						    .size = t.entries[i].size,
+						    .shndx = t.entries[i].shndx,
+						    .name = t.entries[i].name };
+	s->plt_names = t.names;
+	t.names = NULL;
+	plt__free(&t);
 	return 0;
 }
 
@@ -592,6 +628,8 @@ struct symbols *symbols__load_fd(int fd)
 		s->elf_type = eh.e_type;
 	read_link_base(elf, s);
 	err = -read_symbols(elf, s);
+	if (!err)
+		err = -read_plt(elf, s);
 	if (err)
 		goto err_end;
 	set_extents(elf, s);
@@ -1001,6 +1039,7 @@ void symbols__free(struct symbols *s)
 		close(s->fd);
 	free(s->syms);
 	free(s->names);
+	free(s->plt_names);
 	free(s->build_id);
 	free(s->path);
 	free(s);

@@ -28,6 +28,7 @@ Suite *linux_debian_suite(void);
 Suite *consumers_suite(void);
 Suite *diff_suite(void);
 Suite *crash_suite(void);
+Suite *plt_suite(void);
 
 struct vbts_command;
 

@@ -655,4 +655,4 @@ VBTS_CHECK_MAIN(parse_suite, decoder_suite, procmap_suite, linux_procmap_suite, 
 		system_map_suite,
 		golden_suite,
 		inputs_suite, scale_suite, linux_decode_suite, out_buf_suite,
-		progress_suite, diff_suite, crash_suite)
+		progress_suite, diff_suite, crash_suite, plt_suite)
