@@ -507,7 +507,8 @@ static struct symbols *load_vmlinux(struct trace_dir *t, const char *path)
 
 /*
  * The guest kernel's tables, for a Linux guest (vm.json names a kernel) or when --system-map
- * names one: System.map and vmlinux, shifted by the KASLR slide, which must be known.
+ * names one: System.map (--system-map, else TRACE_DIR_KALLSYMS, else vm.json's) and vmlinux,
+ * shifted by the KASLR slide, which must be known.
  */
 static void load_kernel(struct trace_dir *t, json_t *vm, bool linux_guest)
 {
@@ -517,9 +518,17 @@ static void load_kernel(struct trace_dir *t, json_t *vm, bool linux_guest)
 	json_t *slide = json_object_get(vm, "kaslr_slide");
 	bool slide_known = t->opts.kaslr_slide_set;
 
-	if (!map && linux_guest)
+	/* The running kernel's own symbols, which vbts run saved (TRACE_DIR_KALLSYMS). */
+	if (!map && linux_guest) {
+		map_alt = path_join(t->dir, TRACE_DIR_KALLSYMS);
+		if (map_alt && file_exists(map_alt))
+			map = map_alt;
+	}
+	if (!map && linux_guest) {
+		free(map_alt);
 		map = resolve_path(t, json_string_value(json_object_get(vm, "system_map")),
 				   &map_alt);
+	}
 	vmlinux = !linux_guest ? NULL :
 		  resolve_path(t, json_string_value(json_object_get(vm, "vmlinux")), &vmlinux_alt);
 	if (t->opts.kaslr_slide_set || json_is_integer(slide)) {

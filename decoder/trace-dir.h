@@ -14,7 +14,9 @@
  * "kaslr_slide" (bytes: run-time minus link-time address of the kernel's text; absent when
  * unknown, and then kernel addresses are not symbolized) those of a Linux guest's kernel,
  * "vm_id" is checked against the ring headers. A relative path that does not exist is also
- * looked for in the trace directory. The programs of a Linux guest's tasks are symbolized from
+ * looked for in the trace directory. kallsyms.map (TRACE_DIR_KALLSYMS), the running kernel's
+ * symbols as `vbts run` read them from its kallsyms tables, is the Linux kernel's System.map
+ * when there and no --system-map is given. The programs of a Linux guest's tasks are symbolized from
  * the ELF files of trace_dir_options.symbol_paths (symbolizer.h).
  *
  * Every file is untrusted and read through input-file.h: a regular file of bounded size
@@ -43,6 +45,8 @@
 #define TRACE_DIR_WARN_MAX 10
 /* Largest vm.json read; `vbts run` writes less than 1 KiB. */
 #define TRACE_DIR_VM_JSON_MAX (1 << 20)
+/* The guest kernel's symbols in System.map form, written by `vbts run` (guest-tasks.h). */
+#define TRACE_DIR_KALLSYMS "kallsyms.map"
 
 struct trace_dir;
 

@@ -597,6 +597,38 @@ static bool run_stopping(void *ctx)
 	return stop_signal || vm__stop_requested(ctx);
 }
 
+/*
+ * The guest kernel's symbols into the trace directory (kallsyms.map, a System.map that `vbts
+ * decode` uses when vm.json names none with symbols) and its KASLR slide into vm.json, once:
+ * before the report of a kernel crash (a failure is a warning), else at the end of a run that
+ * recorded kernel code (quietly: a run's stderr is its guest's story).
+ */
+static void write_kernel_symbols(struct run_ctx *c, bool quiet)
+{
+	static bool done;
+	char path[4096], err[256] = "";
+	uint64_t slide;
+	int ret;
+
+	if (!c->trace || !c->vm.tasks || __atomic_exchange_n(&done, true, __ATOMIC_ACQ_REL))
+		return;
+	if (!guest_tasks__kaslr_slide(c->vm.tasks, &slide))
+		return;
+	trace__set_kaslr_slide(c->trace, slide);
+	if ((size_t)snprintf(path, sizeof(path), "%s/kallsyms.map", c->opts.trace_dir) >=
+	    sizeof(path))
+		return;
+	ret = guest_tasks__write_kallsyms(c->vm.tasks, path, NULL, err, sizeof(err));
+	if (ret < 0 && !quiet)
+		pr_warn("the guest kernel's symbols: %s", err[0] ? err : strerror(-ret));
+}
+
+/* vm.kernel_symbols: before a kernel crash's report. */
+static void save_kernel_symbols(struct vm *vm)
+{
+	write_kernel_symbols((struct run_ctx *)((char *)vm - offsetof(struct run_ctx, vm)), false);
+}
+
 static int collector_init(struct run_ctx *c)
 {
 	struct trace_config cfg = {
@@ -634,6 +666,7 @@ static int collector_init(struct run_ctx *c)
 	c->vm.ring_records = c->opts.collector.mode == TRACE_MODE_STREAM ?
 			     c->opts.collector.segment_records : c->opts.collector.ring_records;
 	c->vm.crash_dir = c->opts.trace_dir;
+	c->vm.kernel_symbols = save_kernel_symbols;
 	c->vm.crash_branches = c->opts.crash_branches;
 	c->vm.on_crash = c->opts.on_crash;
 	/* The step backend needs to know what single-step can do here; the kvm one does not. */
@@ -698,6 +731,8 @@ static void collector_fini(struct run_ctx *c)
 	if (!c->trace)
 		return;
 	agent__set_events(c->vm.agent, NULL, c->vm.start_ns);
+	if (c->vm.tasks && c->guest_ran && c->vm.cpl != VBTS_CPL_USER)
+		write_kernel_symbols(c, true);
 	if (c->vm.tasks) {
 		guest_tasks__set_events(c->vm.tasks, NULL);
 		if (c->guest_ran && guest_tasks__kaslr_slide(c->vm.tasks, &slide))

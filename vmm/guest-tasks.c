@@ -20,7 +20,9 @@
 #include "escape.h"
 #include "guest-tasks.h"
 #include "introspect/introspect.h"
+#include "introspect/kallsyms.h"
 #include "introspect/kernel-info.h"
+#include "introspect/vmlinux.h"
 #include "log.h"
 #include "memory.h"
 #include "step/gva.h"
@@ -85,6 +87,7 @@ struct guest_tasks {
 	pthread_mutex_t lock;
 	struct kernel_info *ki;
 	struct introspect *in;
+	char *kernel;		/* the kernel file, for its kallsyms tables */
 	const struct guest_memory *mem;
 	uint64_t cr4;
 	FILE *events;
@@ -192,6 +195,9 @@ struct guest_tasks *guest_tasks__create(const struct guest_tasks_config *cfg, ch
 	pthread_mutex_init(&gt->lock, NULL);
 	gt->mem = cfg->mem;
 	gt->nr_vcpus = cfg->nr_vcpus;
+	gt->kernel = cfg->kernel ? strdup(cfg->kernel) : NULL;
+	if (cfg->kernel && !gt->kernel)
+		goto err_free;
 	for (unsigned int i = 0; i < UNRESOLVED_MAX; i++)
 		gt->unresolved[i].id = ~0ULL;
 	gt->sel = calloc(cfg->nr_select ? cfg->nr_select : 1, sizeof(*gt->sel));
@@ -232,6 +238,7 @@ void guest_tasks__destroy(struct guest_tasks *gt)
 		return;
 	introspect__close(gt->in);
 	kernel_info__close(gt->ki);
+	free(gt->kernel);
 	free(gt->sel);
 	free(gt->procs);
 	free(gt->current);
@@ -335,6 +342,93 @@ bool guest_tasks__kaslr_slide(struct guest_tasks *gt, uint64_t *slide)
 	if (ret)
 		*slide = introspect__slide(gt->in);
 	pthread_mutex_unlock(&gt->lock);
+	return ret;
+}
+
+/* ---- the kernel's symbols ---------------------------------------------------------------- */
+
+/*
+ * The vmcoreinfo pages of guest RAM: pages that start with "OSRELEASE=" (the kernel's
+ * vmcoreinfo_data is a page of its own), copied, whose text names the kallsyms tables; at most
+ * @max. Any process can write such a page: each is only a candidate.
+ */
+static unsigned int vmcoreinfo_candidates(const struct guest_memory *mem,
+					  struct kallsyms_where *out, unsigned int max)
+{
+	uint64_t low = guest_memory__low_size(mem), size = guest_memory__size(mem);
+	uint64_t ranges[2][2] = { { 0, low }, { GUEST_MEMORY_HIGH_START,
+					      GUEST_MEMORY_HIGH_START + (size - low) } };
+	char page[KALLSYMS_VMCOREINFO_MAX];
+	unsigned int n = 0;
+
+	for (unsigned int r = 0; r < 2; r++) {
+		for (uint64_t gpa = ranges[r][0]; gpa + sizeof(page) <= ranges[r][1] && n < max;
+		     gpa += sizeof(page)) {
+			const char *p = guest_memory__ptr(mem, gpa, sizeof(page));
+
+			if (!p || memcmp(p, "OSRELEASE=", 10))
+				continue;
+			memcpy(page, p, sizeof(page));
+			if (!kallsyms__parse_vmcoreinfo(page, sizeof(page), &out[n]))
+				n++;
+		}
+	}
+	return n;
+}
+
+/* vmcoreinfo pages tried at most. */
+#define KALLSYMS_CANDIDATES 8
+
+int guest_tasks__write_kallsyms(struct guest_tasks *gt, const char *path, size_t *nr, char *err,
+				size_t errlen)
+{
+	struct kallsyms_where where[KALLSYMS_CANDIDATES];
+	struct vmlinux v = { 0 };
+	unsigned int n, i;
+	char tmp[4096 + 8];
+	uint64_t slide;
+	FILE *f;
+	int ret;
+
+	if (!guest_tasks__kaslr_slide(gt, &slide)) {
+		snprintf(err, errlen, "the guest kernel was not found in its memory");
+		return -ENOENT;
+	}
+	if (!gt->kernel) {
+		snprintf(err, errlen, "no kernel image");
+		return -ENOENT;
+	}
+	n = vmcoreinfo_candidates(gt->mem, where, KALLSYMS_CANDIDATES);
+	if (!n) {
+		snprintf(err, errlen, "no vmcoreinfo naming the kallsyms tables in guest memory");
+		return -ENOENT;
+	}
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp))
+		return -ENAMETOOLONG;
+	ret = vmlinux__load(gt->kernel, &v, err, errlen);
+	if (ret)
+		return ret;
+	if (v.kind != VMLINUX_ELF) {
+		vmlinux__release(&v);
+		snprintf(err, errlen, "the kernel file is no ELF image");
+		return -ENOEXEC;
+	}
+	ret = -ENOENT;
+	for (i = 0; i < n && ret; i++) {
+		f = fopen(tmp, "we");
+		if (!f) {
+			ret = -errno;
+			break;
+		}
+		ret = kallsyms__write_map(v.data, v.size, &where[i], slide, f, nr, err, errlen);
+		if (fclose(f) && !ret)
+			ret = -EIO;
+	}
+	vmlinux__release(&v);
+	if (!ret && rename(tmp, path))
+		ret = -errno;
+	if (ret)
+		unlink(tmp);
 	return ret;
 }
 

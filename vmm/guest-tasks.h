@@ -131,6 +131,25 @@ int guest_tasks__attach(struct guest_tasks *gt, uint64_t cr3, uint64_t cr4, uint
 bool guest_tasks__kaslr_slide(struct guest_tasks *gt, uint64_t *slide);
 
 /**
+ * guest_tasks__write_kallsyms() - every symbol of the guest kernel, as a System.map.
+ * @gt:     the object, attached (the slide known)
+ * @path:   the file written (through @path.tmp, renamed over it)
+ * @nr:     result: the symbols written; may be NULL
+ * @err:    one line saying why, on failure
+ * @errlen: bytes at @err
+ *
+ * The running kernel's vmcoreinfo page, found in guest RAM, says where its kallsyms tables
+ * are; they are read from the kernel file booted, checked against its exported symbols, and
+ * written with link-time addresses (vmm/introspect/kallsyms.h). Everything from the guest is
+ * a candidate only: a page that fails the checks is passed over.
+ *
+ * Return: 0; -ENOENT when the kernel is not attached or no vmcoreinfo page names the tables;
+ * -EINVAL when none of them holds; the errors of reading the kernel file or writing @path.
+ */
+int guest_tasks__write_kallsyms(struct guest_tasks *gt, const char *path, size_t *nr, char *err,
+				size_t errlen);
+
+/**
  * guest_tasks__switch() - a vCPU loaded another address space.
  * @gt:      the object
  * @vcpu:    the vCPU index

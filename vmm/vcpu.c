@@ -611,6 +611,8 @@ static void write_crash_report(struct vcpu *v, enum crash_kind kind, const struc
 							      &r.ring_seq);
 	}
 	r.branches = br;
+	if (kind != CRASH_PROCESS && v->vm->kernel_symbols)
+		v->vm->kernel_symbols(v->vm);
 	ret = crash_report__write(v->vm->crash_dir, index, &r);
 	if (ret)
 		pr_err("vcpu %u: cannot write the crash report: %s", v->index, strerror(-ret));

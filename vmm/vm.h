@@ -77,6 +77,9 @@ struct vm {
 	bool guest_bts;
 	bool guest_bts_kvm;
 	const char *crash_dir;
+	/* Before a kernel crash's report (panic, triple fault): save the guest kernel's symbols
+	 * into @crash_dir for the report's kernel addresses; NULL for none. */
+	void (*kernel_symbols)(struct vm *vm);
 	unsigned int crash_branches;
 	enum crash_action on_crash;
 	unsigned int nr_crashes;

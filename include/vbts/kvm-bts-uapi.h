@@ -84,6 +84,12 @@ struct vbts_kvm_x86_bts_ring_header {
 
 /* Record guest branches by stepping in the kernel (VBTS_KVM_X86_BTS_MODE_STEP). */
 #define VBTS_KVM_X86_BTS_CFG_BRANCHES (1ULL << 0)
+/*
+ * The ring is enabled only while the tasks it records run: with the kernel in the CPL filter,
+ * interrupt and NMI handlers run unstepped in a gap (patch "interrupt and NMI handlers unstepped
+ * when recording a task's kernel code").
+ */
+#define VBTS_KVM_X86_BTS_CFG_TASK (1ULL << 1)
 
 struct vbts_kvm_x86_bts_config {
 	__u32 mode;

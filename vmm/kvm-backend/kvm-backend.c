@@ -26,7 +26,9 @@
  * ring is enabled only while a selected process's address space is loaded: ENABLE (START,
  * then the TASK_ARRIVE written here) when one is loaded, DISABLE (STOP) when another is, so
  * every other process runs unstepped and leaves no record; the kernel's TASK_ARRIVE of a
- * process not selected is not copied.
+ * process not selected is not copied. Such a ring is configured with KVM_X86_BTS_CFG_TASK
+ * (when the kernel knows it): the interrupt and NMI handlers that run while a selected process
+ * is loaded are not its code, and run unstepped in a gap instead of being recorded.
  *
  * A guest's own BTS (--guest-bts, the kernel's guest mode): the records the kernel could not
  * store into the guest's buffer are counted in the vCPU stat guest_bts_dropped; each increase
@@ -72,8 +74,33 @@ struct kvm_bts {
 	bool selective;
 	bool no_forget;
 	bool stopped;
+	bool no_task_flag;
 	struct vbts_kvm_x86_bts_config cfg;
 };
+
+/*
+ * KVM_X86_BTS_CONFIGURE with kb->cfg. A selective ring (enabled only while a selected process
+ * runs) asks for KVM_X86_BTS_CFG_TASK, so that the kernel runs the handlers of the interrupts
+ * and NMIs that come while it runs unstepped, in a gap, rather than step them as the task's
+ * kernel code; a kernel without it refuses the flag, and is configured again without it.
+ */
+static int configure(struct tracer_vcpu *tv, struct kvm_bts *kb)
+{
+	int ret;
+
+	kb->cfg.flags = VBTS_KVM_X86_BTS_CFG_BRANCHES;
+	if (kb->selective && !kb->no_task_flag)
+		kb->cfg.flags |= VBTS_KVM_X86_BTS_CFG_TASK;
+	ret = kvm__ioctl_quiet(tv->fd, VBTS_KVM_X86_BTS_CONFIGURE, &kb->cfg);
+	if (ret == -EINVAL && (kb->cfg.flags & VBTS_KVM_X86_BTS_CFG_TASK)) {
+		kb->no_task_flag = true;
+		kb->cfg.flags = VBTS_KVM_X86_BTS_CFG_BRANCHES;
+		ret = kvm__ioctl_quiet(tv->fd, VBTS_KVM_X86_BTS_CONFIGURE, &kb->cfg);
+	}
+	if (ret < 0)
+		pr_err("vCPU %u: KVM_X86_BTS_CONFIGURE: %s", tv->index, strerror(-ret));
+	return ret;
+}
 
 /*
  * The guest's own BTS under the kernel (--guest-bts --backend kvm): records the kernel dropped
@@ -290,13 +317,10 @@ static int kvm_bts_init(struct tracer_vcpu *tv)
 	cfg.cpl = kvm_ring__cpl(tv->cpl);
 	cfg.nr_records = nr;
 	cfg.watermark = nr / 2;
-	cfg.flags = VBTS_KVM_X86_BTS_CFG_BRANCHES;
-	ret = kvm__ioctl_quiet(tv->fd, VBTS_KVM_X86_BTS_CONFIGURE, &cfg);
-	if (ret < 0) {
-		pr_err("vCPU %u: KVM_X86_BTS_CONFIGURE: %s", tv->index, strerror(-ret));
-		goto err_free;
-	}
 	kb->cfg = cfg;
+	ret = configure(tv, kb);
+	if (ret < 0)
+		goto err_free;
 	ret = kvm__ioctl_quiet(tv->fd, VBTS_KVM_X86_SET_CR3_TRACE, &cr3);
 	if (ret < 0) {
 		pr_err("vCPU %u: KVM_X86_SET_CR3_TRACE: %s", tv->index, strerror(-ret));
@@ -460,9 +484,7 @@ static int kvm_bts_control(struct tracer_vcpu *tv, enum tracer_control what)
 				return ret;
 		}
 		kb->cfg.cpl = kvm_ring__cpl(tv->cpl);
-		ret = kvm__ioctl_quiet(tv->fd, VBTS_KVM_X86_BTS_CONFIGURE, &kb->cfg);
-		if (ret < 0)
-			pr_err("vCPU %u: KVM_X86_BTS_CONFIGURE: %s", tv->index, strerror(-ret));
+		ret = configure(tv, kb);
 		if (!was)
 			return ret;
 		/* recording again, with the old filter if the new one was refused */

@@ -1124,6 +1124,43 @@ static size_t read_text_symbols(const char *path, struct map_entry **out)
  * placeholder in linux-image, the map itself in the -dbg package) is found and used, with
  * the slide, and a placeholder is said to be one, in one line.
  */
+/*
+ * kallsyms.map, the running kernel's symbols `vbts run` saved, names kernel addresses when
+ * vm.json's System.map is Debian's placeholder; --system-map still wins over it.
+ */
+START_TEST(test_linux_kallsyms_map)
+{
+	const char *none[] = { "--cpl", "kernel", NULL };
+	char dir[64], path[128], *out, *err;
+	const char *given[] = { "--cpl", "kernel", "--system-map", path, NULL };
+
+	make_linux_trace(dir);
+	write_text(dir, "System.map", "ffffffffffffffff B The real System.map is in the "
+		   "linux-image-<version>-dbg package\n");
+	ck_assert_int_eq(decode_linux(dir, none, &out, &err), 0);
+	ck_assert_msg(strstr(err, "placeholder"), "%s", err);
+	ck_assert_msg(!strstr(out, "schedule+0x10"), "%s", out);
+	free(out);
+	free(err);
+
+	write_text(dir, "kallsyms.map", system_map);
+	ck_assert_int_eq(decode_linux(dir, none, &out, &err), 0);
+	ck_assert_str_eq(err, "");
+	ck_assert_msg(strstr(out, "0xffffffff82004010 schedule+0x10  =>  0xffffffff82004100 "
+				  "schedule+0x100  (jmp)"), "%s", out);
+	free(out);
+	free(err);
+
+	snprintf(path, sizeof(path), "%s/System.map", dir);
+	ck_assert_int_eq(decode_linux(dir, given, &out, &err), 0);
+	ck_assert_msg(strstr(err, "placeholder"), "%s", err);
+	ck_assert_msg(!strstr(out, "schedule+0x10"), "%s", out);
+	free(out);
+	free(err);
+	remove_trace(dir);
+}
+END_TEST
+
 START_TEST(test_debian_system_map)
 {
 	char path[768], arg[800], dir[64], *out, *err;
@@ -1244,6 +1281,7 @@ Suite *linux_decode_suite(void)
 	tcase_add_test(tc, test_linux_lying_elf_warnings);
 	tcase_add_test(tc, test_linux_ambiguous);
 	tcase_add_test(tc, test_linux_symbols_file);
+	tcase_add_test(tc, test_linux_kallsyms_map);
 	tcase_add_test(tc, test_linux_agent_maps);
 	tcase_add_loop_test(tc, test_linux_agent_lying_elf, 0, LIE_MAX);
 	tcase_add_test(tc, test_linux_agent_one_load);

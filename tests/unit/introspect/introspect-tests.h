@@ -7,6 +7,7 @@
 
 #include <check.h>
 
+Suite *kallsyms_suite(void);
 Suite *ksyms_suite(void);
 Suite *vmlinux_suite(void);
 Suite *kernel_info_suite(void);
