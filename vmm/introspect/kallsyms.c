@@ -5,12 +5,12 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "elfsec.h"
+#include "errmsg.h"
 #include "kallsyms.h"
 #include "ksyms.h"
 
@@ -29,17 +29,6 @@ static const char *const table_names[KALLSYMS_TABLES] = {
 /* Exported functions whose __ksymtab address the decoded tables must give. */
 static const char *const check_names[] = { "panic", "_printk", "schedule", "kfree" };
 #define NR_CHECK (sizeof(check_names) / sizeof(check_names[0]))
-
-static void say(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 static int parse_hex(const char *s, size_t len, uint64_t *v)
 {
@@ -213,7 +202,7 @@ static int find_tables(const struct image *im, const struct kallsyms_where *w, u
 	for (i = 0; i < KALLSYMS_TABLES; i++) {
 		va[i] = w->addr[i] - slide;
 		if (w->addr[i] < slide || va[i] < KERNEL_SPACE) {
-			say(err, errlen, "%s is not in the kernel image", table_names[i]);
+			errmsg__set(err, errlen, "%s is not in the kernel image", table_names[i]);
 			return -EINVAL;
 		}
 	}
@@ -222,7 +211,7 @@ static int find_tables(const struct image *im, const struct kallsyms_where *w, u
 		goto outside;
 	t->nr = rd32(p);
 	if (!t->nr || t->nr > KALLSYMS_MAX_SYMS) {
-		say(err, errlen, "kallsyms_num_syms is %" PRIu32 ", at most %u accepted", t->nr,
+		errmsg__set(err, errlen, "kallsyms_num_syms is %" PRIu32 ", at most %u accepted", t->nr,
 		    KALLSYMS_MAX_SYMS);
 		return -EINVAL;
 	}
@@ -240,14 +229,14 @@ static int find_tables(const struct image *im, const struct kallsyms_where *w, u
 		t->index[i] = rd16(p + 2 * i);
 		if (t->index[i] >= t->tokens_avail ||
 		    !memchr(t->tokens + t->index[i], '\0', t->tokens_avail - t->index[i])) {
-			say(err, errlen, "kallsyms token %u lies outside the kernel image", i);
+			errmsg__set(err, errlen, "kallsyms token %u lies outside the kernel image", i);
 			return -EINVAL;
 		}
 	}
 	return 0;
 
 outside:
-	say(err, errlen, "a kallsyms table lies outside the kernel image's data");
+	errmsg__set(err, errlen, "a kallsyms table lies outside the kernel image's data");
 	return -EINVAL;
 }
 
@@ -311,7 +300,7 @@ static int expand(const struct tables *t, char **buf_out, struct sym **syms_out,
 	return 0;
 
 bad:
-	say(err, errlen, "kallsyms_names is malformed at symbol %" PRIu32, i);
+	errmsg__set(err, errlen, "kallsyms_names is malformed at symbol %" PRIu32, i);
 	free(buf);
 	free(syms);
 	return -EINVAL;
@@ -367,7 +356,7 @@ int kallsyms__write_map(const uint8_t *elf, size_t size, const struct kallsyms_w
 	im.elf = elf;
 	im.size = size;
 	if (size < 64 || memcmp(elf, "\177ELF", 4)) {
-		say(err, errlen, "the kernel image is not an ELF file");
+		errmsg__set(err, errlen, "the kernel image is not an ELF file");
 		return -ENOEXEC;
 	}
 	ret = find_tables(&im, where, slide, &t, err, errlen);
@@ -376,7 +365,7 @@ int kallsyms__write_map(const uint8_t *elf, size_t size, const struct kallsyms_w
 	for (c = 0; c < NR_CHECK; c++)
 		want[c] = (struct ksym_want){ .name = check_names[c] };
 	if (ksyms__from_ksymtab(elf, size, want, NR_CHECK, NULL) < 0) {
-		say(err, errlen, "the kernel image has no exported-symbol table to check against");
+		errmsg__set(err, errlen, "the kernel image has no exported-symbol table to check against");
 		return -EINVAL;
 	}
 	ret = expand(&t, &buf, &syms, err, errlen);
@@ -387,7 +376,7 @@ int kallsyms__write_map(const uint8_t *elf, size_t size, const struct kallsyms_w
 	} else if (agrees(&t, buf, syms, want, true)) {
 		abs_percpu = true;
 	} else {
-		say(err, errlen, "the kallsyms tables do not give the exported functions their "
+		errmsg__set(err, errlen, "the kallsyms tables do not give the exported functions their "
 			"addresses");
 		ret = -EINVAL;
 		goto out;
