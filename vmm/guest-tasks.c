@@ -63,6 +63,8 @@ struct gt_select {
  * @pend_exec:  it is an exec event (else a task event)
  * @pend_vcpu:  the vCPU that loaded @id
  * @pend_time:  when
+ * @pend_id:    the address-space id announced (@id is changed by an exec before the
+ *              announcement of the address space before it is written)
  * @pend_comm:  the comm at the load
  */
 struct gt_proc {
@@ -78,6 +80,7 @@ struct gt_proc {
 	bool pend_exec;
 	unsigned int pend_vcpu;
 	uint64_t pend_time;
+	uint64_t pend_id;
 	char pend_comm[KERNEL_COMM_MAX + 1];
 };
 
@@ -85,7 +88,8 @@ struct guest_tasks {
 	pthread_mutex_t lock;
 	struct kernel_info *ki;
 	struct introspect *in;
-	const struct guest_memory *mem;
+	void *(*phys)(const void *ctx, uint64_t gpa, uint64_t len);
+	const void *phys_ctx;
 	uint64_t cr4;
 	FILE *events;
 	unsigned int attach_tries;
@@ -114,16 +118,14 @@ struct guest_tasks {
 
 static void *mem_ptr(const void *ctx, uint64_t gpa, uint64_t len)
 {
-	const struct guest_tasks *gt = ctx;
-
-	return guest_memory__ptr(gt->mem, gpa, len);
+	return guest_memory__ptr(ctx, gpa, len);
 }
 
 static struct gva_space space(const struct guest_tasks *gt, uint64_t root)
 {
 	return (struct gva_space){
-		.ptr = mem_ptr,
-		.ctx = gt,
+		.ptr = gt->phys,
+		.ctx = gt->phys_ctx,
 		.cr0 = X86_CR0_PE | X86_CR0_PG,
 		.cr3 = root,
 		.cr4 = X86_CR4_PAE | (gt->cr4 & X86_CR4_LA57),
@@ -190,7 +192,13 @@ struct guest_tasks *guest_tasks__create(const struct guest_tasks_config *cfg, ch
 	if (!gt)
 		goto err;
 	pthread_mutex_init(&gt->lock, NULL);
-	gt->mem = cfg->mem;
+	gt->phys = cfg->mem ? mem_ptr : cfg->phys;
+	gt->phys_ctx = cfg->mem ? (const void *)cfg->mem : cfg->phys_ctx;
+	if (!gt->phys) {
+		snprintf(err, errlen, "no guest memory to read");
+		ret = -EINVAL;
+		goto err_free;
+	}
 	gt->nr_vcpus = cfg->nr_vcpus;
 	for (unsigned int i = 0; i < UNRESOLVED_MAX; i++)
 		gt->unresolved[i].id = ~0ULL;
@@ -493,7 +501,7 @@ static bool flush(struct guest_tasks *gt, struct gt_proc *p, bool force)
 		    !name_matches(exe, t.comm, NULL))) {
 		return false;
 	}
-	announce(gt, p->pend_exec ? "exec" : "task", &t, p->id, p->pend_time, p->pend_vcpu);
+	announce(gt, p->pend_exec ? "exec" : "task", &t, p->pend_id, p->pend_time, p->pend_vcpu);
 	p->pending = false;
 	if (gt->nr_sel && !p->traced && t.pid && selected(gt, &t, NULL)) {
 		p->traced = true;
@@ -842,6 +850,7 @@ bool guest_tasks__switch(struct guest_tasks *gt, unsigned int vcpu, uint64_t old
 		p->pend_exec = exec;
 		p->pend_vcpu = vcpu;
 		p->pend_time = time_ns;
+		p->pend_id = p->id;
 		memcpy(p->pend_comm, t.comm, sizeof(p->pend_comm));
 	}
 	gt->current[vcpu] = (int)(p - gt->procs);
