@@ -76,7 +76,6 @@ struct collector_vcpu {
  * @tasks:  a Linux guest's processes, NULL when they are not named
  * @base:   the tracer configuration of every vCPU (@base.vcpu and the BRANCHES flag set per call)
  * @deferred: branches are recorded once the first process is seen (--cpl user, @tasks)
- * @stride: bytes between two vCPUs' rings in the tracer fd
  * @found_ns, @found_arrivals: the last look for the guest kernel, and the TASK_ARRIVEs by then
  * @reap_ns: the last look for exited processes
  * @gone:   per vCPU, for guest_tasks__reap()
@@ -92,7 +91,6 @@ struct collector {
 	struct guest_tasks *tasks;
 	struct vbts_kvm_x86_bts_tracer_config base;
 	bool deferred;
-	uint64_t stride;
 	uint64_t found_ns;
 	uint64_t found_arrivals;
 	uint64_t reap_ns;
@@ -367,7 +365,6 @@ struct collector *collector__attach(int kvm_fd, int pidfd, const struct vmm_fds 
 		ret = -errno;
 		goto err_release;
 	}
-	c->stride = info.mmap_stride;
 	c->base = (struct vbts_kvm_x86_bts_tracer_config){
 		.cr3_flags = VBTS_KVM_X86_CR3_TRACE_ENABLE,
 		.config = {
@@ -467,8 +464,9 @@ uint64_t collector__drain(struct collector *c)
 	}
 	if (!c->tasks)
 		return n;
+	/* A process whose final comm is a --start-at name is one to record, too. */
 	for (unsigned int i = 0; i < c->nr; i++)
-		guest_tasks__settle(c->tasks, i, false);
+		user |= guest_tasks__settle(c->tasks, i, false);
 	if (now - c->reap_ns >= REAP_INTERVAL_NS) {
 		c->reap_ns = now;
 		guest_tasks__reap(c->tasks, now - c->start_ns, c->gone);
