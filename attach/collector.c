@@ -277,7 +277,6 @@ static void tasks_init(struct collector *c, const struct collector_config *cfg)
 			"are not named", cfg->image, err);
 		goto no_tasks;
 	}
-	guest_tasks__set_events(c->tasks, trace__events(c->trace));
 	/* One id per process, whichever half of a KPTI pair is loaded (guest-tasks.h). */
 	c->base.cr3_flags |= VBTS_KVM_X86_CR3_TRACE_KPTI;
 	c->deferred = cfg->cpl == VBTS_CPL_USER || cfg->nr_start_at;
@@ -357,14 +356,6 @@ struct collector *collector__attach(int kvm_fd, int pidfd, const struct vmm_fds 
 		errmsg__set(err, errlen, "out of memory");
 		goto err_release;
 	}
-	tc.vcpus = c->nr;
-	start_ns = monotonic_ns();
-	c->start_ns = start_ns;
-	c->trace = trace__create(&tc, err, errlen);
-	if (!c->trace) {
-		ret = -errno;
-		goto err_release;
-	}
 	c->base = (struct vbts_kvm_x86_bts_tracer_config){
 		.cr3_flags = VBTS_KVM_X86_CR3_TRACE_ENABLE,
 		.config = {
@@ -379,6 +370,18 @@ struct collector *collector__attach(int kvm_fd, int pidfd, const struct vmm_fds 
 	for (unsigned int k = 0; k < cfg->nr_cr3; k++)
 		c->base.cr3[k] = cfg->cr3[k];
 	tasks_init(c, cfg);
+	/* vm.json names a Linux guest's kernel "kernel": vbts decode reads its tasks' maps then. */
+	tc.linux_kernel = c->tasks != NULL;
+	tc.vcpus = c->nr;
+	start_ns = monotonic_ns();
+	c->start_ns = start_ns;
+	c->trace = trace__create(&tc, err, errlen);
+	if (!c->trace) {
+		ret = -errno;
+		goto err_release;
+	}
+	if (c->tasks)
+		guest_tasks__set_events(c->tasks, trace__events(c->trace));
 	for (unsigned int i = 0; i < c->nr; i++) {
 		ret = configure_vcpu(c, i, cfg, nr, info.mmap_stride, start_ns, err, errlen);
 		if (ret < 0)
