@@ -54,7 +54,7 @@
 
 static const char usage[] =
 	"usage: vbts attach --trace DIR [--cpl all|user|kernel] [--task CR3]... [--ring RECORDS]\n"
-	"                   [--agent SOCKET]\n"
+	"                   [--agent SOCKET] [--start-at NAME]...\n"
 	"                   (--pid PID | --domain NAME [--connect URI] | -- QEMU [ARGS...])\n"
 	"\n"
 	"Record the taken branches of a KVM guest that another process runs, through the patched\n"
@@ -83,6 +83,14 @@ static const char usage[] =
 	"                     virtio-serial -device virtserialport,chardev=a,name=org.vbts.agent.0):\n"
 	"                     its messages go to DIR/events.jsonl, its ELF files to the build-ID\n"
 	"                     store DIR/debuginfod, as `vbts run` stores its agent channel\n"
+	"  --start-at NAME    record branches from the first time a process of this name (its\n"
+	"                     comm or executable's base name) is seen loaded: until then the\n"
+	"                     rings record address-space loads only and the guest runs\n"
+	"                     unstepped (a Linux guest; its first instructions may be missed).\n"
+	"                     Repeatable (at most 16). --cpl user alone waits for any process\n"
+	"\n"
+	"A Linux guest's processes (QEMU's -kernel a bzImage or vmlinux with BTF) are named in\n"
+	"events.jsonl through its memory, read through the tracer (kvm-patches/ patch 19).\n"
 	"\n"
 	"The trace ends when the VM ends (QEMU exits), or on SIGINT, SIGTERM or SIGHUP: the rings\n"
 	"are disabled and copied, the VM keeps running (with -- QEMU, QEMU is then stopped). A\n"
@@ -151,6 +159,7 @@ static int parse_opts(int argc, char **argv, struct attach_opts *o)
 		{ "task", required_argument, NULL, 'k' },
 		{ "ring", required_argument, NULL, 'r' },
 		{ "agent", required_argument, NULL, 'a' },
+		{ "start-at", required_argument, NULL, 's' },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t v;
@@ -203,6 +212,17 @@ static int parse_opts(int argc, char **argv, struct attach_opts *o)
 			break;
 		case 'a':
 			o->agent = optarg;
+			break;
+		case 's':
+			if (o->cc.nr_start_at == COLLECTOR_MAX_START_AT) {
+				pr_err("--start-at given more than %u times", COLLECTOR_MAX_START_AT);
+				return -EINVAL;
+			}
+			if (!*optarg || strlen(optarg) > 255 || strchr(optarg, '/')) {
+				pr_err("--start-at: expected a process name (1 to 255 bytes, no '/')");
+				return -EINVAL;
+			}
+			o->cc.start_at[o->cc.nr_start_at++] = optarg;
 			break;
 		default:
 			command__option_error("attach", opt, optopt, argv[optind - 1]);

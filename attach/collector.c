@@ -13,8 +13,17 @@
  * vCPU sets its ring up when it applies CONFIGURE: until then the mapped header is empty and
  * nothing is copied (kvm_ring__map_pending()).
  * Times: escape records carry the guest TSC, which another process cannot read (vCPU ioctls
- * from another mm fail), so its frequency is unknown and every escape time is the attach time:
- * the records' order is exact, their times are not.
+ * from another mm fail), so its frequency is unknown: an escape's time is when it was copied
+ * (kvm_ring's copy_ns, at most DRAIN_INTERVAL_MS of `vbts attach` late). The records' order is
+ * exact, their times are not; a guest process's events carry the same times as its records.
+ *
+ * A Linux guest (the image is a kernel whose BTF vmm/introspect/ reads) has its processes
+ * named as under `vbts run`: vmm/guest-tasks.c reads guest memory through the tracer fd
+ * (tracer-mem.h) and is told of each TASK_ARRIVE as it is copied (kvm_ring's follow mode); it
+ * writes the task, exec and exit events of events.jsonl and the TASK_PID records. The guest
+ * kernel is looked for in guest memory at most once a second while CR3 loads come. With
+ * --cpl user the rings record only the task escapes until the first process is seen (the
+ * kernel's boot has no user mode, and a stepped boot takes hours nested), then branches too.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -34,15 +43,21 @@
 #include "errmsg.h"
 #include "collector.h"
 #include "kvm-backend/kvm-backend.h"
+#include "guest-tasks.h"
 #include "kvm-backend/kvm-ring.h"
 #include "log.h"
 #include "ring-writer.h"
 #include "trace.h"
+#include "tracer-mem.h"
 
 #define KERNEL_RING_MAX (1ULL << 20)
 #define KERNEL_RING_MIN 64ULL
 /* How long closing waits for each vCPU to apply DISABLE (a paused vCPU never does). */
 #define DISABLE_WAIT_MS 500
+/* The guest kernel is looked for at most this often (each try reads guest memory). */
+#define FIND_KERNEL_INTERVAL_NS 1000000000ULL
+/* Exits of processes are looked for at most this often. */
+#define REAP_INTERVAL_NS 100000000ULL
 
 struct collector_vcpu {
 	struct tracer_vcpu tv;
@@ -57,6 +72,13 @@ struct collector_vcpu {
  * @v:      their state
  * @trace:  the trace directory
  * @frozen: collector__freeze() ran
+ * @mem:    guest memory through the tracer fd, for @tasks
+ * @tasks:  a Linux guest's processes, NULL when they are not named
+ * @base:   the tracer configuration of every vCPU (@base.vcpu and the BRANCHES flag set per call)
+ * @deferred: branches are recorded once the first process is seen (--cpl user, @tasks)
+ * @found_ns, @found_arrivals: the last look for the guest kernel, and the TASK_ARRIVEs by then
+ * @reap_ns: the last look for exited processes
+ * @gone:   per vCPU, for guest_tasks__reap()
  */
 struct collector {
 	int tfd;
@@ -65,6 +87,14 @@ struct collector {
 	struct trace *trace;
 	uint64_t start_ns;	/* the trace's start, CLOCK_MONOTONIC */
 	bool frozen;
+	struct tracer_mem *mem;
+	struct guest_tasks *tasks;
+	struct vbts_kvm_x86_bts_tracer_config base;
+	bool deferred;
+	uint64_t found_ns;
+	uint64_t found_arrivals;
+	uint64_t reap_ns;
+	bool *gone;
 };
 
 static uint64_t monotonic_ns(void)
@@ -131,34 +161,37 @@ static int open_tracer(int kvm_fd, int pidfd, const struct vmm_fds *fds, char *e
 	return -e;
 }
 
+/* The tracer configuration of vCPU @i: the escapes alone while branches are deferred. */
+static struct vbts_kvm_x86_bts_tracer_config tracer_config(const struct collector *c,
+							  unsigned int i)
+{
+	struct vbts_kvm_x86_bts_tracer_config tc = c->base;
+
+	tc.vcpu = i;
+	/* Deferred: the escapes alone, each waking the collector (watermark 0). */
+	if (c->deferred) {
+		tc.config.flags &= ~(uint64_t)VBTS_KVM_X86_BTS_CFG_BRANCHES;
+		tc.config.watermark = 0;
+	}
+	return tc;
+}
+
 static int configure_vcpu(struct collector *c, unsigned int i, const struct collector_config *cfg,
 			  uint64_t nr, uint64_t stride, uint64_t start_ns, char *err,
 			  size_t errlen)
 {
-	struct vbts_kvm_x86_bts_tracer_config tc = {
-		.vcpu = i,
-		.cr3_flags = VBTS_KVM_X86_CR3_TRACE_ENABLE,
-		.config = {
-			.mode = VBTS_KVM_X86_BTS_RING_WRAP,
-			.cpl = kvm_ring__cpl(cfg->cpl),
-			.nr_records = nr,
-			.watermark = nr / 2,
-			.flags = VBTS_KVM_X86_BTS_CFG_BRANCHES,
-		},
-		.nr_cr3 = cfg->nr_cr3,
-	};
+	struct vbts_kvm_x86_bts_tracer_config tc = tracer_config(c, i);
 	struct collector_vcpu *v = &c->v[i];
 	char why[160];
 	int ret;
 
-	for (unsigned int k = 0; k < cfg->nr_cr3 && k < VBTS_KVM_X86_CR3_TRACE_MAX; k++)
-		tc.cr3[k] = cfg->cr3[k];
 	v->tv.index = i;
 	v->tv.fd = -1;
 	v->tv.ring = trace__ring(c->trace, i);
 	v->tv.cpl = cfg->cpl;
 	v->tv.start_ns = start_ns;
 	v->tv.ring_records = cfg->ring_records;
+	v->tv.tasks = c->tasks;
 	if (ioctl(c->tfd, VBTS_KVM_X86_BTS_TRACER_CONFIGURE, &tc) < 0) {
 		ret = -errno;
 		errmsg__set(err, errlen, "vCPU %u: KVM_X86_BTS_TRACER_CONFIGURE: %s", i,
@@ -172,6 +205,7 @@ static int configure_vcpu(struct collector *c, unsigned int i, const struct coll
 		return ret;
 	}
 	v->mapped = true;
+	v->ring.follow = true;
 	/* What a previous tracer left is not this trace's: start at the head. */
 	v->ring.next = __atomic_load_n(&v->ring.hdr->head, __ATOMIC_ACQUIRE);
 	v->ring.lost = __atomic_load_n(&v->ring.hdr->lost, __ATOMIC_RELAXED);
@@ -190,10 +224,67 @@ static void release(struct collector *c)
 	for (unsigned int i = 0; c->v && i < c->nr; i++)
 		if (c->v[i].mapped)
 			kvm_ring__unmap(&c->v[i].ring);
+	guest_tasks__destroy(c->tasks);
+	tracer_mem__close(c->mem);
+	free(c->gone);
 	free(c->v);
 	if (c->tfd >= 0)
 		close(c->tfd);
 	free(c);
+}
+
+/*
+ * Name a Linux guest's processes: its kernel's BTF and symbols from the image, its memory
+ * through the tracer fd. Anything missing leaves them unnamed, said in one line; the trace is
+ * the same otherwise.
+ */
+static void tasks_init(struct collector *c, const struct collector_config *cfg)
+{
+	struct guest_tasks_config gc = { .kernel = cfg->image, .nr_vcpus = c->nr,
+					 .system_map = cfg->system_map,
+					 .select = cfg->start_at, .nr_select = cfg->nr_start_at,
+					 .phys = tracer_mem__ptr };
+	char err[320];
+	int ret;
+
+	if (!cfg->image) {
+		pr_info("the guest's kernel image is not known (no -kernel): its processes are not "
+			"named");
+		goto no_tasks;
+	}
+	c->mem = tracer_mem__open(c->tfd);
+	c->gone = calloc(c->nr, sizeof(*c->gone));
+	if (!c->mem || !c->gone) {
+		pr_warn("out of memory: the guest's processes are not named");
+		goto no_tasks;
+	}
+	ret = tracer_mem__probe(c->mem);
+	if (ret == -ENOTTY || ret == -EINVAL) {
+		pr_warn("this host's KVM cannot read a traced guest's memory (no "
+			"KVM_X86_BTS_TRACER_READ_GPA, kvm-patches/ patch 19): the guest's processes "
+			"are not named");
+		goto no_tasks;
+	}
+	if (ret < 0) {
+		pr_warn("reading guest memory through the tracer: %s: the guest's processes are "
+			"not named", strerror(-ret));
+		goto no_tasks;
+	}
+	gc.phys_ctx = c->mem;
+	c->tasks = guest_tasks__create(&gc, err, sizeof(err));
+	if (!c->tasks) {
+		pr_warn("%s is not a Linux kernel vbts can introspect (%s): the guest's processes "
+			"are not named", cfg->image, err);
+		goto no_tasks;
+	}
+	/* One id per process, whichever half of a KPTI pair is loaded (guest-tasks.h). */
+	c->base.cr3_flags |= VBTS_KVM_X86_CR3_TRACE_KPTI;
+	c->deferred = cfg->cpl == VBTS_CPL_USER || cfg->nr_start_at;
+	return;
+
+no_tasks:
+	if (cfg->nr_start_at)
+		pr_warn("--start-at needs the processes of a Linux guest: recording from the start");
 }
 
 struct collector *collector__attach(int kvm_fd, int pidfd, const struct vmm_fds *fds,
@@ -265,6 +356,22 @@ struct collector *collector__attach(int kvm_fd, int pidfd, const struct vmm_fds 
 		errmsg__set(err, errlen, "out of memory");
 		goto err_release;
 	}
+	c->base = (struct vbts_kvm_x86_bts_tracer_config){
+		.cr3_flags = VBTS_KVM_X86_CR3_TRACE_ENABLE,
+		.config = {
+			.mode = VBTS_KVM_X86_BTS_RING_WRAP,
+			.cpl = kvm_ring__cpl(cfg->cpl),
+			.nr_records = nr,
+			.watermark = nr / 2,
+			.flags = VBTS_KVM_X86_BTS_CFG_BRANCHES,
+		},
+		.nr_cr3 = cfg->nr_cr3,
+	};
+	for (unsigned int k = 0; k < cfg->nr_cr3; k++)
+		c->base.cr3[k] = cfg->cr3[k];
+	tasks_init(c, cfg);
+	/* vm.json names a Linux guest's kernel "kernel": vbts decode reads its tasks' maps then. */
+	tc.linux_kernel = c->tasks != NULL;
 	tc.vcpus = c->nr;
 	start_ns = monotonic_ns();
 	c->start_ns = start_ns;
@@ -273,6 +380,8 @@ struct collector *collector__attach(int kvm_fd, int pidfd, const struct vmm_fds 
 		ret = -errno;
 		goto err_release;
 	}
+	if (c->tasks)
+		guest_tasks__set_events(c->tasks, trace__events(c->trace));
 	for (unsigned int i = 0; i < c->nr; i++) {
 		ret = configure_vcpu(c, i, cfg, nr, info.mmap_stride, start_ns, err, errlen);
 		if (ret < 0)
@@ -301,12 +410,72 @@ FILE *collector__events(struct collector *c, uint64_t *start_ns)
 	return trace__events(c->trace);
 }
 
+/* Look for the guest kernel in guest memory, from the address space a vCPU loaded last. */
+static void find_kernel(struct collector *c, uint64_t now)
+{
+	uint64_t arrivals = 0, cr3 = ~0ULL, slide;
+
+	if (guest_tasks__attached(c->tasks) || now - c->found_ns < FIND_KERNEL_INTERVAL_NS)
+		return;
+	for (unsigned int i = 0; i < c->nr; i++) {
+		arrivals += c->v[i].ring.arrivals;
+		if (c->v[i].ring.cr3 != ~0ULL)
+			cr3 = c->v[i].ring.cr3;
+	}
+	if (cr3 == ~0ULL || arrivals == c->found_arrivals)
+		return;
+	c->found_ns = now;
+	c->found_arrivals = arrivals;
+	if (!guest_tasks__attach(c->tasks, cr3, 0, 0) && guest_tasks__kaslr_slide(c->tasks, &slide))
+		pr_info("the guest's Linux kernel found in its memory (KASLR slide %#" PRIx64 "): its "
+			"processes are named in events.jsonl", slide);
+}
+
+/*
+ * The first process ran: record branches from here on. A ring is configured only while
+ * disabled, so each vCPU is told to disable, take the configuration and enable again, which
+ * it does at once before its next entry (a STOP and a START in its ring).
+ */
+static void branches_on(struct collector *c)
+{
+	struct vbts_kvm_x86_bts_tracer_config tc;
+
+	c->deferred = false;
+	for (unsigned int i = 0; i < c->nr; i++) {
+		tc = tracer_config(c, i);
+		if (ioctl(c->tfd, VBTS_KVM_X86_BTS_TRACER_DISABLE, (unsigned long)i) < 0 ||
+		    ioctl(c->tfd, VBTS_KVM_X86_BTS_TRACER_CONFIGURE, &tc) < 0 ||
+		    ioctl(c->tfd, VBTS_KVM_X86_BTS_TRACER_ENABLE, (unsigned long)i) < 0)
+			pr_warn("vCPU %u: recording its branches: %s", i, strerror(errno));
+	}
+	pr_info("a guest process to record runs: recording branches from here on");
+}
+
 uint64_t collector__drain(struct collector *c)
 {
-	uint64_t n = 0;
+	uint64_t n = 0, now = monotonic_ns();
+	bool user = false;
 
-	for (unsigned int i = 0; i < c->nr; i++)
+	if (c->tasks) {
+		tracer_mem__invalidate(c->mem);
+		find_kernel(c, now);
+	}
+	for (unsigned int i = 0; i < c->nr; i++) {
+		c->v[i].ring.copy_ns = now - c->start_ns;
 		n += kvm_ring__drain(&c->v[i].ring, &c->v[i].tv);
+		user |= c->v[i].ring.user_seen;
+	}
+	if (!c->tasks)
+		return n;
+	/* A process whose final comm is a --start-at name is one to record, too. */
+	for (unsigned int i = 0; i < c->nr; i++)
+		user |= guest_tasks__settle(c->tasks, i, false);
+	if (now - c->reap_ns >= REAP_INTERVAL_NS) {
+		c->reap_ns = now;
+		guest_tasks__reap(c->tasks, now - c->start_ns, c->gone);
+	}
+	if (c->deferred && user && !c->frozen)
+		branches_on(c);
 	return n;
 }
 
@@ -378,6 +547,15 @@ int collector__close(struct collector *c)
 				kvm_ring__put_escape(&v->tv, VBTS_ESC_STOP,
 						     tracer_vcpu__now_ns(&v->tv), 0);
 		}
+	}
+	if (c->tasks) {
+		uint64_t slide;
+
+		for (unsigned int i = 0; i < c->nr; i++)
+			guest_tasks__settle(c->tasks, i, true);
+		guest_tasks__set_events(c->tasks, NULL);
+		if (guest_tasks__kaslr_slide(c->tasks, &slide))
+			trace__set_kaslr_slide(c->trace, slide);
 	}
 	ret = trace__close(c->trace);
 	release(c);

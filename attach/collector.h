@@ -19,6 +19,8 @@
 
 /* --task: CR3 values given at most. */
 #define COLLECTOR_MAX_CR3 64
+/* --start-at: process names given at most. */
+#define COLLECTOR_MAX_START_AT 16
 
 struct collector;
 
@@ -31,7 +33,14 @@ struct collector;
  * @nr_cr3:       how many (0: all)
  * @via:          how the VM was found: "pid", "qemu" (started by vbts attach), "libvirt"
  * @domain:       the libvirt domain's name, NULL otherwise
- * @image:        the guest image (QEMU's -kernel), NULL when unknown
+ * @image:        the guest image (QEMU's -kernel), NULL when unknown; a Linux kernel's (a
+ *                bzImage or vmlinux with BTF) processes are named through introspection
+ * @system_map:   its System.map, or NULL
+ * @start_at:     process names (a comm or the executable's base name, as `vbts run --task`):
+ *                branches are recorded from the first load of one of them the collector sees
+ *                (a Linux guest whose kernel is introspected); until then the rings record
+ *                address-space loads only and the guest runs unstepped
+ * @nr_start_at:  their number, at most COLLECTOR_MAX_START_AT
  */
 struct collector_config {
 	const char *trace_dir;
@@ -42,6 +51,9 @@ struct collector_config {
 	const char *via;
 	const char *domain;
 	const char *image;
+	const char *system_map;
+	const char *start_at[COLLECTOR_MAX_START_AT];
+	unsigned int nr_start_at;
 };
 
 /**

@@ -212,6 +212,16 @@ SAME_V(KVM_X86_BTS_TRACER_STATUS);
 SAME_V(KVM_X86_BTS_TRACER_DRAIN);
 SAME_V(KVM_X86_BTS_TRACER_CLEAR);
 
+/* reading guest memory through the tracer */
+SAME_SIZE(kvm_x86_bts_tracer_read);
+SAME_FIELD(kvm_x86_bts_tracer_read, gpa);
+SAME_FIELD(kvm_x86_bts_tracer_read, addr);
+SAME_FIELD(kvm_x86_bts_tracer_read, len);
+SAME_FIELD(kvm_x86_bts_tracer_read, flags);
+SAME_FIELD(kvm_x86_bts_tracer_read, pad);
+SAME_V(KVM_X86_BTS_TRACER_READ_MAX);
+SAME_V(KVM_X86_BTS_TRACER_READ_GPA);
+
 int main(void)
 {
 	return 0;

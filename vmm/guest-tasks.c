@@ -65,6 +65,8 @@ struct gt_select {
  * @pend_exec:  it is an exec event (else a task event)
  * @pend_vcpu:  the vCPU that loaded @id
  * @pend_time:  when
+ * @pend_id:    the address-space id announced (@id is changed by an exec before the
+ *              announcement of the address space before it is written)
  * @pend_comm:  the comm at the load
  */
 struct gt_proc {
@@ -80,6 +82,7 @@ struct gt_proc {
 	bool pend_exec;
 	unsigned int pend_vcpu;
 	uint64_t pend_time;
+	uint64_t pend_id;
 	char pend_comm[KERNEL_COMM_MAX + 1];
 };
 
@@ -88,7 +91,9 @@ struct guest_tasks {
 	struct kernel_info *ki;
 	struct introspect *in;
 	char *kernel;		/* the kernel file, for its kallsyms tables */
-	const struct guest_memory *mem;
+	const struct guest_memory *mem; /* the VMM's guest memory, NULL when attached */
+	void *(*phys)(const void *ctx, uint64_t gpa, uint64_t len);
+	const void *phys_ctx;
 	uint64_t cr4;
 	FILE *events;
 	unsigned int attach_tries;
@@ -117,16 +122,14 @@ struct guest_tasks {
 
 static void *mem_ptr(const void *ctx, uint64_t gpa, uint64_t len)
 {
-	const struct guest_tasks *gt = ctx;
-
-	return guest_memory__ptr(gt->mem, gpa, len);
+	return guest_memory__ptr(ctx, gpa, len);
 }
 
 static struct gva_space space(const struct guest_tasks *gt, uint64_t root)
 {
 	return (struct gva_space){
-		.ptr = mem_ptr,
-		.ctx = gt,
+		.ptr = gt->phys,
+		.ctx = gt->phys_ctx,
 		.cr0 = X86_CR0_PE | X86_CR0_PG,
 		.cr3 = root,
 		.cr4 = X86_CR4_PAE | (gt->cr4 & X86_CR4_LA57),
@@ -194,6 +197,13 @@ struct guest_tasks *guest_tasks__create(const struct guest_tasks_config *cfg, ch
 		goto err;
 	pthread_mutex_init(&gt->lock, NULL);
 	gt->mem = cfg->mem;
+	gt->phys = cfg->mem ? mem_ptr : cfg->phys;
+	gt->phys_ctx = cfg->mem ? (const void *)cfg->mem : cfg->phys_ctx;
+	if (!gt->phys) {
+		snprintf(err, errlen, "no guest memory to read");
+		ret = -EINVAL;
+		goto err_free;
+	}
 	gt->nr_vcpus = cfg->nr_vcpus;
 	gt->kernel = cfg->kernel ? strdup(cfg->kernel) : NULL;
 	if (cfg->kernel && !gt->kernel)
@@ -394,8 +404,9 @@ int guest_tasks__write_kallsyms(struct guest_tasks *gt, const char *path, size_t
 		snprintf(err, errlen, "the guest kernel was not found in its memory");
 		return -ENOENT;
 	}
-	if (!gt->kernel) {
-		snprintf(err, errlen, "no kernel image");
+	if (!gt->kernel || !gt->mem) {
+		snprintf(err, errlen, gt->kernel ? "guest memory is not mapped in this process" :
+						   "no kernel image");
 		return -ENOENT;
 	}
 	n = vmcoreinfo_candidates(gt->mem, where, KALLSYMS_CANDIDATES);
@@ -587,7 +598,7 @@ static bool flush(struct guest_tasks *gt, struct gt_proc *p, bool force)
 		    !name_matches(exe, t.comm, NULL))) {
 		return false;
 	}
-	announce(gt, p->pend_exec ? "exec" : "task", &t, p->id, p->pend_time, p->pend_vcpu);
+	announce(gt, p->pend_exec ? "exec" : "task", &t, p->pend_id, p->pend_time, p->pend_vcpu);
 	p->pending = false;
 	if (gt->nr_sel && !p->traced && t.pid && selected(gt, &t, NULL)) {
 		p->traced = true;
@@ -936,6 +947,7 @@ bool guest_tasks__switch(struct guest_tasks *gt, unsigned int vcpu, uint64_t old
 		p->pend_exec = exec;
 		p->pend_vcpu = vcpu;
 		p->pend_time = time_ns;
+		p->pend_id = p->id;
 		memcpy(p->pend_comm, t.comm, sizeof(p->pend_comm));
 	}
 	gt->current[vcpu] = (int)(p - gt->procs);

@@ -40,7 +40,12 @@ struct guest_tasks;
  *              the executable) or decimal pids; none records every process
  * @nr_select:  their number, at most GUEST_TASKS_MAX_SELECT
  * @nr_vcpus:   vCPUs of the VM
- * @mem:        guest memory
+ * @mem:        guest memory of the VMM's own VM, or NULL when @phys is given
+ * @phys:       guest-physical memory through another accessor (`vbts attach` reads it
+ *              through the tracer fd: attach/tracer-mem.h), used when @mem is NULL; it has the
+ *              semantics of struct gva_space's ptr: a host pointer valid for [gpa, gpa + len)
+ *              until the next call, or NULL when any of it is not guest RAM
+ * @phys_ctx:   its first argument
  */
 struct guest_tasks_config {
 	const char *kernel;
@@ -49,6 +54,8 @@ struct guest_tasks_config {
 	unsigned int nr_select;
 	unsigned int nr_vcpus;
 	const struct guest_memory *mem;
+	void *(*phys)(const void *ctx, uint64_t gpa, uint64_t len);
+	const void *phys_ctx;
 };
 
 /**

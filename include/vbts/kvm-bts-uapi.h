@@ -198,4 +198,22 @@ struct vbts_kvm_x86_bts_tracer_drain {
 #define VBTS_KVM_X86_BTS_TRACER_DRAIN _IOWR(KVMIO, 0xfe, struct vbts_kvm_x86_bts_tracer_drain)
 #define VBTS_KVM_X86_BTS_TRACER_CLEAR _IO(KVMIO, 0xff)
 
+/*
+ * VBTS_KVM_X86_BTS_TRACER_READ_GPA (tracer fd): len bytes (1 to VBTS_KVM_X86_BTS_TRACER_READ_MAX)
+ * of guest physical memory at gpa, through the VM's user memory slots, to the buffer at addr;
+ * flags and pad 0. All or nothing: 0; -ENOENT when part of the range is in no memory slot (a
+ * hole, MMIO), -EFAULT when a page cannot be read, -ESRCH once the VMM's address space is gone,
+ * -ENOTTY from a kernel without it. Nothing is ever written to guest memory.
+ */
+struct vbts_kvm_x86_bts_tracer_read {
+	__u64 gpa;
+	__u64 addr;
+	__u32 len;
+	__u32 flags;
+	__u64 pad;
+};
+
+#define VBTS_KVM_X86_BTS_TRACER_READ_MAX (64U << 10)
+#define VBTS_KVM_X86_BTS_TRACER_READ_GPA _IOW(KVMIO, 0xef, struct vbts_kvm_x86_bts_tracer_read)
+
 #endif /* VBTS_KVM_BTS_UAPI_H */

@@ -36,6 +36,7 @@ struct introspect {
 	uint64_t root;		/* guest-physical address of init_mm.pgd */
 	uint64_t slide;
 	uint64_t page_offset_base;
+	uint64_t pob_var;	/* runtime address of page_offset_base, 0 when unknown */
 	uint64_t init_task;	/* runtime address */
 	uint64_t init_mm;	/* runtime address */
 	uint64_t kptr_min;	/* lowest canonical kernel address: 4- or 5-level paging */
@@ -327,6 +328,24 @@ static int resolve_one(const struct guest_task *t, void *ctx)
 	return 0;
 }
 
+/*
+ * The kernel randomizes the base of its direct map (page_offset_base) in setup_arch(), after it
+ * has loaded page tables of its own: introspection opened before that, from an early CR3 load
+ * seen late (`vbts attach` reads the ring every 100 ms), has the boot value, and no mm->pgd
+ * translates to a process's CR3. When a CR3 finds no process, the variable is read again;
+ * true when it changed to another plausible base (then taken).
+ */
+static bool new_page_offset_base(struct introspect *in)
+{
+	uint64_t pob;
+
+	if (!in->pob_var || rd64(in, in->pob_var, &pob) || pob == in->page_offset_base ||
+	    !kptr_ok(in, pob) || pob % DIRECT_MAP_ALIGN)
+		return false;
+	in->page_offset_base = pob;
+	return true;
+}
+
 int introspect__resolve_cr3(struct introspect *in, uint64_t cr3, struct guest_task *out)
 {
 	struct resolve_ctx r = { .cr3 = cr3 & INTROSPECT_CR3_ADDR, .out = out };
@@ -341,6 +360,16 @@ int introspect__resolve_cr3(struct introspect *in, uint64_t cr3, struct guest_ta
 		out->pgd = in->root;
 		return 0;
 	}
+	ret = walk(in, resolve_one, &r);
+	if (ret == 1)
+		return 0;
+	if (ret)
+		return ret;
+	if (r.user_half)
+		return 0;
+	if (!new_page_offset_base(in))
+		return -ENOENT;
+	r = (struct resolve_ctx){ .cr3 = cr3 & INTROSPECT_CR3_ADDR, .out = out };
 	ret = walk(in, resolve_one, &r);
 	if (ret == 1)
 		return 0;
@@ -531,6 +560,7 @@ static int find_kernel(struct introspect *in, const struct kernel_info *ki, char
 			return -EINVAL;
 		}
 		in->page_offset_base = pob;
+		in->pob_var = runtime(in, sym);
 	}
 
 	if (rd64(in, in->init_mm + l->mm_pgd, &pgd) || pgd_phys(in, pgd, &root)) {

@@ -42,6 +42,7 @@ static int map(struct kvm_ring *kr, int fd, off_t offset, uint64_t nr, bool pend
 
 	memset(kr, 0, sizeof(*kr));
 	kr->skip_arrive = ~0ULL;
+	kr->cr3 = ~0ULL;
 	kr->nr = nr;
 	kr->map_len = kvm_ring__map_len(nr);
 	kr->map = mmap(NULL, kr->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, offset);
@@ -110,7 +111,7 @@ uint64_t kvm_ring__tsc_to_ns(const struct kvm_ring *kr, uint64_t tsc)
 	unsigned __int128 d;
 
 	if (!kr->khz)
-		return kr->ns0;
+		return kr->copy_ns > kr->ns0 ? kr->copy_ns : kr->ns0;
 	if (tsc < kr->tsc0) {
 		d = (unsigned __int128)(kr->tsc0 - tsc) * 1000000U / kr->khz;
 		return d >= kr->ns0 ? 0 : kr->ns0 - (uint64_t)d;
@@ -216,7 +217,16 @@ static void copy_record(struct batch *b, struct kvm_ring *kr, struct vbts_record
 		break;
 	}
 	batch_put(b, &r);
-	if (vbts_record__escape_kind(&r) == VBTS_ESC_TASK_ARRIVE && pid_record(tv, &r))
+	if (vbts_record__escape_kind(&r) != VBTS_ESC_TASK_ARRIVE)
+		return;
+	if (kr->follow) {
+		if (tv->tasks &&
+		    guest_tasks__switch(tv->tasks, tv->index, kr->cr3, r.to, kr->last_ns))
+			kr->user_seen = true;
+		kr->cr3 = r.to;
+		kr->arrivals++;
+	}
+	if (pid_record(tv, &r))
 		batch_put(b, &r);
 }
 

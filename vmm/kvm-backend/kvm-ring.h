@@ -36,11 +36,22 @@
  * @lost:        the kernel's lost count already reported
  * @tsc0:        guest TSC at set-up
  * @ns0:         ns since trace start at set-up
- * @khz:         guest TSC frequency in kHz, 0 when unknown (times are then all @ns0)
+ * @khz:         guest TSC frequency in kHz, 0 when unknown (times are then @copy_ns, or all
+ *               @ns0 without it)
+ * @copy_ns:     with @khz 0: the time of the current copy (ns since trace start), which a
+ *               collector in another process than the VMM sets before each drain; 0: none
  * @last_ns:     the time of the last escape record copied
  * @skip_arrive: a TASK_ARRIVE to this address-space id is not copied (~0: none)
  * @pending:     the header is not set up yet (kvm_ring__map_pending())
  * @broken:      the header turned out to be another ring's: nothing is copied
+ * @follow:      each TASK_ARRIVE copied is reported to @tv->tasks (guest_tasks__switch()) as
+ *               it is copied, before its TASK_PID: for a collector that learns of CR3 loads
+ *               from the ring alone (`vbts attach`); the VMM's backend reports them at the
+ *               load's exit instead
+ * @cr3:         with @follow: the address space of the last TASK_ARRIVE copied (~0: none)
+ * @arrivals:    with @follow: TASK_ARRIVE records copied
+ * @user_seen:   with @follow: a TASK_ARRIVE was resolved to a process that is to be recorded
+ *               (guest_tasks__switch() returned true)
  */
 struct kvm_ring {
 	void *map;
@@ -53,10 +64,15 @@ struct kvm_ring {
 	uint64_t tsc0;
 	uint64_t ns0;
 	uint64_t khz;
+	uint64_t copy_ns;
 	uint64_t last_ns;
 	uint64_t skip_arrive;
 	bool pending;
 	bool broken;
+	bool follow;
+	uint64_t cr3;
+	uint64_t arrivals;
+	bool user_seen;
 };
 
 /**
@@ -123,7 +139,8 @@ uint32_t kvm_ring__cpl(enum vbts_cpl_filter f);
 
 /**
  * kvm_ring__tsc_to_ns() - a guest TSC value as ns since trace start:
- * ns0 + (t - tsc0) * 10^6 / khz, 0 when negative, @kr->ns0 when the frequency is unknown.
+ * ns0 + (t - tsc0) * 10^6 / khz, 0 when negative; when the frequency is unknown, the time of
+ * the copy (@kr->copy_ns) when set and later than @kr->ns0, else @kr->ns0.
  * @kr:  ring
  * @tsc: guest TSC
  *

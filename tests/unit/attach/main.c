@@ -5,4 +5,5 @@
 #include "check-main.h"
 #include "tests.h"
 
-VBTS_CHECK_MAIN(vmm_fds_suite, qmp_suite, libvirt_suite, attach_cli_suite, agent_socket_suite)
+VBTS_CHECK_MAIN(vmm_fds_suite, qmp_suite, libvirt_suite, attach_cli_suite, agent_socket_suite,
+		tracer_mem_suite)

@@ -37,6 +37,9 @@ static const struct {
 	{ { "attach", "--trace", "@DIR", "--pid", "1", "extra" }, "unexpected argument 'extra'" },
 	{ { "attach", "--trace", "@DIR", "--pid", "1", "--bogus" }, "unknown option '--bogus'" },
 	{ { "attach", "--trace", "@DIR", "--pid" }, "'--pid' needs an argument" },
+	{ { "attach", "--trace", "@DIR", "--pid", "1", "--start-at", "" }, "--start-at: expected" },
+	{ { "attach", "--trace", "@DIR", "--pid", "1", "--start-at", "bin/sh" },
+	  "--start-at: expected a process name" },
 	{ { "attach", "--trace", "@FILE", "--pid", "1" }, "is not a directory" },
 	{ { "attach", "--trace", "@FULL", "--pid", "1" }, "exists and is not empty" },
 };

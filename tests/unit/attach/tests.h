@@ -12,5 +12,6 @@ Suite *qmp_suite(void);
 Suite *libvirt_suite(void);
 Suite *attach_cli_suite(void);
 Suite *agent_socket_suite(void);
+Suite *tracer_mem_suite(void);
 
 #endif /* VBTS_TESTS_UNIT_ATTACH_TESTS_H */

@@ -182,6 +182,51 @@ START_TEST(test_exec_exit)
 }
 END_TEST
 
+/*
+ * An announcement still waiting for the final comm when its address space is taken for
+ * another process's (the page tables of an exec'd process used again) is written with the
+ * address space it was made for: `vbts attach` settles only at each copy of the rings.
+ */
+START_TEST(test_pending_keeps_its_address_space)
+{
+	uint64_t pgd_a = fk_pgd(&fk, true), pgd_b = fk_pgd(&fk, true);
+	uint64_t mm_a = fk_mm(&fk, pgd_a), mm_b = fk_mm(&fk, pgd_b), mm_a2;
+	uint64_t sh, other, tasks[2];
+	char want[24];
+	json_t *all;
+
+	fk_exe(&fk, mm_a, "busybox");
+	fk_exe(&fk, mm_b, "prog");
+	sh = fk_task(&fk, 10, 10, "sh", mm_a);
+	tasks[0] = sh;
+	fk_link(&fk, tasks, 1);
+	start(NULL, 0);
+	/* sh's announcement waits: its comm is not its executable's name */
+	guest_tasks__switch(gt, 0, fk.root, pgd_a, 100);
+	/* it execs (nothing settles), and its old page tables go to a new process */
+	fk_w64(&fk, sh + FK_TASK_MM, mm_b);
+	mm_a2 = fk_mm(&fk, pgd_a);
+	fk_exe(&fk, mm_a2, "other");
+	other = fk_task(&fk, 11, 11, "other", mm_a2);
+	tasks[0] = sh;
+	tasks[1] = other;
+	fk_link(&fk, tasks, 2);
+	sync_ram();
+	guest_tasks__switch(gt, 1, fk.root, pgd_a, 200);
+	guest_tasks__switch(gt, 0, fk.root, pgd_b, 300);
+	guest_tasks__settle(gt, 0, true);
+	guest_tasks__settle(gt, 1, true);
+	all = read_events();
+	snprintf(want, sizeof(want), "%#llx", (unsigned long long)guest_tasks__id(pgd_a));
+	ck_assert_str_eq(json_string_value(json_object_get(event_of(all, "task", 10), "cr3")),
+			 want);
+	snprintf(want, sizeof(want), "%#llx", (unsigned long long)guest_tasks__id(pgd_b));
+	ck_assert_str_eq(json_string_value(json_object_get(event_of(all, "exec", 10), "cr3")),
+			 want);
+	json_decref(all);
+}
+END_TEST
+
 START_TEST(test_select_pid_and_children)
 {
 	static const char *const sel[] = { "20" };
@@ -385,6 +430,7 @@ Suite *guest_tasks_suite(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_exec_exit);
+	tcase_add_test(tc, test_pending_keeps_its_address_space);
 	tcase_add_test(tc, test_select_pid_and_children);
 	tcase_add_test(tc, test_all_processes);
 	tcase_add_test(tc, test_renewed_address_space);

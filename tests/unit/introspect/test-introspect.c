@@ -183,6 +183,39 @@ END_TEST
 
 /* Without KPTI a PGD may be the page right after another process's: that is an exact match,
  * not the other's user half. */
+/*
+ * Opened before the kernel randomized its direct map (an early CR3 load that `vbts attach`
+ * reads late): page_offset_base still has its boot value then, and the first CR3 that finds no
+ * process has it read again.
+ */
+START_TEST(test_late_page_offset_base)
+{
+	const uint64_t boot = 0xffff888000000000ULL;
+	struct introspect *in;
+	struct guest_task t;
+	struct procs p;
+
+	fk_boot(&fk, 0x1f400000, POB_L4, false);
+	populate(&p);
+	fk_w64(&fk, fk_rt(&fk, FK_PAGE_OFFSET_BASE), boot);
+	in = attach(ki, fk.root, 0, 0, 0);
+	ck_assert_msg(in, "%s", err);
+	ck_assert_uint_eq(introspect__page_offset_base(in), boot);
+	fk_w64(&fk, fk_rt(&fk, FK_PAGE_OFFSET_BASE), POB_L4);
+	expect_resolve(in, p.pgd_spin, 100);
+	ck_assert_uint_eq(introspect__page_offset_base(in), POB_L4);
+	expect_resolve(in, p.pgd_init, 1);
+	/* no process's address space: not found, the base kept */
+	ck_assert_int_eq(introspect__resolve_cr3(in, 0x1ff0000, &t), -ENOENT);
+	ck_assert_uint_eq(introspect__page_offset_base(in), POB_L4);
+	/* a base that is none is not taken */
+	fk_w64(&fk, fk_rt(&fk, FK_PAGE_OFFSET_BASE), 0x1234);
+	ck_assert_int_eq(introspect__resolve_cr3(in, 0x1ff0000, &t), -ENOENT);
+	ck_assert_uint_eq(introspect__page_offset_base(in), POB_L4);
+	introspect__close(in);
+}
+END_TEST
+
 START_TEST(test_exact_beats_user_half)
 {
 	struct introspect *in;
@@ -520,6 +553,7 @@ Suite *introspect_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_loop_test(tc, test_resolve, 0, sizeof(boots) / sizeof(boots[0]));
 	tcase_add_test(tc, test_exact_beats_user_half);
+	tcase_add_test(tc, test_late_page_offset_base);
 	tcase_add_test(tc, test_lstar);
 	tcase_add_test(tc, test_panic_cpu);
 	tcase_add_test(tc, test_bad_attach);
