@@ -491,6 +491,18 @@ static void collect(struct attach_ctx *c)
 			return;
 		}
 		collector__drain(c->col);
+		if (pfd[P_QMP].revents & (POLLIN | POLLHUP) && !qmp_events(c)) {
+			qmp__close(c->qmp);
+			c->qmp = NULL;
+		}
+		if (pfd[P_AGENT].revents)
+			agent_socket__read(c->agent);
+		if (pfd[P_DOM].revents & POLLIN && libvirt_domain__crashed(c->dom))
+			freeze(c, "libvirt reports the domain crashed");
+		/*
+		 * What QEMU said before it exited (a GUEST_PANICKED, the agent's last lines) is
+		 * read above, before its exit ends the loop.
+		 */
 		if (pfd[P_SIG].revents & POLLIN &&
 		    read(c->sig_fd, &si, sizeof(si)) == sizeof(si)) {
 			if (si.ssi_signo == SIGCHLD) {
@@ -505,14 +517,6 @@ static void collect(struct attach_ctx *c)
 				return;
 			}
 		}
-		if (pfd[P_QMP].revents & (POLLIN | POLLHUP) && !qmp_events(c)) {
-			qmp__close(c->qmp);
-			c->qmp = NULL;
-		}
-		if (pfd[P_AGENT].revents)
-			agent_socket__read(c->agent);
-		if (pfd[P_DOM].revents & POLLIN && libvirt_domain__crashed(c->dom))
-			freeze(c, "libvirt reports the domain crashed");
 		if (pfd[P_PID].revents & POLLIN)
 			return; /* the VMM exited */
 		if (pfd[P_COL].revents & (POLLHUP | POLLERR))
