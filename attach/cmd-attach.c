@@ -55,7 +55,8 @@
 static const char usage[] =
 	"usage: vbts attach --trace DIR [--cpl all|user|kernel] [--task CR3]... [--ring RECORDS]\n"
 	"                   [--agent SOCKET] [--start-at NAME]...\n"
-	"                   (--pid PID | --domain NAME [--connect URI] | -- QEMU [ARGS...])\n"
+	"                   (--pid PID | --domain NAME [--connect URI] [--start] |\n"
+	"                    -- QEMU [ARGS...])\n"
 	"\n"
 	"Record the taken branches of a KVM guest that another process runs, through the patched\n"
 	"KVM of kvm-patches/ (KVM_CAP_X86_BTS_ATTACH): the VMM is not changed, its vCPUs never\n"
@@ -67,6 +68,10 @@ static const char usage[] =
 	"  --domain NAME      a libvirt domain (its QEMU found through libvirt's API); when\n"
 	"                     libvirt reports the domain crashed (pvpanic) the rings are frozen\n"
 	"  --connect URI      libvirt's URI (default: libvirt's own default)\n"
+	"  --start            with --domain: start the defined, inactive domain paused through\n"
+	"                     libvirt, attach, then resume it: the trace starts at the guest's\n"
+	"                     first instruction (its firmware's). The domain is destroyed when\n"
+	"                     attaching fails; a stop signal ends the trace, the domain runs on\n"
 	"  -- QEMU ARGS...    start QEMU (e.g. qemu-system-x86_64 -enable-kvm -kernel IMAGE): vbts\n"
 	"                     adds -S unless ARGS have it and a QMP socket of its own (-qmp\n"
 	"                     unix:...; QEMU accepts several monitors), attaches, then starts the\n"
@@ -105,6 +110,7 @@ struct attach_opts {
 	int pid;
 	const char *domain;
 	const char *connect;
+	bool start;
 	const char *agent;
 	char **qemu_argv;
 	int qemu_argc;
@@ -122,6 +128,7 @@ struct attach_ctx {
 	char *qmp_path;
 	struct qmp *qmp;
 	struct libvirt_domain *dom;
+	bool dom_paused;       /* --start: the domain we started has not been resumed */
 	struct vmm_fds fds;
 	struct collector *col;
 	struct agent_socket *agent;
@@ -155,11 +162,12 @@ static int parse_opts(int argc, char **argv, struct attach_opts *o)
 		{ "pid", required_argument, NULL, 'p' },
 		{ "domain", required_argument, NULL, 'd' },
 		{ "connect", required_argument, NULL, 'c' },
+		{ "start", no_argument, NULL, 's' },
 		{ "cpl", required_argument, NULL, 'l' },
 		{ "task", required_argument, NULL, 'k' },
 		{ "ring", required_argument, NULL, 'r' },
 		{ "agent", required_argument, NULL, 'a' },
-		{ "start-at", required_argument, NULL, 's' },
+		{ "start-at", required_argument, NULL, 'A' },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t v;
@@ -183,6 +191,9 @@ static int parse_opts(int argc, char **argv, struct attach_opts *o)
 			break;
 		case 'c':
 			o->connect = optarg;
+			break;
+		case 's':
+			o->start = true;
 			break;
 		case 'l':
 			if (!strcmp(optarg, "all")) {
@@ -213,7 +224,7 @@ static int parse_opts(int argc, char **argv, struct attach_opts *o)
 		case 'a':
 			o->agent = optarg;
 			break;
-		case 's':
+		case 'A':
 			if (o->cc.nr_start_at == COLLECTOR_MAX_START_AT) {
 				pr_err("--start-at given more than %u times", COLLECTOR_MAX_START_AT);
 				return -EINVAL;
@@ -245,6 +256,10 @@ static int parse_opts(int argc, char **argv, struct attach_opts *o)
 	}
 	if (o->connect && !o->domain) {
 		pr_err("--connect is for --domain");
+		return -EINVAL;
+	}
+	if (o->start && !o->domain) {
+		pr_err("--start is for --domain (-- QEMU starts QEMU paused itself)");
 		return -EINVAL;
 	}
 	if (!o->trace_dir) {
@@ -683,6 +698,13 @@ static int attach(int argc, char **argv)
 	}
 	if (c->o.domain) {
 		c->dom = libvirt_domain__open(c->o.connect, c->o.domain, err, sizeof(err));
+		if (c->dom && c->o.start) {
+			if (libvirt_domain__start_paused(c->dom, err, sizeof(err)) < 0) {
+				pr_err("%s", err);
+				goto out;
+			}
+			c->dom_paused = true;
+		}
 		if (!c->dom || libvirt_domain__pid(c->dom, &pid, err, sizeof(err)) < 0) {
 			pr_err("%s", err);
 			goto out;
@@ -713,6 +735,17 @@ static int attach(int argc, char **argv)
 		}
 		goto out;
 	}
+	if (c->dom_paused) {
+		if (libvirt_domain__resume(c->dom, err, sizeof(err)) < 0) {
+			pr_err("%s", err);
+			close_agent(c);
+			collector__close(c->col);
+			c->col = NULL;
+			status = 1;
+			goto out;
+		}
+		c->dom_paused = false;
+	}
 	collect(c);
 	close_agent(c);
 	ret = collector__close(c->col);
@@ -723,6 +756,8 @@ static int attach(int argc, char **argv)
 	status = ret < 0 ? 1 : exit_status(c);
 out:
 	stop_qemu(c);
+	if (c->dom_paused)
+		libvirt_domain__destroy(c->dom);
 	ctx_fini(c);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	return status;

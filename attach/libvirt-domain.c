@@ -222,6 +222,42 @@ int libvirt_domain__pid(struct libvirt_domain *d, int *pid, char *err, size_t er
 	return 0;
 }
 
+int libvirt_domain__start_paused(struct libvirt_domain *d, char *err, size_t errlen)
+{
+	char esc[256], msg[256];
+
+	if (virDomainIsActive(d->dom) != 0) {
+		errmsg__set(err, errlen, "domain %s is running (or its state is unknown): --start "
+			"needs a defined, inactive domain", escape__str(esc, sizeof(esc), d->name));
+		return -EBUSY;
+	}
+	if (virDomainCreateWithFlags(d->dom, VIR_DOMAIN_START_PAUSED) < 0) {
+		errmsg__set(err, errlen, "libvirt cannot start domain %s: %s",
+			escape__str(esc, sizeof(esc), d->name),
+			escape__str(msg, sizeof(msg), last_error()));
+		return -EIO;
+	}
+	return 0;
+}
+
+int libvirt_domain__resume(struct libvirt_domain *d, char *err, size_t errlen)
+{
+	char esc[256], msg[256];
+
+	if (virDomainResume(d->dom) < 0) {
+		errmsg__set(err, errlen, "libvirt cannot resume domain %s: %s",
+			escape__str(esc, sizeof(esc), d->name),
+			escape__str(msg, sizeof(msg), last_error()));
+		return -EIO;
+	}
+	return 0;
+}
+
+void libvirt_domain__destroy(struct libvirt_domain *d)
+{
+	virDomainDestroy(d->dom);
+}
+
 static void lifecycle(virConnectPtr conn, virDomainPtr dom, int event, int detail,
 		      void *opaque)
 {
@@ -327,6 +363,25 @@ int libvirt_domain__pid(struct libvirt_domain *d, int *pid, char *err, size_t er
 	(void)pid;
 	errmsg__set(err, errlen, "--domain: this vbts was built without libvirt (libvirt-dev)");
 	return -ENOTSUP;
+}
+
+int libvirt_domain__start_paused(struct libvirt_domain *d, char *err, size_t errlen)
+{
+	(void)d;
+	errmsg__set(err, errlen, "--domain: this vbts was built without libvirt (libvirt-dev)");
+	return -ENOTSUP;
+}
+
+int libvirt_domain__resume(struct libvirt_domain *d, char *err, size_t errlen)
+{
+	(void)d;
+	errmsg__set(err, errlen, "--domain: this vbts was built without libvirt (libvirt-dev)");
+	return -ENOTSUP;
+}
+
+void libvirt_domain__destroy(struct libvirt_domain *d)
+{
+	(void)d;
 }
 
 int libvirt_domain__watch_crash(struct libvirt_domain *d, char *err, size_t errlen)

@@ -41,6 +41,33 @@ struct libvirt_domain *libvirt_domain__open(const char *uri, const char *name, c
 int libvirt_domain__pid(struct libvirt_domain *d, int *pid, char *err, size_t errlen);
 
 /**
+ * libvirt_domain__start_paused() - start a defined, inactive domain with its vCPUs stopped
+ * (virDomainCreateWithFlags(VIR_DOMAIN_START_PAUSED)): nothing of the guest has run yet.
+ * @d:      domain
+ * @err:    receives one line on failure
+ * @errlen: its size
+ *
+ * Return: 0, -EBUSY when the domain already runs, -EIO when libvirt cannot start it.
+ */
+int libvirt_domain__start_paused(struct libvirt_domain *d, char *err, size_t errlen);
+
+/**
+ * libvirt_domain__resume() - let a paused domain's vCPUs run (virDomainResume()).
+ * @d:      domain
+ * @err:    receives one line on failure
+ * @errlen: its size
+ *
+ * Return: 0 or -EIO.
+ */
+int libvirt_domain__resume(struct libvirt_domain *d, char *err, size_t errlen);
+
+/**
+ * libvirt_domain__destroy() - stop the domain at once (virDomainDestroy()); errors ignored.
+ * @d: domain
+ */
+void libvirt_domain__destroy(struct libvirt_domain *d);
+
+/**
  * libvirt_domain__watch_crash() - follow the domain's lifecycle events in a thread of ours.
  * @d:      domain
  * @err:    receives one line on failure

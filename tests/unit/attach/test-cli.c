@@ -34,6 +34,11 @@ static const struct {
 	{ { "attach", "--trace", "@DIR", "--pid", "1", "--ring", "0" }, "--ring 0" },
 	{ { "attach", "--trace", "@DIR", "--pid", "1", "--connect", "qemu:///system" },
 	  "--connect is for --domain" },
+	{ { "attach", "--trace", "@DIR", "--pid", "1", "--start" }, "--start is for --domain" },
+	{ { "attach", "--trace", "@DIR", "--start", "--", "qemu" }, "--start is for --domain" },
+	{ { "attach", "--trace", "@DIR", "--start" }, "no VM" },
+	{ { "attach", "--trace", "@DIR", "--domain", "d", "--start=1" },
+	  "option '--start' takes no argument" },
 	{ { "attach", "--trace", "@DIR", "--pid", "1", "extra" }, "unexpected argument 'extra'" },
 	{ { "attach", "--trace", "@DIR", "--pid", "1", "--bogus" }, "unknown option '--bogus'" },
 	{ { "attach", "--trace", "@DIR", "--pid" }, "'--pid' needs an argument" },
@@ -90,6 +95,7 @@ START_TEST(test_help)
 	ck_assert_int_eq(o.status, 0);
 	ck_assert_ptr_nonnull(strstr(o.out, "usage: vbts attach"));
 	ck_assert_ptr_nonnull(strstr(o.out, "--domain NAME"));
+	ck_assert_ptr_nonnull(strstr(o.out, "--start"));
 }
 END_TEST
 
