@@ -1,8 +1,13 @@
 #!/busybox sh
 # SPDX-License-Identifier: GPL-2.0
-# init-virtio.sh - /init of the agent's virtio-serial test (a QEMU guest): makes
+# init-virtio.sh - /init of the agent's virtio-serial tests (a QEMU guest): makes
 # /dev/virtio-ports/NAME as udev would, starts the agent (it picks the port org.vbts.agent.0),
-# runs agentdemo until it has called into its library, stops the agent and powers off.
+# lets agentdemo run until it has called into its library while the agent reports it and
+# uploads its files, stops the agent, and powers off.
+# With /start-trace in the initramfs (attach-check, `vbts attach --start-at start-trace`):
+# start-trace runs and waits before agentdemo is let go (once the collector has seen it loaded,
+# it records branches, which steps the whole guest: before, nothing was stepped), so that
+# agentdemo's return into main and its exit are recorded.
 B=/busybox
 $B mount -t proc proc /proc
 $B mkdir -p /sys
@@ -23,6 +28,19 @@ read r < /demo-ready
 $B kill -TERM $agent
 wait $agent
 echo "agent-test: agent exited with status $?"
+if [ -x /start-trace ]; then
+	$B mkfifo /start-go
+	/start-trace /start-go &
+	start=$!
+	# The collector sees start-trace loaded when it copies the rings: give it time.
+	$B sleep 2
+fi
 echo go > /go
 wait $demo
+echo "agent-test: agentdemo exited with status $?"
+if [ -x /start-trace ]; then
+	echo go > /start-go
+	wait $start
+	echo "agent-test: start-trace exited with status $?"
+fi
 $B poweroff -f
