@@ -54,7 +54,7 @@
 
 static const char usage[] =
 	"usage: vbts attach --trace DIR [--cpl all|user|kernel] [--task CR3]... [--ring RECORDS]\n"
-	"                   [--agent SOCKET] [--start-at NAME]...\n"
+	"                   [--agent SOCKET] [--start-at NAME]... [--kernel IMAGE]\n"
 	"                   (--pid PID | --domain NAME [--connect URI] [--start] |\n"
 	"                    -- QEMU [ARGS...])\n"
 	"\n"
@@ -93,9 +93,13 @@ static const char usage[] =
 	"                     rings record address-space loads only and the guest runs\n"
 	"                     unstepped (a Linux guest; its first instructions may be missed).\n"
 	"                     Repeatable (at most 16). --cpl user alone waits for any process\n"
+	"  --kernel IMAGE     the kernel the guest runs (a bzImage, or a vmlinux with BTF), for a\n"
+	"                     guest booted from its disk (a copy of its /boot/vmlinuz-*); the\n"
+	"                     default is QEMU's -kernel\n"
 	"\n"
-	"A Linux guest's processes (QEMU's -kernel a bzImage or vmlinux with BTF) are named in\n"
-	"events.jsonl through its memory, read through the tracer (kvm-patches/ patch 19).\n"
+	"A Linux guest's processes are named in events.jsonl through its memory, read through the\n"
+	"tracer (kvm-patches/ patch 21), with the kernel's BTF from its image (--kernel, or QEMU's\n"
+	"-kernel). When kernel code is recorded, the kernel's symbols go to DIR/kallsyms.map.\n"
 	"\n"
 	"The trace ends when the VM ends (QEMU exits), or on SIGINT, SIGTERM or SIGHUP: the rings\n"
 	"are disabled and copied, the VM keeps running (with -- QEMU, QEMU is then stopped). A\n"
@@ -112,6 +116,7 @@ struct attach_opts {
 	const char *connect;
 	bool start;
 	const char *agent;
+	const char *kernel;
 	char **qemu_argv;
 	int qemu_argc;
 	struct collector_config cc;
@@ -168,6 +173,7 @@ static int parse_opts(int argc, char **argv, struct attach_opts *o)
 		{ "ring", required_argument, NULL, 'r' },
 		{ "agent", required_argument, NULL, 'a' },
 		{ "start-at", required_argument, NULL, 'A' },
+		{ "kernel", required_argument, NULL, 'K' },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t v;
@@ -234,6 +240,9 @@ static int parse_opts(int argc, char **argv, struct attach_opts *o)
 				return -EINVAL;
 			}
 			o->cc.start_at[o->cc.nr_start_at++] = optarg;
+			break;
+		case 'K':
+			o->kernel = optarg;
 			break;
 		default:
 			command__option_error("attach", opt, optopt, argv[optind - 1]);
@@ -378,7 +387,7 @@ static int start_qemu(struct attach_ctx *c)
 		c->qmp_path = NULL;
 		return -ENOMEM;
 	}
-	if (k)
+	if (k && !c->image)
 		c->image = realpath(k, NULL);
 	snprintf(chardev, sizeof(chardev), "unix:%s,server=on,wait=off", c->qmp_path);
 	argv = calloc((size_t)c->o.qemu_argc + 4, sizeof(*argv));
@@ -677,6 +686,15 @@ static int attach(int argc, char **argv)
 	if (trace__check_dir(c->o.trace_dir, err, sizeof(err)) < 0) {
 		pr_err("%s", err);
 		return 2;
+	}
+	if (c->o.kernel) {
+		c->image = realpath(c->o.kernel, NULL);
+		if (!c->image || access(c->image, R_OK)) {
+			pr_err("--kernel %s: %s", escape__str(name, sizeof(name), c->o.kernel),
+			       strerror(errno));
+			ctx_fini(c);
+			return 2;
+		}
 	}
 	c->kvm_fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
 	if (c->kvm_fd < 0) {

@@ -24,6 +24,9 @@
  * kernel is looked for in guest memory at most once a second while CR3 loads come. With
  * --cpl user the rings record only the task escapes until the first process is seen (the
  * kernel's boot has no user mode, and a stepped boot takes hours nested), then branches too.
+ * When kernel code is recorded, the kernel's symbols are written as kallsyms.map once a
+ * process has run (guest_tasks__write_kallsyms(): its tables from the image, found through
+ * the vmcoreinfo page in guest memory).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -58,6 +61,9 @@
 #define FIND_KERNEL_INTERVAL_NS 1000000000ULL
 /* Exits of processes are looked for at most this often. */
 #define REAP_INTERVAL_NS 100000000ULL
+/* Tries at writing kallsyms.map, the n-th 2^n s after the one before. */
+#define KALLSYMS_TRIES 6
+#define NSEC_PER_SEC 1000000000ULL
 
 struct collector_vcpu {
 	struct tracer_vcpu tv;
@@ -95,6 +101,9 @@ struct collector {
 	uint64_t found_arrivals;
 	uint64_t reap_ns;
 	bool *gone;
+	char *kallsyms;		/* where the kernel's symbols go; NULL when written, or not wanted */
+	unsigned int kallsyms_tries;
+	uint64_t kallsyms_ns;	/* when the next try is due */
 };
 
 static uint64_t monotonic_ns(void)
@@ -227,6 +236,7 @@ static void release(struct collector *c)
 	guest_tasks__destroy(c->tasks);
 	tracer_mem__close(c->mem);
 	free(c->gone);
+	free(c->kallsyms);
 	free(c->v);
 	if (c->tfd >= 0)
 		close(c->tfd);
@@ -243,13 +253,13 @@ static void tasks_init(struct collector *c, const struct collector_config *cfg)
 	struct guest_tasks_config gc = { .kernel = cfg->image, .nr_vcpus = c->nr,
 					 .system_map = cfg->system_map,
 					 .select = cfg->start_at, .nr_select = cfg->nr_start_at,
-					 .phys = tracer_mem__ptr };
+					 .phys = tracer_mem__ptr, .read = tracer_mem__read };
 	char err[320];
 	int ret;
 
 	if (!cfg->image) {
-		pr_info("the guest's kernel image is not known (no -kernel): its processes are not "
-			"named");
+		pr_info("the guest's kernel image is not known (no -kernel, no --kernel): its "
+			"processes are not named");
 		goto no_tasks;
 	}
 	c->mem = tracer_mem__open(c->tfd);
@@ -261,7 +271,7 @@ static void tasks_init(struct collector *c, const struct collector_config *cfg)
 	ret = tracer_mem__probe(c->mem);
 	if (ret == -ENOTTY || ret == -EINVAL) {
 		pr_warn("this host's KVM cannot read a traced guest's memory (no "
-			"KVM_X86_BTS_TRACER_READ_GPA, kvm-patches/ patch 19): the guest's processes "
+			"KVM_X86_BTS_TRACER_READ_GPA, kvm-patches/ patch 21): the guest's processes "
 			"are not named");
 		goto no_tasks;
 	}
@@ -277,6 +287,9 @@ static void tasks_init(struct collector *c, const struct collector_config *cfg)
 			"are not named", cfg->image, err);
 		goto no_tasks;
 	}
+	if (cfg->cpl != VBTS_CPL_USER &&
+	    asprintf(&c->kallsyms, "%s/kallsyms.map", cfg->trace_dir) < 0)
+		c->kallsyms = NULL;
 	/* One id per process, whichever half of a KPTI pair is loaded (guest-tasks.h). */
 	c->base.cr3_flags |= VBTS_KVM_X86_CR3_TRACE_KPTI;
 	c->deferred = cfg->cpl == VBTS_CPL_USER || cfg->nr_start_at;
@@ -410,6 +423,48 @@ FILE *collector__events(struct collector *c, uint64_t *start_ns)
 	return trace__events(c->trace);
 }
 
+/* Whether a vCPU has a process with a pid loaded: the kernel's initcalls are done. */
+static bool process_seen(struct collector *c)
+{
+	int32_t pid, tgid;
+
+	for (unsigned int i = 0; i < c->nr; i++)
+		if (guest_tasks__current_pid(c->tasks, i, &pid, &tgid) && pid > 0)
+			return true;
+	return false;
+}
+
+/*
+ * The running kernel's symbols into the trace directory (kallsyms.map, which `vbts decode`
+ * uses as its System.map), when kernel code is recorded: while its memory can still be read
+ * (the VM may be gone at the end), once a process has run. The kernel itself may be found
+ * earlier (any address-space load, a temporary one of its boot too), before the initcall that
+ * writes its vmcoreinfo. A failure is tried again after 2, 4, ... 32 s, and told only after
+ * the last try.
+ */
+static void write_kallsyms(struct collector *c, uint64_t now)
+{
+	char err[256] = "";
+	size_t nr = 0;
+	int ret;
+
+	if (!c->kallsyms || c->kallsyms_tries >= KALLSYMS_TRIES || now < c->kallsyms_ns ||
+	    !guest_tasks__attached(c->tasks) || !process_seen(c))
+		return;
+	ret = guest_tasks__write_kallsyms(c->tasks, c->kallsyms, &nr, err, sizeof(err));
+	if (!ret) {
+		pr_info("the guest kernel's symbols (%zu, from its kallsyms tables) in %s", nr,
+			c->kallsyms);
+		free(c->kallsyms);
+		c->kallsyms = NULL;
+		return;
+	}
+	c->kallsyms_ns = now + (NSEC_PER_SEC << ++c->kallsyms_tries);
+	if (c->kallsyms_tries == KALLSYMS_TRIES)
+		pr_warn("the guest kernel's symbols: %s: its addresses are not named",
+			err[0] ? err : strerror(-ret));
+}
+
 /* Look for the guest kernel in guest memory, from the address space a vCPU loaded last. */
 static void find_kernel(struct collector *c, uint64_t now)
 {
@@ -426,9 +481,10 @@ static void find_kernel(struct collector *c, uint64_t now)
 		return;
 	c->found_ns = now;
 	c->found_arrivals = arrivals;
-	if (!guest_tasks__attach(c->tasks, cr3, 0, 0) && guest_tasks__kaslr_slide(c->tasks, &slide))
-		pr_info("the guest's Linux kernel found in its memory (KASLR slide %#" PRIx64 "): its "
-			"processes are named in events.jsonl", slide);
+	if (guest_tasks__attach(c->tasks, cr3, 0, 0) || !guest_tasks__kaslr_slide(c->tasks, &slide))
+		return;
+	pr_info("the guest's Linux kernel found in its memory (KASLR slide %#" PRIx64 "): its "
+		"processes are named in events.jsonl", slide);
 }
 
 /*
@@ -459,6 +515,7 @@ uint64_t collector__drain(struct collector *c)
 	if (c->tasks) {
 		tracer_mem__invalidate(c->mem);
 		find_kernel(c, now);
+		write_kallsyms(c, now);
 	}
 	for (unsigned int i = 0; i < c->nr; i++) {
 		c->v[i].ring.copy_ns = now - c->start_ns;

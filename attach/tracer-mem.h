@@ -24,7 +24,7 @@ struct tracer_mem;
 
 /**
  * struct tracer_mem_stats - what was read.
- * @reads:  pages read through the tracer fd
+ * @reads:  reads through the tracer fd (a page each for the cache, or a bulk read)
  * @hits:   accesses served from the cache
  * @failed: reads the kernel refused (a hole, a page it could not read)
  */
@@ -63,6 +63,18 @@ int tracer_mem__probe(struct tracer_mem *m);
  * crosses a page, or the page is no guest RAM or cannot be read.
  */
 void *tracer_mem__ptr(const void *ctx, uint64_t gpa, uint64_t len);
+
+/**
+ * tracer_mem__read() - the reader of struct guest_tasks_config.read: bytes, not cached.
+ * @ctx: the struct tracer_mem
+ * @gpa: guest-physical address
+ * @buf: where the bytes go
+ * @len: 1 to VBTS_KVM_X86_BTS_TRACER_READ_MAX bytes, in one read through the tracer fd
+ *
+ * Return: 0, or -errno: -ENOENT when any of the range is no guest RAM, -EINVAL for a bad
+ * length.
+ */
+int tracer_mem__read(const void *ctx, uint64_t gpa, void *buf, size_t len);
 
 /**
  * tracer_mem__invalidate() - forget the cached pages (the guest has run since they were read).

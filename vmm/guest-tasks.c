@@ -94,6 +94,7 @@ struct guest_tasks {
 	const struct guest_memory *mem; /* the VMM's guest memory, NULL when attached */
 	void *(*phys)(const void *ctx, uint64_t gpa, uint64_t len);
 	const void *phys_ctx;
+	int (*read)(const void *ctx, uint64_t gpa, void *buf, size_t len);
 	uint64_t cr4;
 	FILE *events;
 	unsigned int attach_tries;
@@ -199,6 +200,7 @@ struct guest_tasks *guest_tasks__create(const struct guest_tasks_config *cfg, ch
 	gt->mem = cfg->mem;
 	gt->phys = cfg->mem ? mem_ptr : cfg->phys;
 	gt->phys_ctx = cfg->mem ? (const void *)cfg->mem : cfg->phys_ctx;
+	gt->read = cfg->mem ? NULL : cfg->read;
 	if (!gt->phys) {
 		snprintf(err, errlen, "no guest memory to read");
 		ret = -EINVAL;
@@ -386,6 +388,51 @@ static unsigned int vmcoreinfo_candidates(const struct guest_memory *mem,
 	return n;
 }
 
+/* Where guest RAM is searched through a reader: below 4 GiB, then from 4 GiB up to this. */
+#define SCAN_LOW_END (4ULL << 30)
+#define SCAN_HIGH_END (1ULL << 40)
+/* Below this a hole does not end the search (ROM, VGA and such in a PC's first MiB). */
+#define SCAN_LOW_HOLES (1ULL << 20)
+
+/*
+ * The same search through the reader of an attached VM (no mapping of its memory here): RAM
+ * from 0 up to the first hole above the first MiB, then from 4 GiB up to the next hole, read
+ * GUEST_TASKS_READ_MAX at a time. A chunk that straddles the end of RAM is not searched.
+ */
+static unsigned int vmcoreinfo_candidates_read(struct guest_tasks *gt, struct kallsyms_where *out,
+					       unsigned int max, uint64_t *searched)
+{
+	uint64_t ranges[2][2] = { { 0, SCAN_LOW_END }, { SCAN_LOW_END, SCAN_HIGH_END } };
+	unsigned int n = 0;
+	char *buf;
+
+	_Static_assert(GUEST_TASKS_READ_MAX % KALLSYMS_VMCOREINFO_MAX == 0,
+		       "a read holds whole pages");
+	buf = malloc(GUEST_TASKS_READ_MAX);
+	if (!buf)
+		return 0;
+	for (unsigned int r = 0; r < 2 && n < max; r++) {
+		for (uint64_t gpa = ranges[r][0]; gpa < ranges[r][1] && n < max;
+		     gpa += GUEST_TASKS_READ_MAX) {
+			if (gt->read(gt->phys_ctx, gpa, buf, GUEST_TASKS_READ_MAX)) {
+				if (gpa < SCAN_LOW_HOLES)
+					continue;
+				break;
+			}
+			*searched += GUEST_TASKS_READ_MAX;
+			/* A copy already: the guest cannot change it while it is parsed. */
+			for (size_t off = 0; off < GUEST_TASKS_READ_MAX && n < max;
+			     off += KALLSYMS_VMCOREINFO_MAX)
+				if (!memcmp(buf + off, "OSRELEASE=", 10) &&
+				    !kallsyms__parse_vmcoreinfo(buf + off, KALLSYMS_VMCOREINFO_MAX,
+								&out[n]))
+					n++;
+		}
+	}
+	free(buf);
+	return n;
+}
+
 /* vmcoreinfo pages tried at most. */
 #define KALLSYMS_CANDIDATES 8
 
@@ -394,6 +441,7 @@ int guest_tasks__write_kallsyms(struct guest_tasks *gt, const char *path, size_t
 {
 	struct kallsyms_where where[KALLSYMS_CANDIDATES];
 	struct vmlinux v = { 0 };
+	uint64_t searched = 0;
 	unsigned int n, i;
 	char tmp[4096 + 8];
 	uint64_t slide;
@@ -404,14 +452,18 @@ int guest_tasks__write_kallsyms(struct guest_tasks *gt, const char *path, size_t
 		snprintf(err, errlen, "the guest kernel was not found in its memory");
 		return -ENOENT;
 	}
-	if (!gt->kernel || !gt->mem) {
-		snprintf(err, errlen, gt->kernel ? "guest memory is not mapped in this process" :
+	if (!gt->kernel || (!gt->mem && !gt->read)) {
+		snprintf(err, errlen, gt->kernel ? "guest memory cannot be searched" :
 						   "no kernel image");
 		return -ENOENT;
 	}
-	n = vmcoreinfo_candidates(gt->mem, where, KALLSYMS_CANDIDATES);
+	n = gt->mem ? vmcoreinfo_candidates(gt->mem, where, KALLSYMS_CANDIDATES) :
+		      vmcoreinfo_candidates_read(gt, where, KALLSYMS_CANDIDATES, &searched);
 	if (!n) {
 		snprintf(err, errlen, "no vmcoreinfo naming the kallsyms tables in guest memory");
+		if (!gt->mem)
+			snprintf(err + strlen(err), errlen - strlen(err), " (%" PRIu64 " MiB read)",
+				 searched >> 20);
 		return -ENOENT;
 	}
 	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp))

@@ -46,6 +46,9 @@ struct guest_tasks;
  *              semantics of struct gva_space's ptr: a host pointer valid for [gpa, gpa + len)
  *              until the next call, or NULL when any of it is not guest RAM
  * @phys_ctx:   its first argument
+ * @read:       with @phys, bulk reads of guest-physical memory for the one search of guest RAM
+ *              (guest_tasks__write_kallsyms()): @len bytes (at most GUEST_TASKS_READ_MAX) at
+ *              @gpa into @buf, 0 or -errno (-ENOENT where it is no guest RAM); may be NULL
  */
 struct guest_tasks_config {
 	const char *kernel;
@@ -56,7 +59,11 @@ struct guest_tasks_config {
 	const struct guest_memory *mem;
 	void *(*phys)(const void *ctx, uint64_t gpa, uint64_t len);
 	const void *phys_ctx;
+	int (*read)(const void *ctx, uint64_t gpa, void *buf, size_t len);
 };
+
+/* The largest read of struct guest_tasks_config.read. */
+#define GUEST_TASKS_READ_MAX (64U << 10)
 
 /**
  * guest_tasks__create() - read the kernel's BTF and symbols; the guest runs later.
@@ -145,9 +152,11 @@ bool guest_tasks__kaslr_slide(struct guest_tasks *gt, uint64_t *slide);
  * @err:    one line saying why, on failure
  * @errlen: bytes at @err
  *
- * The running kernel's vmcoreinfo page, found in guest RAM, says where its kallsyms tables
- * are; they are read from the kernel file booted, checked against its exported symbols, and
- * written with link-time addresses (vmm/introspect/kallsyms.h). Everything from the guest is
+ * The running kernel's vmcoreinfo page, found in guest RAM (the VMM's memory, or read through
+ * struct guest_tasks_config.read: from 0 up to the first hole above 1 MiB, then from 4 GiB up
+ * to the next, as PC machines place RAM), says where its kallsyms tables are; they are read
+ * from the kernel file booted, checked against its exported symbols, and written with
+ * link-time addresses (vmm/introspect/kallsyms.h). Everything from the guest is
  * a candidate only: a page that fails the checks is passed over.
  *
  * Return: 0; -ENOENT when the kernel is not attached or no vmcoreinfo page names the tables;

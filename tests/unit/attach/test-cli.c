@@ -45,6 +45,9 @@ static const struct {
 	{ { "attach", "--trace", "@DIR", "--pid", "1", "--start-at", "" }, "--start-at: expected" },
 	{ { "attach", "--trace", "@DIR", "--pid", "1", "--start-at", "bin/sh" },
 	  "--start-at: expected a process name" },
+	{ { "attach", "--trace", "@DIR", "--pid", "1", "--kernel", "/nonexistent/vmlinuz" },
+	  "--kernel /nonexistent/vmlinuz: No such file or directory" },
+	{ { "attach", "--trace", "@DIR", "--pid", "1", "--kernel" }, "'--kernel' needs an argument" },
 	{ { "attach", "--trace", "@FILE", "--pid", "1" }, "is not a directory" },
 	{ { "attach", "--trace", "@FULL", "--pid", "1" }, "exists and is not empty" },
 };
