@@ -7,7 +7,8 @@
 # With /start-trace in the initramfs (attach-check, `vbts attach --start-at start-trace`):
 # start-trace runs and waits before agentdemo is let go (once the collector has seen it loaded,
 # it records branches, which steps the whole guest: before, nothing was stepped), so that
-# agentdemo's return into main and its exit are recorded.
+# agentdemo's return into main and its exit are recorded. The host says when the collector
+# records through the port org.vbts.go (one line), when there is one; else 2 s are given.
 B=/busybox
 $B mount -t proc proc /proc
 $B mkdir -p /sys
@@ -32,8 +33,19 @@ if [ -x /start-trace ]; then
 	$B mkfifo /start-go
 	/start-trace /start-go &
 	start=$!
-	# The collector sees start-trace loaded when it copies the rings: give it time.
-	$B sleep 2
+	# The collector sees start-trace loaded when it copies the rings: wait for it.
+	if [ -e /dev/virtio-ports/org.vbts.go ]; then
+		# Kept open: a port reads as at its end while the host is not connected, and
+		# closing it drops what came meanwhile.
+		exec 3< /dev/virtio-ports/org.vbts.go
+		r=
+		until [ "$r" = go ]; do
+			read r <&3 || $B sleep 0.2
+		done
+		exec 3<&-
+	else
+		$B sleep 2
+	fi
 fi
 echo go > /go
 wait $demo
