@@ -30,6 +30,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,7 +64,6 @@
 #define REAP_INTERVAL_NS 100000000ULL
 /* Tries at writing kallsyms.map, the n-th 2^n s after the one before. */
 #define KALLSYMS_TRIES 6
-#define NSEC_PER_SEC 1000000000ULL
 
 struct collector_vcpu {
 	struct tracer_vcpu tv;
@@ -101,9 +101,10 @@ struct collector {
 	uint64_t found_arrivals;
 	uint64_t reap_ns;
 	bool *gone;
-	char *kallsyms;		/* where the kernel's symbols go; NULL when written, or not wanted */
-	unsigned int kallsyms_tries;
-	uint64_t kallsyms_ns;	/* when the next try is due */
+	char *kallsyms;		/* where the kernel's symbols go; NULL when not wanted */
+	pthread_t ksym_thread;	/* writes them: kallsyms_worker() */
+	bool ksym_started;
+	bool ksym_stop;		/* atomic: the worker ends at its next look */
 };
 
 static uint64_t monotonic_ns(void)
@@ -230,6 +231,10 @@ static int configure_vcpu(struct collector *c, unsigned int i, const struct coll
 
 static void release(struct collector *c)
 {
+	if (c->ksym_started) {
+		__atomic_store_n(&c->ksym_stop, true, __ATOMIC_RELEASE);
+		pthread_join(c->ksym_thread, NULL);
+	}
 	for (unsigned int i = 0; c->v && i < c->nr; i++)
 		if (c->v[i].mapped)
 			kvm_ring__unmap(&c->v[i].ring);
@@ -423,6 +428,52 @@ FILE *collector__events(struct collector *c, uint64_t *start_ns)
 	return trace__events(c->trace);
 }
 
+/* Sleeps @s seconds, or less when the collector ends; false then. */
+static bool ksym_sleep(struct collector *c, unsigned int s)
+{
+	struct timespec slice = { 0, 100 * 1000000 };
+
+	for (unsigned int i = 0; i < s * 10; i++) {
+		if (__atomic_load_n(&c->ksym_stop, __ATOMIC_ACQUIRE))
+			return false;
+		nanosleep(&slice, NULL);
+	}
+	return !__atomic_load_n(&c->ksym_stop, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * The running kernel's symbols into the trace directory, on a thread of its own: the search
+ * of guest RAM for the vmcoreinfo page reads all of it through the tracer fd, which takes
+ * seconds on a large or nested guest, while the collector must go on copying (the processes
+ * of the loads it copies are resolved as it copies them). It uses only guest-tasks' kernel
+ * and slide and tracer_mem__read(), which are safe beside the collector's thread. A failure
+ * is tried again after 2, 4, ... 32 s, and told only after the last try.
+ */
+static void *kallsyms_worker(void *arg)
+{
+	struct collector *c = arg;
+	char err[256];
+	size_t nr;
+	int ret = -ENOENT;
+
+	for (unsigned int t = 1; t <= KALLSYMS_TRIES; t++) {
+		err[0] = '\0';
+		nr = 0;
+		ret = guest_tasks__write_kallsyms(c->tasks, c->kallsyms, &nr, err, sizeof(err));
+		if (!ret) {
+			pr_info("the guest kernel's symbols (%zu, from its kallsyms tables) in %s",
+				nr, c->kallsyms);
+			return NULL;
+		}
+		if (t == KALLSYMS_TRIES || !ksym_sleep(c, 1U << t))
+			break;
+	}
+	if (!__atomic_load_n(&c->ksym_stop, __ATOMIC_ACQUIRE))
+		pr_warn("the guest kernel's symbols: %s: its addresses are not named",
+			err[0] ? err : strerror(-ret));
+	return NULL;
+}
+
 /* Whether a vCPU has a process with a pid loaded: the kernel's initcalls are done. */
 static bool process_seen(struct collector *c)
 {
@@ -435,34 +486,27 @@ static bool process_seen(struct collector *c)
 }
 
 /*
- * The running kernel's symbols into the trace directory (kallsyms.map, which `vbts decode`
- * uses as its System.map), when kernel code is recorded: while its memory can still be read
- * (the VM may be gone at the end), once a process has run. The kernel itself may be found
+ * kallsyms.map, when kernel code is recorded: started once a process has run, while guest
+ * memory can still be read (the VM may be gone at the end). The kernel itself may be found
  * earlier (any address-space load, a temporary one of its boot too), before the initcall that
- * writes its vmcoreinfo. A failure is tried again after 2, 4, ... 32 s, and told only after
- * the last try.
+ * writes its vmcoreinfo.
  */
-static void write_kallsyms(struct collector *c, uint64_t now)
+static void write_kallsyms(struct collector *c)
 {
-	char err[256] = "";
-	size_t nr = 0;
 	int ret;
 
-	if (!c->kallsyms || c->kallsyms_tries >= KALLSYMS_TRIES || now < c->kallsyms_ns ||
-	    !guest_tasks__attached(c->tasks) || !process_seen(c))
+	if (!c->kallsyms || c->ksym_started || !guest_tasks__attached(c->tasks) ||
+	    !process_seen(c))
 		return;
-	ret = guest_tasks__write_kallsyms(c->tasks, c->kallsyms, &nr, err, sizeof(err));
-	if (!ret) {
-		pr_info("the guest kernel's symbols (%zu, from its kallsyms tables) in %s", nr,
-			c->kallsyms);
+	ret = pthread_create(&c->ksym_thread, NULL, kallsyms_worker, c);
+	if (ret) {
+		pr_warn("the guest kernel's symbols: %s: its addresses are not named",
+			strerror(ret));
 		free(c->kallsyms);
 		c->kallsyms = NULL;
 		return;
 	}
-	c->kallsyms_ns = now + (NSEC_PER_SEC << ++c->kallsyms_tries);
-	if (c->kallsyms_tries == KALLSYMS_TRIES)
-		pr_warn("the guest kernel's symbols: %s: its addresses are not named",
-			err[0] ? err : strerror(-ret));
+	c->ksym_started = true;
 }
 
 /* Look for the guest kernel in guest memory, from the address space a vCPU loaded last. */
@@ -515,7 +559,7 @@ uint64_t collector__drain(struct collector *c)
 	if (c->tasks) {
 		tracer_mem__invalidate(c->mem);
 		find_kernel(c, now);
-		write_kallsyms(c, now);
+		write_kallsyms(c);
 	}
 	for (unsigned int i = 0; i < c->nr; i++) {
 		c->v[i].ring.copy_ns = now - c->start_ns;

@@ -59,16 +59,9 @@ int tracer_mem__probe(struct tracer_mem *m)
 
 int tracer_mem__read(const void *ctx, uint64_t gpa, void *buf, size_t len)
 {
-	struct tracer_mem *m = (struct tracer_mem *)ctx;
-	int ret;
-
 	if (!len || len > VBTS_KVM_X86_BTS_TRACER_READ_MAX)
 		return -EINVAL;
-	m->st.reads++;
-	ret = read_gpa(m, gpa, buf, (uint32_t)len);
-	if (ret)
-		m->st.failed++;
-	return ret;
+	return read_gpa((struct tracer_mem *)ctx, gpa, buf, (uint32_t)len);
 }
 
 void *tracer_mem__ptr(const void *ctx, uint64_t gpa, uint64_t len)

@@ -10,7 +10,7 @@
  * walk are read once; tracer_mem__invalidate() forgets them (the guest runs on). Guest memory
  * is hostile: what the accessor returns is bytes, nothing more.
  *
- * Locking: a tracer_mem belongs to one thread.
+ * Locking: a tracer_mem belongs to one thread; tracer_mem__read() may be called from others.
  */
 #ifndef VBTS_ATTACH_TRACER_MEM_H
 #define VBTS_ATTACH_TRACER_MEM_H
@@ -24,7 +24,7 @@ struct tracer_mem;
 
 /**
  * struct tracer_mem_stats - what was read.
- * @reads:  reads through the tracer fd (a page each for the cache, or a bulk read)
+ * @reads:  pages read through the tracer fd
  * @hits:   accesses served from the cache
  * @failed: reads the kernel refused (a hole, a page it could not read)
  */
@@ -66,7 +66,8 @@ void *tracer_mem__ptr(const void *ctx, uint64_t gpa, uint64_t len);
 
 /**
  * tracer_mem__read() - the reader of struct guest_tasks_config.read: bytes, not cached.
- * @ctx: the struct tracer_mem
+ * @ctx: the struct tracer_mem; only its fd is used, so another thread may call this beside
+ *       the reader's own (not counted in its stats)
  * @gpa: guest-physical address
  * @buf: where the bytes go
  * @len: 1 to VBTS_KVM_X86_BTS_TRACER_READ_MAX bytes, in one read through the tracer fd
