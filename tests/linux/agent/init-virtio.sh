@@ -23,7 +23,10 @@ $B mkfifo /agent-ready /demo-ready /go
 /vbts-agent -m 65536 -w /agent-ready &
 agent=$!
 read r < /agent-ready
-/agentdemo /demo-ready /go &
+# With /start-trace, agentdemo spins 20 ms in user mode once let go (agentdemo.c).
+spin=
+[ -x /start-trace ] && spin=spin
+/agentdemo /demo-ready /go $spin &
 demo=$!
 read r < /demo-ready
 $B kill -TERM $agent
