@@ -62,6 +62,9 @@
 #define FIND_KERNEL_INTERVAL_NS 1000000000ULL
 /* Exits of processes are looked for at most this often. */
 #define REAP_INTERVAL_NS 100000000ULL
+/* guest-tasks' bulk reads go through tracer_mem__read() in one ioctl each. */
+_Static_assert(GUEST_TASKS_READ_MAX <= VBTS_KVM_X86_BTS_TRACER_READ_MAX,
+	       "a guest-tasks read fits one KVM_X86_BTS_TRACER_READ_GPA");
 /* Tries at writing kallsyms.map, the n-th 2^n s after the one before. */
 #define KALLSYMS_TRIES 6
 
