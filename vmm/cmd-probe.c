@@ -51,7 +51,7 @@ static int probe(int argc, char **argv)
 
 	/* Inside the harness, probe the series' modules: what `run --backend kvm` would get. */
 	if (harness__strip(&argc, argv))
-		return harness__run(argv, HARNESS_KVM_SERIES);
+		return harness__run(argv, HARNESS_KVM_SERIES, 0);
 	optind = 1;
 	opterr = 0; /* one line of our own instead of getopt's */
 	while ((opt = getopt_long(argc, argv, "+", longopts, NULL)) != -1) {

@@ -162,7 +162,8 @@ static const char usage[] =
 	"                     ring 3; DIR must then lie inside the source tree. With --backend\n"
 	"                     kvm the harness loads kvm-patches/'s modules, built on first use\n"
 	"                     (kvm-patches/build, cached in BUILD/kvm-patches); auto uses them\n"
-	"                     once built\n"
+	"                     once built. The harness waits --timeout plus 120 s (else its\n"
+	"                     default, 600 s)\n"
 	"  --on-crash exit|continue|pause\n"
 	"                     what the VM does after a crash: a guest process killed by\n"
 	"                     SIGSEGV, SIGBUS, SIGILL, SIGFPE or SIGABRT (seen by\n"
@@ -1355,6 +1356,7 @@ static int run(int argc, char **argv)
 	struct run_ctx *c;
 	unsigned int done = 0;
 	enum harness_kvm kvm;
+	unsigned int timeout_s;
 	bool harness;
 	int status, ret;
 
@@ -1379,8 +1381,9 @@ static int run(int argc, char **argv)
 		kvm = c->opts.backend == RUN_BACKEND_KVM  ? HARNESS_KVM_SERIES :
 		      c->opts.backend == RUN_BACKEND_AUTO ? HARNESS_KVM_SERIES_CACHED :
 							    HARNESS_KVM_STOCK;
+		timeout_s = c->opts.timeout_s;
 		free(c);
-		return harness__run(argv, kvm);
+		return harness__run(argv, kvm, timeout_s);
 	}
 	/* Refuse a bad ring size or trace directory before touching anything. */
 	if (c->opts.trace_dir) {

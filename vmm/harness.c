@@ -125,9 +125,10 @@ static int build_series(const char *build, const char *out)
 	return 0;
 }
 
-int harness__run(char **argv, enum harness_kvm kvm)
+int harness__run(char **argv, enum harness_kvm kvm, unsigned int timeout_s)
 {
 	char self[PATH_MAX], copy[PATH_MAX], build[PATH_MAX], *args[HARNESS_MAX_ARGS];
+	char limit[24];
 	char series[PATH_MAX + 16], modules[PATH_MAX + 32];
 	bool use_series = false;
 	ssize_t len;
@@ -167,6 +168,13 @@ int harness__run(char **argv, enum harness_kvm kvm)
 	if (use_series) {
 		args[n++] = (char *)"--kvm-modules";
 		args[n++] = modules;
+	}
+	/* The harness outlasts the inner command's own limit (its default may be shorter). */
+	if (timeout_s) {
+		snprintf(limit, sizeof(limit), "%llu",
+			 (unsigned long long)timeout_s + HARNESS_TIMEOUT_MARGIN_S);
+		args[n++] = (char *)"--timeout";
+		args[n++] = limit;
 	}
 	args[n++] = (char *)"--";
 	args[n++] = self;

@@ -26,6 +26,9 @@ bool harness__strip(int *argc, char **argv);
  */
 bool harness__path_inside(const char *path);
 
+/* What the harness adds to an inner command's time limit: its boot, and the command's exit. */
+#define HARNESS_TIMEOUT_MARGIN_S 120
+
 /* Which KVM modules the harness loads. */
 enum harness_kvm {
 	HARNESS_KVM_STOCK,	/* Debian's own kvm/kvm-amd */
@@ -38,11 +41,13 @@ enum harness_kvm {
  * @argv: the subcommand and its arguments (argv[0] is the subcommand), NULL-terminated
  * @kvm:  the KVM modules the harness loads; the series' modules are built by
  *        kvm-patches/build into BUILD/kvm-patches (cached, rebuilt when a patch changes)
+ * @timeout_s: the inner command's own time limit in seconds, 0 for none: the harness then
+ *        waits that long plus HARNESS_TIMEOUT_MARGIN_S instead of its default
  *
  * Return: the inner command's exit status; 2 when the harness cannot run here (no QEMU, no
  * kernel package: reported in one line), 1 when the harness failed or timed out, or the
  * series' modules could not be built.
  */
-int harness__run(char **argv, enum harness_kvm kvm);
+int harness__run(char **argv, enum harness_kvm kvm, unsigned int timeout_s);
 
 #endif /* VBTS_VMM_HARNESS_H */
