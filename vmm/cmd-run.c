@@ -995,10 +995,13 @@ static void print_stats(struct run_ctx *c, uint64_t wall_ns)
 }
 
 #define WAIT_SLICE_NS (100ULL * 1000000ULL)
+/* How often the main thread looks at the guest while the run goes on. */
+#define POLL_SLICE_NS (20ULL * 1000000ULL)
 
 /*
  * A panic without the guest's pvpanic driver (Debian loads none by itself): the guest's
- * panic_cpu, read every WAIT_SLICE_NS. The panicking CPU spins with interrupts off, so its
+ * panic_cpu, read every POLL_SLICE_NS (the panic path recorded meanwhile pushes older
+ * branches out of the crash report). The panicking CPU spins with interrupts off, so its
  * vCPU is kicked to write the report.
  */
 static void poll_panic(struct run_ctx *c)
@@ -1020,7 +1023,7 @@ static int wait_vm(struct run_ctx *c)
 	int status, sig;
 
 	for (;;) {
-		status = vm__wait(&c->vm, WAIT_SLICE_NS);
+		status = vm__wait(&c->vm, POLL_SLICE_NS);
 		if (status != -ETIMEDOUT)
 			return status;
 		/*
