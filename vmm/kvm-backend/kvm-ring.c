@@ -207,6 +207,7 @@ static void copy_record(struct batch *b, struct kvm_ring *kr, struct vbts_record
 		break;
 	case VBTS_ESC_START:
 	case VBTS_ESC_STOP:
+	case VBTS_ESC_TIME:
 		kr->last_ns = kvm_ring__tsc_to_ns(kr, r.to);
 		r.to = kr->last_ns;
 		break;
