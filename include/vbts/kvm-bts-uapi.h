@@ -56,6 +56,8 @@ struct vbts_kvm_x86_cr3_trace {
 #define VBTS_KVM_X86_BTS_MODE_GUEST (1U << 2)
 #define VBTS_KVM_X86_BTS_MODE_HW (1U << 3)
 #define VBTS_KVM_X86_BTS_MODE_ATTACH (1U << 4)
+/* VBTS_KVM_X86_BTS_CFG_THREADS: the guest kernel is never stepped, threads are named. */
+#define VBTS_KVM_X86_BTS_MODE_RETURNS (1U << 5)
 
 /* The ring, mmap'd from the vCPU fd at this page offset: a header page, then the records. */
 #define VBTS_KVM_X86_BTS_RING_PAGE_OFFSET 1000
@@ -90,6 +92,14 @@ struct vbts_kvm_x86_bts_ring_header {
  * when recording a task's kernel code").
  */
 #define VBTS_KVM_X86_BTS_CFG_TASK (1ULL << 1)
+/*
+ * VBTS_KVM_X86_BTS_MODE_RETURNS, the CPL filter at user mode only: the guest kernel runs
+ * unstepped; each return to user mode is caught at its IRET or SYSRET, where the thread is
+ * named (THREAD escape) from its current-task pointer, thread_current bytes into the per-CPU
+ * area, and the 32-bit pid and tgid at thread_pid and thread_tgid in the task; an ENTRY escape
+ * marks a thread that comes back elsewhere than where it left.
+ */
+#define VBTS_KVM_X86_BTS_CFG_THREADS (1ULL << 2)
 
 struct vbts_kvm_x86_bts_config {
 	__u32 mode;
@@ -97,7 +107,10 @@ struct vbts_kvm_x86_bts_config {
 	__u64 nr_records;
 	__u64 watermark;
 	__u64 flags;
-	__u64 reserved[4];
+	__u64 thread_current;
+	__u32 thread_pid;
+	__u32 thread_tgid;
+	__u64 reserved[2];
 };
 
 struct vbts_kvm_x86_bts_status {

@@ -110,6 +110,12 @@ enum vbts_escape_kind {
 				       * to = the records the kernel dropped since the last one */
 	VBTS_ESC_TASK_PID = 11,   /* right after a TASK_ARRIVE, when the VMM knows the guest process:
 				   * to = pid (bits 0-31) | tgid (bits 32-63), aux = 0 */
+	VBTS_ESC_THREAD = 12,     /* the guest thread that runs from here on this vCPU, named at
+				   * its return to user mode: to = pid (bits 0-31) | tgid
+				   * (bits 32-63), aux = bits 0-55 of the guest's task address */
+	VBTS_ESC_ENTRY = 13,      /* a thread enters user mode elsewhere than where it left it:
+				   * to = its first user instruction (not run yet), aux = enum
+				   * vbts_entry_reason; a return to where it left writes none */
 	VBTS_ESC_MAX
 };
 
@@ -122,6 +128,16 @@ enum vbts_gap_reason {
 	VBTS_GAP_MEMORY = 4,     /* the instruction could not be read or decoded */
 	VBTS_GAP_PAUSED = 5,     /* tracing was off for a while (operator request) */
 	VBTS_GAP_MAX
+};
+
+/* aux of VBTS_ESC_ENTRY: why the thread is somewhere else than where it left user mode. */
+enum vbts_entry_reason {
+	VBTS_ENTRY_FIRST = 1,     /* no departure of it was seen: a new thread, a fork or vfork
+				   * child, or one that left before tracing began */
+	VBTS_ENTRY_EXEC = 2,      /* in another address space: the program it exec'd */
+	VBTS_ENTRY_SIGNAL = 3,    /* elsewhere: a signal handler, or a fault's fix-up */
+	VBTS_ENTRY_SIGRETURN = 4, /* where its rt_sigreturn's frame said */
+	VBTS_ENTRY_MAX
 };
 
 /* aux of VBTS_ESC_GUEST_BTS_DROP: why the guest's own BTS did not store a record. */
