@@ -174,6 +174,24 @@ static int open_tracer(int kvm_fd, int pidfd, const struct vmm_fds *fds, char *e
 	return -e;
 }
 
+/*
+ * Recording user mode of a Linux guest whose kernel layout is known: the kernel names the
+ * guest threads and never steps the guest kernel (KVM_X86_BTS_CFG_THREADS), where it can.
+ */
+static void name_threads(struct collector *c, const struct collector_config *cfg)
+{
+	uint64_t current;
+	uint32_t pid, tgid;
+
+	if (!c->tasks || cfg->cpl != VBTS_CPL_USER ||
+	    guest_tasks__thread_layout(c->tasks, &current, &pid, &tgid))
+		return;
+	c->base.config.flags |= VBTS_KVM_X86_BTS_CFG_THREADS;
+	c->base.config.thread_current = current;
+	c->base.config.thread_pid = pid;
+	c->base.config.thread_tgid = tgid;
+}
+
 /* The tracer configuration of vCPU @i: the escapes alone while branches are deferred. */
 static struct vbts_kvm_x86_bts_tracer_config tracer_config(const struct collector *c,
 							  unsigned int i)
@@ -205,10 +223,20 @@ static int configure_vcpu(struct collector *c, unsigned int i, const struct coll
 	v->tv.start_ns = start_ns;
 	v->tv.ring_records = cfg->ring_records;
 	v->tv.tasks = c->tasks;
-	if (ioctl(c->tfd, VBTS_KVM_X86_BTS_TRACER_CONFIGURE, &tc) < 0) {
-		ret = -errno;
+	ret = ioctl(c->tfd, VBTS_KVM_X86_BTS_TRACER_CONFIGURE, &tc) < 0 ? -errno : 0;
+	if ((ret == -EINVAL || ret == -EOPNOTSUPP) &&
+	    (c->base.config.flags & VBTS_KVM_X86_BTS_CFG_THREADS)) {
+		/* A kernel without the returns mode (or VMX): its way back is stepped. */
+		c->base.config.flags &= ~(uint64_t)VBTS_KVM_X86_BTS_CFG_THREADS;
+		c->base.config.thread_current = 0;
+		c->base.config.thread_pid = 0;
+		c->base.config.thread_tgid = 0;
+		tc = tracer_config(c, i);
+		ret = ioctl(c->tfd, VBTS_KVM_X86_BTS_TRACER_CONFIGURE, &tc) < 0 ? -errno : 0;
+	}
+	if (ret < 0) {
 		errmsg__set(err, errlen, "vCPU %u: KVM_X86_BTS_TRACER_CONFIGURE: %s", i,
-			strerror(errno));
+			strerror(-ret));
 		return ret;
 	}
 	ret = kvm_ring__map_pending(&v->ring, c->tfd, (off_t)(i * stride), nr, why,
@@ -391,6 +419,7 @@ struct collector *collector__attach(int kvm_fd, int pidfd, const struct vmm_fds 
 	for (unsigned int k = 0; k < cfg->nr_cr3; k++)
 		c->base.cr3[k] = cfg->cr3[k];
 	tasks_init(c, cfg);
+	name_threads(c, cfg);
 	/* vm.json names a Linux guest's kernel "kernel": vbts decode reads its tasks' maps then. */
 	tc.linux_kernel = c->tasks != NULL;
 	tc.vcpus = c->nr;

@@ -905,6 +905,25 @@ static void remember_unresolved(struct guest_tasks *gt, uint64_t id, uint64_t ti
 	gt->unresolved[i].time = time_ns;
 }
 
+int guest_tasks__thread_layout(const struct guest_tasks *gt, uint64_t *current, uint32_t *pid,
+			       uint32_t *tgid)
+{
+	const struct kernel_layout *l = kernel_info__layout(gt->ki);
+	uint64_t var;
+
+	/*
+	 * A per-CPU offset, not an address: the per-CPU area is zero-based (SMP x86-64), and
+	 * the variable is in its first 16 MiB, where the kernel accepts it.
+	 */
+	if (kernel_info__symbol(gt->ki, KERNEL_SYM_CURRENT, &var) ||
+	    var + l->pcpu_current_task >= (16ULL << 20))
+		return -ENOENT;
+	*current = var + l->pcpu_current_task;
+	*pid = l->task_pid;
+	*tgid = l->task_tgid;
+	return 0;
+}
+
 uint64_t guest_tasks__walks_saved(struct guest_tasks *gt)
 {
 	uint64_t n;

@@ -182,6 +182,24 @@ int guest_tasks__write_kallsyms(struct guest_tasks *gt, const char *path, size_t
  * --task any process but the kernel's own (pid 0); false otherwise, and for an address space
  * no process has.
  */
+/**
+ * guest_tasks__thread_layout() - where the guest kernel keeps a running thread's identity,
+ * for the patched KVM to name threads at their returns to user mode (its
+ * KVM_X86_BTS_CFG_THREADS).
+ * @gt:      the guest's tasks
+ * @current: result: offset of the current-task pointer from the per-CPU base (the kernel's GS
+ *           base; pcpu_hot.current_task on 6.x)
+ * @pid:     result: offset of task_struct.pid
+ * @tgid:    result: offset of task_struct.tgid
+ *
+ * Known from the kernel's BTF and symbols before it boots: no guest memory is read.
+ *
+ * Return: 0; -ENOENT when the kernel's per-CPU area is not zero-based or its current task
+ * variable is unknown.
+ */
+int guest_tasks__thread_layout(const struct guest_tasks *gt, uint64_t *current, uint32_t *pid,
+			       uint32_t *tgid);
+
 bool guest_tasks__switch(struct guest_tasks *gt, unsigned int vcpu, uint64_t old_cr3,
 			 uint64_t new_cr3, uint64_t time_ns);
 

@@ -29,6 +29,11 @@
  * process not selected is not copied. Such a ring is configured with KVM_X86_BTS_CFG_TASK
  * (when the kernel knows it): the interrupt and NMI handlers that run while a selected process
  * is loaded are not its code, and run unstepped in a gap instead of being recorded.
+ * Recording user mode only, the ring asks for KVM_X86_BTS_CFG_THREADS where the kernel has
+ * it (KVM_X86_BTS_MODE_RETURNS): the guest kernel is never stepped, every return to user
+ * mode is caught at its IRET or SYSRET, and the ring names the guest thread (THREAD records)
+ * and marks a thread that comes back elsewhere than it left (ENTRY records); the offsets that
+ * find the current thread in the guest come from its BTF (guest_tasks__thread_layout()).
  *
  * A guest's own BTS (--guest-bts, the kernel's guest mode): the records the kernel could not
  * store into the guest's buffer are counted in the vCPU stat guest_bts_dropped; each increase
@@ -64,6 +69,9 @@
  * @selective: --task (or --cpl user with a Linux guest): the ring is enabled only while a
  *            selected process runs; follows the control socket's task filter and CPL
  * @no_forget: the kernel has no KVM_X86_BTS_FORGET_CR3
+ * @no_threads: the kernel refused KVM_X86_BTS_CFG_THREADS (no returns mode): it steps the
+ *            guest kernel's way back to user mode and names no thread
+ * @no_task_flag: the kernel refused KVM_X86_BTS_CFG_TASK
  * @stopped:  the control socket stopped recording: the ring stays disabled until it starts
  *            it again
  * @cfg:      the kernel ring's configuration (CONFIGURE again with another CPL filter)
@@ -75,6 +83,7 @@ struct kvm_bts {
 	bool no_forget;
 	bool stopped;
 	bool no_task_flag;
+	bool no_threads;
 	struct vbts_kvm_x86_bts_config cfg;
 };
 
@@ -86,12 +95,30 @@ struct kvm_bts {
  */
 static int configure(struct tracer_vcpu *tv, struct kvm_bts *kb)
 {
+	uint64_t current;
+	uint32_t pid, tgid;
 	int ret;
 
 	kb->cfg.flags = VBTS_KVM_X86_BTS_CFG_BRANCHES;
 	if (kb->selective && !kb->no_task_flag)
 		kb->cfg.flags |= VBTS_KVM_X86_BTS_CFG_TASK;
+	kb->cfg.thread_current = 0;
+	kb->cfg.thread_pid = 0;
+	kb->cfg.thread_tgid = 0;
+	if (tv->tasks && tv->cpl == VBTS_CPL_USER && !kb->no_threads &&
+	    !guest_tasks__thread_layout(tv->tasks, &current, &pid, &tgid)) {
+		kb->cfg.flags |= VBTS_KVM_X86_BTS_CFG_THREADS;
+		kb->cfg.thread_current = current;
+		kb->cfg.thread_pid = pid;
+		kb->cfg.thread_tgid = tgid;
+	}
 	ret = kvm__ioctl_quiet(tv->fd, VBTS_KVM_X86_BTS_CONFIGURE, &kb->cfg);
+	if ((ret == -EINVAL || ret == -EOPNOTSUPP) &&
+	    (kb->cfg.flags & VBTS_KVM_X86_BTS_CFG_THREADS)) {
+		/* A kernel before the series' returns mode (or without it: VMX). */
+		kb->no_threads = true;
+		return configure(tv, kb);
+	}
 	if (ret == -EINVAL && (kb->cfg.flags & VBTS_KVM_X86_BTS_CFG_TASK)) {
 		kb->no_task_flag = true;
 		kb->cfg.flags = VBTS_KVM_X86_BTS_CFG_BRANCHES;
