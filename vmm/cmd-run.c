@@ -724,6 +724,20 @@ err_tasks:
 	return ret;
 }
 
+/* vm.json's "kvm_tracer": what the kernel tracer did, summed over the vCPUs. */
+static void save_kvm_counters(struct run_ctx *c)
+{
+	struct kvm_counters sum = { 0 };
+	struct vcpu_stats vs;
+
+	for (unsigned int i = 0; i < c->vm.nr_vcpus; i++) {
+		vcpu__stats(c->vm.vcpus[i], &vs);
+		kvm_counters__add(&sum, &vs.kvm);
+	}
+	if (sum.valid && trace__set_json(c->trace, "kvm_tracer", kvm_counters__json(&sum)) < 0)
+		pr_warn("vm.json: the kernel tracer's counters could not be written");
+}
+
 static void collector_fini(struct run_ctx *c)
 {
 	uint64_t slide;
@@ -740,6 +754,8 @@ static void collector_fini(struct run_ctx *c)
 			trace__set_kaslr_slide(c->trace, slide);
 	}
 	tasks_fini(c);
+	if (c->guest_ran && c->vm.tracer == &kvm_tracer_ops)
+		save_kvm_counters(c);
 	if (!c->guest_ran) {
 		/* Start-up did not finish: nothing was recorded, leave DIR as it was. */
 		trace__abort(c->trace);
@@ -935,6 +951,7 @@ static void print_stats(struct run_ctx *c, uint64_t wall_ns)
 
 	for (unsigned int i = 0; i < c->vm.nr_vcpus; i++) {
 		vcpu__stats(c->vm.vcpus[i], &vs);
+		kvm_counters__add(&sum.kvm, &vs.kvm);
 		for (unsigned int r = 0; r < VCPU_NR_EXIT_COUNTERS; r++)
 			sum.exits[r] += vs.exits[r];
 		sum.steps += vs.steps;
@@ -967,6 +984,8 @@ static void print_stats(struct run_ctx *c, uint64_t wall_ns)
 	fprintf(stderr, "vbts: stats: exits%s\n", n ? line : " none");
 	fprintf(stderr, "vbts: stats: records written %" PRIu64 ", gaps %" PRIu64
 			", instructions stepped %" PRIu64 "\n", records, sum.gaps, sum.steps);
+	if (sum.kvm.valid)
+		kvm_counters__print(&sum.kvm);
 	fprintf(stderr, "vbts: stats: unclaimed pio %" PRIu64 " reads %" PRIu64
 			" writes, mmio %" PRIu64 " reads %" PRIu64 " writes\n",
 		c->vm.pio.unhandled_reads, c->vm.pio.unhandled_writes,

@@ -362,6 +362,19 @@ int trace__set_kaslr_slide(struct trace *t, uint64_t slide)
 	return save_vm_json(t);
 }
 
+int trace__set_json(struct trace *t, const char *key, json_t *value)
+{
+	if (!value)
+		return -ENOMEM;
+	if (!t->vm) {
+		json_decref(value);
+		return -EINVAL;
+	}
+	if (json_object_set_new(t->vm, key, value))
+		return -ENOMEM;
+	return save_vm_json(t);
+}
+
 /* Stream mode: every segment file (the directory was empty when the trace began). */
 static void remove_segments(struct trace *t)
 {

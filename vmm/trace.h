@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <jansson.h>
+
 #include "tracer.h"
 
 struct ring_writer;
@@ -229,6 +231,16 @@ uint64_t trace__vm_id(const struct trace *t);
  * Return: 0 or -errno (vm.json stays as it was).
  */
 int trace__set_kaslr_slide(struct trace *t, uint64_t slide);
+
+/**
+ * trace__set_json() - add a member to vm.json (replaced whole).
+ * @t:     trace
+ * @key:   its name
+ * @value: its value; the reference is taken, also on failure
+ *
+ * Return: 0 or -errno (vm.json stays as it was).
+ */
+int trace__set_json(struct trace *t, const char *key, json_t *value);
 
 /**
  * trace__close() - close the rings and events.jsonl cleanly; frees @t.

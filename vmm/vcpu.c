@@ -1077,4 +1077,7 @@ void vcpu__stats(const struct vcpu *v, struct vcpu_stats *stats)
 	if (v->gbts_kvm_dropped.fd >= 0 &&
 	    kvm_stat__read(&v->gbts_kvm_dropped, &stats->gbts.dropped) < 0)
 		stats->gbts.dropped = v->tv.gbts_kvm_told;
+	stats->kvm = (struct kvm_counters){ 0 };
+	if (v->vm->tracer == &kvm_tracer_ops)
+		kvm_counters__read(v->fd, &stats->kvm);
 }

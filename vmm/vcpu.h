@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <linux/kvm.h>
 
+#include "kvm-backend/kvm-counters.h"
 #include "crash-report.h"
 #include "guest-bts.h"
 
@@ -280,6 +281,7 @@ int vcpu__dispatch(struct vcpu *v, struct kvm_run *run);
  * @exits:        by exit reason (the last slot counts all larger reasons)
  * @steps, @records, @gaps: from the tracer backend
  * @gbts:         guest-visible BTS (all zero without it)
+ * @kvm:          the kernel tracer's counters (kvm backend; not valid otherwise)
  */
 struct vcpu_stats {
 	uint64_t exits[VCPU_NR_EXIT_COUNTERS];
@@ -287,6 +289,7 @@ struct vcpu_stats {
 	uint64_t records;
 	uint64_t gaps;
 	struct guest_bts_stats gbts;
+	struct kvm_counters kvm;
 };
 
 /**
