@@ -198,6 +198,7 @@ static int make_labels(const struct procmap_task *t, struct annotator_task *l)
 	snprintf(text, (size_t)n + 1, "%s[%" PRId64 "]", name, t->pid);
 	p = out_buf__fmt_str(json, ",\"task\":", 8);
 	p = out_buf__fmt_json(p, t->name, len);
+	l->json_name_len = (size_t)(p - json);
 	if (t->tgid_valid) {
 		p = out_buf__fmt_str(p, ",\"pid\":", 7);
 		p = out_buf__fmt_i64(p, t->pid);
@@ -206,6 +207,7 @@ static int make_labels(const struct procmap_task *t, struct annotator_task *l)
 	}
 	l->text = text;
 	l->text_len = (size_t)n;
+	l->text_name_len = strlen(name);
 	l->json = json;
 	l->json_len = (size_t)(p - json);
 	l->task = t;

@@ -40,15 +40,20 @@ struct annotator;
  * @task:     the task
  * @text:     "name[pid]", the name escaped (escape.h) and cut to ANNOTATOR_NAME_TEXT_MAX bytes
  * @text_len: its length
+ * @text_name_len: the length of its "name" part (a thread of the task is "name[its pid]")
  * @json:     its jsonl members: ,"task":"name" and for a Linux task ,"pid":P,"tgid":T
  * @json_len: their length
+ * @json_name_len: the length of the ,"task":"name" member alone (a thread of the task
+ *            follows it with its own pid and tgid)
  */
 struct annotator_task {
 	const struct procmap_task *task;
 	const char *text;
 	size_t text_len;
+	size_t text_name_len;
 	const char *json;
 	size_t json_len;
+	size_t json_name_len;
 };
 
 /**

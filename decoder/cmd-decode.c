@@ -55,8 +55,10 @@ static const char decode_usage[] =
 	"                       repeatable. A name selects every process that had it, before\n"
 	"                       or after an exec (a Linux comm is cut to 15 bytes: a longer\n"
 	"                       NAME matches its first 15), a pid that process across its\n"
-	"                       execs (or the processes of that tgid). Losses, start, stop\n"
-	"                       and freeze records are always shown\n"
+	"                       execs (or the processes of that tgid). Where the trace names\n"
+	"                       guest threads (thread records), a thread's pid selects the\n"
+	"                       records of that thread, a tgid those of all its threads.\n"
+	"                       Losses, start, stop and freeze records are always shown\n"
 	"  --crashed            like --task, for the task that crashed last (exit code of\n"
 	"                       128 or more in events.jsonl, e.g. 139 for a fatal fault)\n"
 	"  --crash              print the crash reports of DIR (crash.json, crash-1.json, ...,\n"
@@ -98,6 +100,8 @@ struct decode_opts {
 	const char *image;
 	const char **tasks;     /* --task keys */
 	size_t nr_tasks;
+	uint32_t *ids;          /* the --task keys that are pids: of threads, or thread groups */
+	size_t nr_ids;
 	const char **symbols;   /* --symbols PATHs */
 	size_t nr_symbols;
 	const char *system_map;
@@ -207,7 +211,25 @@ static void free_opts(struct decode_opts *o)
 {
 	free(o->tasks);
 	free(o->symbols);
+	free(o->ids);
 	o->tasks = o->symbols = NULL;
+	o->ids = NULL;
+}
+
+/* A --task key that is a decimal pid a thread record can carry (32 bits), as procmap reads it. */
+static bool thread_id(const char *key, uint32_t *id)
+{
+	long long v;
+	char *end;
+
+	if (!*key)
+		return false;
+	errno = 0;
+	v = strtoll(key, &end, 10);
+	if (errno || *end || v < 0 || v > UINT32_MAX)
+		return false;
+	*id = (uint32_t)v;
+	return true;
 }
 
 static int parse_args(int argc, char **argv, struct decode_opts *o)
@@ -242,7 +264,8 @@ static int parse_args(int argc, char **argv, struct decode_opts *o)
 	/* Each repeatable option holds fewer values than there are arguments. */
 	o->tasks = calloc((size_t)argc + 1, sizeof(*o->tasks));
 	o->symbols = calloc((size_t)argc + 1, sizeof(*o->symbols));
-	if (!o->tasks || !o->symbols) {
+	o->ids = calloc((size_t)argc + 1, sizeof(*o->ids));
+	if (!o->tasks || !o->symbols || !o->ids) {
 		fprintf(stderr, "vbts decode: out of memory\n");
 		return -ENOMEM;
 	}
@@ -275,6 +298,8 @@ static int parse_args(int argc, char **argv, struct decode_opts *o)
 			break;
 		case OPT_TASK:
 			o->tasks[o->nr_tasks++] = optarg;
+			if (thread_id(optarg, &o->ids[o->nr_ids]))
+				o->nr_ids++;
 			break;
 		case OPT_SYMBOLS:
 			o->symbols[o->nr_symbols++] = optarg;
@@ -377,9 +402,23 @@ static bool cpl_matches(const struct decoded_record *r, int cpl)
 	return cpl == 0 ? r->cpl == 0 : r->cpl > 0;
 }
 
-/* Does the record pass the --task filter (@want: a flag per process)? */
+/* Is @r of a thread the trace named whose pid or tgid is one of @ids? */
+static bool thread_matches(const struct decoded_record *r, const uint32_t *ids, size_t nr)
+{
+	if (!r->thread_valid)
+		return false;
+	for (size_t i = 0; i < nr; i++)
+		if (ids[i] == r->thread_pid || ids[i] == r->thread_tgid)
+			return true;
+	return false;
+}
+
+/*
+ * Does the record pass the --task filter (@want: a flag per process; @ids: the keys that are
+ * pids, which select a named thread by its pid or tgid)?
+ */
 static bool task_matches(struct exporter *e, const struct decoded_record *r,
-			 const bool *want)
+			 const bool *want, const uint32_t *ids, size_t nr_ids)
 {
 	const struct procmap_task *t;
 
@@ -393,8 +432,49 @@ static bool task_matches(struct exporter *e, const struct decoded_record *r,
 	default:
 		break;
 	}
+	if (thread_matches(r, ids, nr_ids))
+		return true;
 	t = exporter__task(e, r);
 	return t && want[t->process];
+}
+
+/*
+ * For the --task keys @keys[i] not @found[i] in events.jsonl, all pids: whether the thread
+ * records of the trace (every vCPU) name a thread of that pid or tgid, into @found[i]. A pass
+ * over the records, until each is found; *@any: whether the trace has thread records at all
+ * (when a key was not found). Returns 0 or -errno.
+ */
+static int find_threads(struct trace_dir *t, const char *const *keys, bool *found, size_t nr,
+			bool *any)
+{
+	struct decoder *d;
+	struct decoded_record r;
+	uint32_t id;
+	size_t left = 0;
+	int ret = 0;
+
+	for (size_t i = 0; i < nr; i++)
+		left += !found[i] && thread_id(keys[i], &id);
+	if (!left)
+		return 0;
+	d = trace_dir__decoder(t, -1);
+	if (!d)
+		return -errno;
+	while (left && (ret = decoder__next(d, &r)) > 0) {
+		if (r.type != DECODED_THREAD)
+			continue;
+		*any = true;
+		for (size_t i = 0; i < nr; i++) {
+			if (found[i] || !thread_id(keys[i], &id))
+				continue;
+			if (id == r.thread_pid || id == r.thread_tgid) {
+				found[i] = true;
+				left--;
+			}
+		}
+	}
+	decoder__free(d);
+	return ret < 0 ? ret : 0;
 }
 
 /* --crash: the crash reports, symbolized with the trace's tables; the exit status. */
@@ -429,7 +509,7 @@ static int decode(int argc, char **argv)
 	char err[TRACE_DIR_ERR_MAX];
 	const struct procmap_task *crashed;
 	struct trace_summary sum = { 0 };
-	bool *want = NULL;
+	bool *want = NULL, *found = NULL, threads = false;
 	struct record_fifo fifo = { 0 };
 	struct progress pg = { .next = UINT64_MAX };
 	struct decoded_record rec;
@@ -491,12 +571,30 @@ static int decode(int argc, char **argv)
 			goto out_close;
 		}
 	}
+	if (o.nr_tasks) {
+		found = calloc(o.nr_tasks, sizeof(*found));
+		if (!found) {
+			fprintf(stderr, "vbts decode: out of memory\n");
+			status = 1;
+			goto out_close;
+		}
+	}
+	for (i = 0; i < o.nr_tasks; i++)
+		found[i] = procmap__select(eo.procmap, o.tasks[i], want);
+	/* A pid no process of events.jsonl has may be a thread's the trace names. */
+	ret = find_threads(t, o.tasks, found, o.nr_tasks, &threads);
+	if (ret < 0) {
+		fprintf(stderr, "vbts decode: %s: %s\n", o.dir, strerror(-ret));
+		status = ret == -ENOMEM ? 1 : 2;
+		goto out_close;
+	}
 	for (i = 0; i < o.nr_tasks; i++) {
-		if (!procmap__select(eo.procmap, o.tasks[i], want)) {
+		if (!found[i]) {
 			char q[256];
 
-			fprintf(stderr, "vbts decode: %s: no task '%s' in events.jsonl\n", o.dir,
-				escape__str(q, sizeof(q), o.tasks[i]));
+			fprintf(stderr, "vbts decode: %s: no task '%s' in events.jsonl%s\n", o.dir,
+				escape__str(q, sizeof(q), o.tasks[i]),
+				threads ? " nor a thread of that pid in the trace" : "");
 			status = 2;
 			goto out_close;
 		}
@@ -536,7 +634,7 @@ static int decode(int argc, char **argv)
 		progress__update(&pg, ++decoded);
 		if (o.summary && trace_summary__add(&sum, r))
 			goto out_nomem;
-		if (want && !task_matches(e, r, want))
+		if (want && !task_matches(e, r, want, o.ids, o.nr_ids))
 			continue;
 		if (!cpl_matches(r, o.cpl))
 			continue;
@@ -596,6 +694,7 @@ out_free:
 out_close:
 	exporter__free(e);
 	free(want);
+	free(found);
 	free_opts(&o);
 	trace_dir__close(t);
 	return status;

@@ -4,9 +4,10 @@
  *
  * Layers: record__parse() takes one raw record apart with no state. A struct vcpu_stream
  * turns one vCPU's parsed records into decoded items, tracking the current task (TASK_ARRIVE/
- * DEPART), the last time seen, pending gap halves, and sequence jumps (lost records). The
- * merge emits per-vCPU runs - a run starts at a timestamped escape record - in order of the
- * run's start time, using a binary min-heap of the streams keyed on (time, vcpu).
+ * DEPART), the current guest thread (THREAD), the last time seen, pending gap halves, and
+ * sequence jumps (lost records). The merge emits per-vCPU runs - a run starts at a
+ * timestamped escape record - in order of the run's start time, using a binary min-heap of
+ * the streams keyed on (time, vcpu).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -29,6 +30,8 @@ struct vcpu_stream {
 
 	uint64_t cr3, time;
 	bool cr3_valid, time_valid;
+	uint32_t thread_pid, thread_tgid;
+	bool thread_valid;              /* a THREAD named the thread running since */
 
 	bool gap_pending;               /* a GAP_BEGIN waits for its GAP_END */
 	uint64_t gap_seq, gap_from, gap_reason;
@@ -86,6 +89,12 @@ void record__parse(const struct vbts_record *rec, struct parsed_record *out)
 	case VBTS_ESC_TASK_PID:
 		out->type = DECODED_TASK_PID;
 		break;
+	case VBTS_ESC_THREAD:
+		out->type = DECODED_THREAD;
+		break;
+	case VBTS_ESC_ENTRY:
+		out->type = DECODED_ENTRY;
+		break;
 	case VBTS_ESC_GAP_END:
 		out->type = DECODED_GAP;
 		out->gap_end = true;
@@ -123,6 +132,7 @@ static const char *const type_names[DECODED_TYPE_MAX] = {
 	[DECODED_START] = "start",             [DECODED_STOP] = "stop",
 	[DECODED_FREEZE] = "freeze",           [DECODED_TASK_PID] = "task-pid",
 	[DECODED_GUEST_BTS_DROP] = "guest-bts-drop",
+	[DECODED_THREAD] = "thread",           [DECODED_ENTRY] = "entry",
 	[DECODED_UNKNOWN] = "unknown",
 };
 
@@ -185,6 +195,16 @@ const char *guest_bts_drop__name(uint64_t reason)
 	return reason < VBTS_GUEST_BTS_DROP_MAX && names[reason] ? names[reason] : "unknown";
 }
 
+const char *entry_reason__name(uint64_t reason)
+{
+	static const char *const names[VBTS_ENTRY_MAX] = {
+		[VBTS_ENTRY_FIRST] = "first",   [VBTS_ENTRY_EXEC] = "exec",
+		[VBTS_ENTRY_SIGNAL] = "signal", [VBTS_ENTRY_SIGRETURN] = "sigreturn",
+	};
+
+	return reason < VBTS_ENTRY_MAX ? names[reason] : NULL;
+}
+
 /* ---- per-vCPU state ----------------------------------------------------------------------- */
 
 static struct decoded_record *queue_item(struct vcpu_stream *s, enum decoded_type type,
@@ -200,7 +220,17 @@ static struct decoded_record *queue_item(struct vcpu_stream *s, enum decoded_typ
 	d->time_valid = s->time_valid;
 	d->cr3 = s->cr3;
 	d->cr3_valid = s->cr3_valid;
+	d->thread_pid = s->thread_pid;
+	d->thread_tgid = s->thread_tgid;
+	d->thread_valid = s->thread_valid;
 	return d;
+}
+
+/* No thread is known on the vCPU from now on (a task arrives, tracing starts, ...). */
+static void forget_thread(struct vcpu_stream *s)
+{
+	s->thread_valid = false;
+	s->thread_pid = s->thread_tgid = 0;
 }
 
 static void queue_lost(struct vcpu_stream *s, uint64_t seq, uint64_t count)
@@ -250,11 +280,15 @@ static void stream_consume(struct vcpu_stream *s, const struct vbts_record *rec,
 		break;
 	case DECODED_TASK_ARRIVE:
 	case DECODED_TASK_DEPART:
+		/* An arrival has no thread until one is named; a departure is the thread's last. */
+		if (p.type == DECODED_TASK_ARRIVE)
+			forget_thread(s);
 		d = queue_item(s, p.type, seq);
 		d->cr3 = p.payload;
 		d->cr3_valid = true;
 		s->cr3 = p.payload;
 		s->cr3_valid = p.type == DECODED_TASK_ARRIVE;
+		forget_thread(s);
 		break;
 	case DECODED_GAP:
 		if (!p.gap_end) {
@@ -289,6 +323,9 @@ static void stream_consume(struct vcpu_stream *s, const struct vbts_record *rec,
 	case DECODED_STOP:
 	case DECODED_FREEZE:
 		flush_gap(s);
+		/* Tracing starts anew: the thread is named again at its next user entry. */
+		if (p.type == DECODED_START)
+			forget_thread(s);
 		d = queue_item(s, p.type, seq);
 		d->aux = p.aux;
 		break;
@@ -298,6 +335,23 @@ static void stream_consume(struct vcpu_stream *s, const struct vbts_record *rec,
 	case DECODED_TASK_PID:
 		d = queue_item(s, DECODED_TASK_PID, seq);
 		d->payload = p.payload;
+		break;
+	case DECODED_THREAD:
+		/* Whatever the numbers are: they name the records until the next thread item. */
+		s->thread_pid = (uint32_t)p.payload;
+		s->thread_tgid = (uint32_t)(p.payload >> 32);
+		s->thread_valid = true;
+		d = queue_item(s, DECODED_THREAD, seq);
+		d->payload = p.payload;
+		d->aux = p.aux;
+		break;
+	case DECODED_ENTRY:
+		/* Where the next run begins: a gap half still waiting is an orphan. */
+		flush_gap(s);
+		d = queue_item(s, DECODED_ENTRY, seq);
+		d->to = p.payload;
+		d->to_valid = true;
+		d->aux = p.aux;
 		break;
 	case DECODED_GUEST_BTS_DROP:
 		d = queue_item(s, DECODED_GUEST_BTS_DROP, seq);
@@ -340,9 +394,12 @@ static inline void branch_item(const struct vcpu_stream *s, const struct vbts_re
 	d->vector_valid = !!(flags & VBTS_REC_VECTOR_VALID);
 	d->vector = d->vector_valid ? (unsigned int)(flags >> VBTS_REC_VECTOR_SHIFT) & 0xff : 0;
 	d->esc_kind = 0;
+	d->thread_pid = s->thread_pid;
+	d->thread_tgid = s->thread_tgid;
 	d->from_valid = d->to_valid = true;
 	d->cr3_valid = s->cr3_valid;
 	d->time_valid = s->time_valid;
+	d->thread_valid = s->thread_valid;
 }
 
 /* End of the stream: pending halves and trailing drops become items. */

@@ -26,6 +26,8 @@ enum decoded_type {
 	DECODED_FREEZE,
 	DECODED_TASK_PID,       /* the guest's pid and tgid of the task that just arrived */
 	DECODED_GUEST_BTS_DROP, /* the guest's own BTS (guest-visible BTS) dropped records */
+	DECODED_THREAD,         /* the guest thread that runs from here on, on its vCPU */
+	DECODED_ENTRY,          /* a thread enters user mode elsewhere than where it left it */
 	DECODED_UNKNOWN,        /* an escape record of a kind this decoder does not know */
 	DECODED_TYPE_MAX
 };
@@ -33,7 +35,7 @@ enum decoded_type {
 /**
  * struct parsed_record - one ring record taken apart, without any state (the pure layer).
  * @type:       DECODED_* (GAP_BEGIN and GAP_END both parse to DECODED_GAP, see @gap_end)
- * @from, @to:  branch addresses (branches only)
+ * @from, @to:  branch addresses (branches only; an entry's address is its @payload)
  * @cpl:        CPL at the branch, when @cpl_valid
  * @kind:       enum vbts_branch_kind (0 unknown)
  * @vector:     vector, when @vector_valid
@@ -72,7 +74,8 @@ void record__parse(const struct vbts_record *rec, struct parsed_record *out);
  * @seq:         seq of the (first) ring record it comes from; for DECODED_LOST found by a
  *               jump in seq, the seq of the first missing record
  * @from, @to:   branch: addresses; gap: where control was lost / regained; guest BTS drop:
- *               @from is the branch whose record was dropped (the first of a run of drops)
+ *               @from is the branch whose record was dropped (the first of a run of drops);
+ *               entry: @to is the thread's first user instruction (not run yet)
  * @from_valid, @to_valid: false for an orphan gap end or begin (the other half is missing)
  * @cpl, @cpl_valid: branch: CPL at the branch instruction
  * @kind:        branch: enum vbts_branch_kind (0 unknown)
@@ -83,9 +86,16 @@ void record__parse(const struct vbts_record *rec, struct parsed_record *out);
  *               else the last time seen on this vCPU (the record happened after it)
  * @count:       DECODED_LOST: number of records lost
  * @aux:         gap: enum vbts_gap_reason; start: VBTS_START_* bits; freeze: reason;
- *               guest BTS drop: enum vbts_guest_bts_drop; unknown: the aux payload
- * @payload:     unknown: the escape payload; task-pid: pid (bits 0-31) and tgid (32-63)
+ *               guest BTS drop: enum vbts_guest_bts_drop; entry: enum vbts_entry_reason as
+ *               the record says (any value); thread: bits 0-55 of the guest's task address;
+ *               unknown: the aux payload
+ * @payload:     unknown: the escape payload; task-pid and thread: pid (bits 0-31) and tgid
+ *               (32-63)
  * @esc_kind:    unknown: the escape kind
+ * @thread_pid, @thread_tgid, @thread_valid: the guest thread the item belongs to, when
+ *               @thread_valid: named by the last thread item of its vCPU (that item included),
+ *               until a task arrive or a start, and up to the task depart that ends it (the
+ *               depart included); never valid in a trace without thread items
  */
 struct decoded_record {
 	/* Ordered by size, without holes: a record is copied whole, often. */
@@ -102,11 +112,14 @@ struct decoded_record {
 	unsigned int kind;
 	unsigned int vector;
 	unsigned int esc_kind;
+	uint32_t thread_pid;
+	uint32_t thread_tgid;
 	bool from_valid, to_valid;
 	bool cpl_valid;
 	bool vector_valid;
 	bool cr3_valid;
 	bool time_valid;
+	bool thread_valid;
 };
 
 /**
@@ -209,5 +222,14 @@ const char *freeze_reason__name(uint64_t reason);
  * Return: a static string ("unknown" for unknown values).
  */
 const char *guest_bts_drop__name(uint64_t reason);
+
+/**
+ * entry_reason__name() - the stable name of an enum vbts_entry_reason ("first", "exec",
+ * "signal", "sigreturn").
+ * @reason: reason, as an entry record gives it
+ *
+ * Return: a static string, NULL for any other value (shown as a number).
+ */
+const char *entry_reason__name(uint64_t reason);
 
 #endif /* VBTS_DECODER_DECODER_H */

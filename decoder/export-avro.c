@@ -174,8 +174,14 @@ static int ax_record(void *ctx, const struct decoded_record *r)
 		escape__str(x->task_name, sizeof(x->task_name), t->name);
 	}
 	set_string(&x->fields[F_TASK], t ? x->task_name : NULL, t ? strlen(x->task_name) : 0);
-	set_long(&x->fields[F_PID], t, t ? t->pid : 0);
-	set_long(&x->fields[F_TGID], t && t->tgid_valid, t ? t->tgid : 0);
+	if (r->thread_valid) {
+		/* The thread the trace named, whose task's name is the task column. */
+		set_long(&x->fields[F_PID], true, r->thread_pid);
+		set_long(&x->fields[F_TGID], true, r->thread_tgid);
+	} else {
+		set_long(&x->fields[F_PID], t, t ? t->pid : 0);
+		set_long(&x->fields[F_TGID], t && t->tgid_valid, t ? t->tgid : 0);
+	}
 	ret = symbol(x, t, r->from, F_FROM_SYMBOL, F_FROM_OFFSET);
 	if (!ret)
 		ret = symbol(x, t, r->to, F_TO_SYMBOL, F_TO_OFFSET);

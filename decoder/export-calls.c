@@ -61,13 +61,19 @@ static void header(struct calls *c, const struct flow_stream *s)
 	p = out_buf__fmt_str(p, "# vcpu", 6);
 	p = out_buf__fmt_u64(p, s->vcpu);
 	*p++ = ' ';
+	/* A thread the trace named: "name[pid]" with its pid, "[pid]" of no known task. */
 	if (l) {
-		p = out_buf__fmt_str(p, l->text, l->text_len);
-	} else if (s->cr3_valid) {
+		p = out_buf__fmt_str(p, l->text, s->thread_valid ? l->text_name_len : l->text_len);
+	} else if (!s->thread_valid && s->cr3_valid) {
 		p = out_buf__fmt_str(p, "cr3:0x", 6);
 		p = out_buf__fmt_hex(p, s->cr3);
-	} else {
+	} else if (!s->thread_valid) {
 		*p++ = '-';
+	}
+	if (s->thread_valid) {
+		*p++ = '[';
+		p = out_buf__fmt_u64(p, s->thread_pid);
+		*p++ = ']';
 	}
 	*p++ = '\n';
 	out_buf__commit(ob, p);

@@ -11,23 +11,28 @@
 #include "export-folded.h"
 #include "export-flow.h"
 
-/* The parents of root nodes: a task, a CR3 no task had, no CR3. */
+/*
+ * The parents of root nodes: a task, a CR3 no task had, no CR3, a thread the trace named (of
+ * a task, or of no known task).
+ */
 #define ROOT_TASK CALL_TREE_ROOT
 #define ROOT_CR3 (CALL_TREE_ROOT - 1)
 #define ROOT_NONE (CALL_TREE_ROOT - 2)
+#define ROOT_THREAD (CALL_TREE_ROOT - 3)
 #define NO_TASK "[no task]"
 
 struct folded {
 	struct flow_export fx;     /* first: see export-flow.h */
 	struct call_tree tree;
-	char **owned;           /* texts made here (cr3 labels) */
+	struct call_tree threads;  /* a node per (task, thread): the key of its root */
+	char **owned;           /* texts made here (cr3 and thread labels) */
 	size_t nr_owned, alloc_owned;
 };
 
-/* "cr3:0x..." for a root, owned by @x. */
-static char *cr3_text(struct folded *x, uint64_t cr3, size_t *len)
+/* @size bytes for a root's text, owned by @x. */
+static char *own_text(struct folded *x, size_t size)
 {
-	char *s, *p;
+	char *s;
 
 	if (x->nr_owned == x->alloc_owned) {
 		size_t alloc = x->alloc_owned ? 2 * x->alloc_owned : 16;
@@ -38,15 +43,64 @@ static char *cr3_text(struct folded *x, uint64_t cr3, size_t *len)
 		x->owned = o;
 		x->alloc_owned = alloc;
 	}
-	s = malloc(6 + 16 + 1);
+	s = malloc(size);
+	if (s)
+		x->owned[x->nr_owned++] = s;
+	return s;
+}
+
+/* "cr3:0x..." for a root, owned by @x. */
+static char *cr3_text(struct folded *x, uint64_t cr3, size_t *len)
+{
+	char *s = own_text(x, 6 + 16 + 1), *p;
+
 	if (!s)
 		return NULL;
 	p = out_buf__fmt_str(s, "cr3:0x", 6);
 	p = out_buf__fmt_hex(p, cr3);
 	*p = '\0';
 	*len = (size_t)(p - s);
-	x->owned[x->nr_owned++] = s;
 	return s;
+}
+
+/*
+ * The root node of a thread's stacks, "name[pid]" with the thread's pid ("[pid]" of no
+ * known task), one per task and thread whatever the vCPU. Returns it or -ENOMEM.
+ */
+static int64_t thread_root(struct folded *x, const struct flow_stream *s)
+{
+	const struct annotator_task *l = NULL;
+	size_t name_len = 0;
+	int64_t k, n;
+	char *text, *p;
+
+	k = call_tree__child(&x->threads, CALL_TREE_ROOT, (uintptr_t)s->task, NULL, 0);
+	if (k >= 0)
+		k = call_tree__child(&x->threads, (uint32_t)k,
+				     (uint64_t)s->thread_tgid << 32 | s->thread_pid, NULL, 0);
+	if (k < 0)
+		return k;
+	/* A node made once per thread: the text is made only for a new one. */
+	n = call_tree__child(&x->tree, ROOT_THREAD, (uint64_t)k, NULL, 0);
+	if (n < 0 || x->tree.nodes[n].text)
+		return n;
+	if (s->task) {
+		l = annotator__labels(x->fx.env.annotator, s->task);
+		if (!l)
+			return -ENOMEM;
+		name_len = l->text_name_len;
+	}
+	text = own_text(x, name_len + 2 + OUT_BUF_NUMBER_MAX + 1);
+	if (!text)
+		return -ENOMEM;
+	p = out_buf__fmt_str(text, l ? l->text : "", name_len);
+	*p++ = '[';
+	p = out_buf__fmt_u64(p, s->thread_pid);
+	*p++ = ']';
+	*p = '\0';
+	x->tree.nodes[n].text = text;
+	x->tree.nodes[n].text_len = (size_t)(p - text);
+	return n;
 }
 
 /* The root node of @s's stacks, made when it is first needed. Returns it or -ENOMEM. */
@@ -59,7 +113,9 @@ static int64_t root_of(struct folded *x, struct flow_stream *s)
 
 	if (s->user)
 		return (int64_t)s->user - 1;
-	if (s->task) {
+	if (s->thread_valid) {
+		n = thread_root(x, s);
+	} else if (s->task) {
 		l = annotator__labels(x->fx.env.annotator, s->task);
 		if (!l)
 			return -ENOMEM;
@@ -151,7 +207,7 @@ static int folded_finish(void *ctx)
 			continue;
 		for (;;) {
 			path[len++] = j;
-			if (x->tree.nodes[j].parent >= ROOT_NONE || len == FLOW_DEPTH_MAX + 1)
+			if (x->tree.nodes[j].parent >= ROOT_THREAD || len == FLOW_DEPTH_MAX + 1)
 				break;
 			j = x->tree.nodes[j].parent;
 		}
@@ -173,6 +229,7 @@ static void folded_free(void *ctx)
 
 	flow__free(x->fx.flow);
 	call_tree__release(&x->tree);
+	call_tree__release(&x->threads);
 	for (size_t i = 0; i < x->nr_owned; i++)
 		free(x->owned[i]);
 	free(x->owned);

@@ -6,7 +6,8 @@
  *   ping[1];main;parse;deref 2
  *
  * One line per distinct call stack that made branches: the task ("name[pid]", "cr3:0x..."
- * for a CR3 no task had, "[no task]"), then the functions from the outermost (flow.h), ';'
+ * for a CR3 no task had, "[no task]"; for a thread the trace named, "name[pid]" with the
+ * thread's pid, "[pid]" of no known task), then the functions from the outermost (flow.h), ';'
  * between them, a space and the number of branch records made with that stack innermost
  * (the weight: a branch is where the trace sees execution). Names are escaped for a
  * terminal and ';' is written "\x3b", so that a name is one frame. Lines come in the order

@@ -23,6 +23,8 @@ struct perfetto {
 
 static int64_t process_of(const struct flow_stream *s)
 {
+	if (s->thread_valid)
+		return s->thread_tgid;
 	if (!s->task)
 		return 0;
 	return s->task->tgid_valid ? s->task->tgid : s->task->pid;
@@ -47,11 +49,13 @@ static char *track(char *p, const struct flow_stream *s)
 
 /*
  * The label of @s's task, "name[pid]" ("cr3:0x..." for a CR3 of no task), as the contents of
- * a JSON string (without quotes).
+ * a JSON string (without quotes); of a thread the trace named, "name[pid]" with its pid
+ * ("[pid]" of no known task), or with @process its tgid: the name of its process.
  */
-static void put_label(struct perfetto *x, const struct flow_stream *s)
+static void put_label(struct perfetto *x, const struct flow_stream *s, bool process)
 {
 	struct out_buf *ob = x->fx.env.ob;
+	uint32_t id = process ? s->thread_tgid : s->thread_pid;
 	char *p, *start;
 	size_t len;
 
@@ -66,7 +70,13 @@ static void put_label(struct perfetto *x, const struct flow_stream *s)
 		memmove(start, start + 1, (size_t)(p - start) - 2);
 		p -= 2;
 		*p++ = '[';
-		p = out_buf__fmt_i64(p, s->task->pid);
+		p = out_buf__fmt_i64(p, s->thread_valid ? id : s->task->pid);
+		*p++ = ']';
+		out_buf__commit(ob, p);
+	} else if (s->thread_valid) {
+		p = out_buf__reserve(ob, OUT_BUF_NUMBER_MAX + 2);
+		*p++ = '[';
+		p = out_buf__fmt_u64(p, id);
 		*p++ = ']';
 		out_buf__commit(ob, p);
 	} else if (s->cr3_valid) {
@@ -90,7 +100,7 @@ static void metadata(struct perfetto *x, struct flow_stream *s)
 	p = track(p, s);
 	p = PUT(p, ",\"args\":{\"name\":\"");
 	out_buf__commit(ob, p);
-	put_label(x, s);
+	put_label(x, s, true);
 	p = out_buf__reserve(ob, EVENT_MAX);
 	p = PUT(p, "\"}}");
 	p = event_start(x, p);
@@ -100,7 +110,7 @@ static void metadata(struct perfetto *x, struct flow_stream *s)
 	p = out_buf__fmt_u64(p, s->vcpu);
 	*p++ = ' ';
 	out_buf__commit(ob, p);
-	put_label(x, s);
+	put_label(x, s, false);
 	out_buf__puts(ob, "\"}}");
 }
 

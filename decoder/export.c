@@ -229,20 +229,33 @@ static char *json_addr(char *p, const char *key_quoted, size_t key_len, uint64_t
 #define JSON_ADDR(p, key, v, valid) \
 	json_addr((p), ",\"" key "\":\"0x", sizeof(key) + 6, (v), (valid))
 
-/* "task", and for a Linux task "pid" and "tgid"; nothing for an unknown task. */
+/*
+ * "task", and for a Linux task "pid" and "tgid"; for a record of a thread the trace named,
+ * the thread's "pid" and "tgid" instead of the task's (with "task" when the task is known);
+ * nothing for an unknown task of no thread.
+ */
 static void json_task(struct exporter *e, const struct decoded_record *r)
 {
 	const struct procmap_task *t = annotator__task(e->annotator, r);
 	const struct annotator_task *l;
+	char *p;
 
-	if (!t)
-		return;
-	l = annotator__labels(e->annotator, t);
-	if (!l) {
-		e->err = -ENOMEM;
-		return;
+	if (t) {
+		l = annotator__labels(e->annotator, t);
+		if (!l) {
+			e->err = -ENOMEM;
+			return;
+		}
+		out_buf__write(&e->ob, l->json, r->thread_valid ? l->json_name_len : l->json_len);
 	}
-	out_buf__write(&e->ob, l->json, l->json_len);
+	if (!r->thread_valid)
+		return;
+	p = out_buf__reserve(&e->ob, 16 + 2 * OUT_BUF_NUMBER_MAX);
+	p = PUT(p, ",\"pid\":");
+	p = out_buf__fmt_u64(p, r->thread_pid);
+	p = PUT(p, ",\"tgid\":");
+	p = out_buf__fmt_u64(p, r->thread_tgid);
+	out_buf__commit(&e->ob, p);
 }
 
 /* Room for a jsonl record without its task members: names and numbers are bounded. */
@@ -252,6 +265,7 @@ static void jsonl_record(struct exporter *e, const struct decoded_record *r)
 {
 	char *p = out_buf__reserve(&e->ob, JSONL_RECORD_MAX);
 	const struct name *type = type_name(e, r->type), *kind;
+	const char *reason;
 
 	p = PUT(p, "{\"type\":\"");
 	p = out_buf__fmt_str(p, type->s, type->len);
@@ -342,6 +356,28 @@ static void jsonl_record(struct exporter *e, const struct decoded_record *r)
 		json_task(e, r);
 		p = out_buf__reserve(&e->ob, 2);
 		break;
+	case DECODED_THREAD:
+		/* The thread it names: its "pid" and "tgid" are the task members. */
+		out_buf__commit(&e->ob, p);
+		json_task(e, r);
+		p = out_buf__reserve(&e->ob, 2);
+		break;
+	case DECODED_ENTRY:
+		p = JSON_ADDR(p, "to", r->to, r->to_valid);
+		p = PUT(p, ",\"reason\":");
+		reason = entry_reason__name(r->aux);
+		if (reason) {
+			*p++ = '"';
+			p = put_str(p, reason);
+			*p++ = '"';
+		} else {
+			/* A reason this decoder does not know: the number the record gave. */
+			p = out_buf__fmt_u64(p, r->aux);
+		}
+		out_buf__commit(&e->ob, p);
+		json_task(e, r);
+		p = out_buf__reserve(&e->ob, 2);
+		break;
 	default:
 		p = PUT(p, ",\"kind\":");
 		p = out_buf__fmt_u64(p, r->esc_kind);
@@ -370,7 +406,8 @@ static char *pad(char *p, size_t len, size_t width)
 
 /*
  * "name[pid]", "cr3:0x..." or "-" for the task @t of @r, padded to TEXT_TASK_WIDTH columns
- * (the escaped label is bounded: annotator.h).
+ * (the escaped label is bounded: annotator.h); for a record of a thread the trace named,
+ * "name[pid]" with the thread's pid, "[pid]" when its task is unknown.
  */
 static char *text_task(struct exporter *e, char *p, const struct procmap_task *t,
 		       const struct decoded_record *r)
@@ -384,11 +421,16 @@ static char *text_task(struct exporter *e, char *p, const struct procmap_task *t
 			e->err = -ENOMEM;
 			return p;
 		}
-		p = out_buf__fmt_str(p, l->text, l->text_len);
-	} else if (r->cr3_valid) {
+		p = out_buf__fmt_str(p, l->text, r->thread_valid ? l->text_name_len : l->text_len);
+	}
+	if (r->thread_valid) {
+		*p++ = '[';
+		p = out_buf__fmt_u64(p, r->thread_pid);
+		*p++ = ']';
+	} else if (!t && r->cr3_valid) {
 		p = PUT(p, "cr3:0x");
 		p = out_buf__fmt_hex(p, r->cr3);
-	} else {
+	} else if (!t) {
 		*p++ = '-';
 	}
 	return pad(p, (size_t)(p - start), TEXT_TASK_WIDTH);
@@ -483,6 +525,7 @@ static void text_record(struct exporter *e, const struct decoded_record *r,
 {
 	char *p = out_buf__reserve(&e->ob, TEXT_RECORD_MAX);
 	const struct name *kind, *type;
+	const char *reason;
 
 	p = PUT(p, "  vcpu");
 	p = out_buf__fmt_u64(p, r->vcpu);
@@ -577,10 +620,26 @@ static void text_record(struct exporter *e, const struct decoded_record *r,
 		p = PUT(p, " ns");
 		break;
 	case DECODED_TASK_PID:
+	case DECODED_THREAD:
 		p = PUT(p, " pid ");
 		p = out_buf__fmt_u64(p, (uint32_t)r->payload);
 		p = PUT(p, " tgid ");
 		p = out_buf__fmt_u64(p, r->payload >> 32);
+		break;
+	case DECODED_ENTRY:
+		*p++ = ' ';
+		out_buf__commit(&e->ob, p);
+		text_addr(e, t, r->to, r->to_valid);
+		p = out_buf__reserve(&e->ob, TEXT_RECORD_MAX);
+		reason = entry_reason__name(r->aux);
+		if (reason) {
+			p = PUT(p, "  (");
+			p = put_str(p, reason);
+		} else {
+			p = PUT(p, "  (reason ");
+			p = out_buf__fmt_u64(p, r->aux);
+		}
+		*p++ = ')';
 		break;
 	default:
 		p = PUT(p, " escape kind ");

@@ -9,6 +9,14 @@
  *   {"type":"task-depart", same members}
  *   A task of a Linux guest (its event carried a tgid) adds "pid" and "tgid" after "task":
  *   ...,"task":"bash","pid":812,"tgid":812}
+ *   A record of a guest thread the trace named (from a "thread" record on its vCPU on) has the
+ *   thread's "pid" and "tgid" instead, also when its task is unknown (then without "task"):
+ *   ...,"task":"prog","pid":42,"tgid":41}
+ *   {"type":"thread","vcpu":0,"seq":15,"task":"prog","pid":42,"tgid":41}
+ *      (the thread that runs on the vCPU from here on)
+ *   {"type":"entry","vcpu":0,"seq":16,"to":"0x401000","reason":"signal","task":"prog",
+ *    "pid":42,"tgid":41}   (the thread enters user mode at "to", its next instruction;
+ *      reason "first", "exec", "signal", "sigreturn", or the record's number for another)
  *   {"type":"gap","vcpu":0,"seq":14,"from":"0x100080","to":"0x100200","reason":"idt"}
  *      (from or to is left out for an orphan half whose partner is missing)
  *   {"type":"lost","vcpu":0,"seq":0,"count":7}

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * flow.c - runs and call stacks per task and vCPU (flow.h).
+ * flow.c - runs and call stacks per thread and vCPU (flow.h).
  *
- * Streams are found through an open-addressing table keyed by (vCPU, task, CR3) with a
- * memo of the last stream of each vCPU: a record of the same vCPU and task as the one before
- * it costs one comparison. The keys come from the trace (the guest chooses its CR3s), so the
- * hash multiplier is fixed but the table stays at most half full: a forged trace can make
- * probes long only by making as many streams, each of which had branches.
+ * Streams are found through an open-addressing table keyed by (vCPU, task, CR3, thread) with
+ * a memo of the last stream of each vCPU: a record of the same vCPU, task and thread as the
+ * one before it costs one comparison. The keys come from the trace (the guest chooses its
+ * CR3s and its pids), so the hash multiplier is fixed but the table stays at most half full:
+ * a forged trace can make probes long only by making as many streams, each of which had
+ * branches or entries.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -67,19 +68,42 @@ struct flow_stream *flow__stream_at(const struct flow *f, size_t i)
 	return f->streams[i];
 }
 
-static size_t stream_slot(const struct flow *f, uint32_t vcpu, const struct procmap_task *t,
-			  uint64_t cr3)
-{
-	uint64_t h = ((uint64_t)(uintptr_t)t * 0xff51afd7ed558ccdULL) ^ cr3 ^
-		     ((uint64_t)vcpu << 48);
+/* What tells streams apart: their vCPU, task, CR3 (of no task) and thread. */
+struct stream_key {
+	uint32_t vcpu;
+	const struct procmap_task *task;
+	uint64_t cr3;
+	bool cr3_valid;
+	uint32_t thread_pid, thread_tgid;
+	bool thread_valid;
+};
 
+static size_t stream_slot(const struct flow *f, const struct stream_key *k)
+{
+	uint64_t h = ((uint64_t)(uintptr_t)k->task * 0xff51afd7ed558ccdULL) ^ k->cr3 ^
+		     ((uint64_t)k->vcpu << 48);
+
+	if (k->thread_valid)
+		h ^= ((uint64_t)k->thread_tgid << 32 | k->thread_pid) * 0xc4ceb9fe1a85ec53ULL;
 	return (size_t)((h * 0x9e3779b97f4a7c15ULL) >> (64 - f->table_bits));
 }
 
-static bool stream_is(const struct flow_stream *s, uint32_t vcpu,
-		      const struct procmap_task *t, uint64_t cr3, bool cr3_valid)
+static bool stream_is(const struct flow_stream *s, const struct stream_key *k)
 {
-	return s->vcpu == vcpu && s->task == t && s->cr3 == cr3 && s->cr3_valid == cr3_valid;
+	return s->vcpu == k->vcpu && s->task == k->task && s->cr3 == k->cr3 &&
+	       s->cr3_valid == k->cr3_valid && s->thread_valid == k->thread_valid &&
+	       s->thread_pid == k->thread_pid && s->thread_tgid == k->thread_tgid;
+}
+
+static void key_of_stream(const struct flow_stream *s, struct stream_key *k)
+{
+	k->vcpu = s->vcpu;
+	k->task = s->task;
+	k->cr3 = s->cr3;
+	k->cr3_valid = s->cr3_valid;
+	k->thread_pid = s->thread_pid;
+	k->thread_tgid = s->thread_tgid;
+	k->thread_valid = s->thread_valid;
 }
 
 /* The table, twice as large. Returns 0 or -ENOMEM. */
@@ -95,9 +119,10 @@ static int grow_table(struct flow *f)
 	f->table = table;
 	f->table_bits = bits;
 	for (size_t i = 0; i < f->nr_streams; i++) {
-		const struct flow_stream *s = f->streams[i];
+		struct stream_key k;
 
-		for (j = stream_slot(f, s->vcpu, s->task, s->cr3); table[j]; j = (j + 1) & mask)
+		key_of_stream(f->streams[i], &k);
+		for (j = stream_slot(f, &k); table[j]; j = (j + 1) & mask)
 			;
 		table[j] = (uint32_t)i + 1;
 	}
@@ -109,20 +134,25 @@ struct flow_stream *flow__stream(struct flow *f, const struct decoded_record *r)
 	const struct procmap_task *t = annotator__task(f->a, r);
 	struct flow_stream **m = &f->memo[r->vcpu & (STREAM_MEMO - 1)], *s;
 	/* Records of no known task are told apart by their CR3; a task's by the task alone. */
-	uint64_t cr3 = !t && r->cr3_valid ? r->cr3 : 0;
-	bool cr3_valid = !t && r->cr3_valid;
+	struct stream_key k = {
+		.vcpu = r->vcpu, .task = t,
+		.cr3 = !t && r->cr3_valid ? r->cr3 : 0, .cr3_valid = !t && r->cr3_valid,
+		.thread_pid = r->thread_valid ? r->thread_pid : 0,
+		.thread_tgid = r->thread_valid ? r->thread_tgid : 0,
+		.thread_valid = r->thread_valid,
+	};
 	size_t mask, i;
 
-	if (*m && stream_is(*m, r->vcpu, t, cr3, cr3_valid))
+	if (*m && stream_is(*m, &k))
 		return *m;
 	if (2 * (f->nr_streams + 1) > ((size_t)1 << f->table_bits) || !f->table_bits) {
 		if (f->nr_streams >= UINT32_MAX / 4 || grow_table(f))
 			return NULL;
 	}
 	mask = ((size_t)1 << f->table_bits) - 1;
-	for (i = stream_slot(f, r->vcpu, t, cr3); f->table[i]; i = (i + 1) & mask) {
+	for (i = stream_slot(f, &k); f->table[i]; i = (i + 1) & mask) {
 		s = f->streams[f->table[i] - 1];
-		if (stream_is(s, r->vcpu, t, cr3, cr3_valid))
+		if (stream_is(s, &k))
 			return *m = s;
 	}
 	if (f->nr_streams == f->alloc_streams) {
@@ -137,10 +167,13 @@ struct flow_stream *flow__stream(struct flow *f, const struct decoded_record *r)
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return NULL;
-	s->vcpu = r->vcpu;
-	s->task = t;
-	s->cr3 = cr3;
-	s->cr3_valid = cr3_valid;
+	s->vcpu = k.vcpu;
+	s->task = k.task;
+	s->cr3 = k.cr3;
+	s->cr3_valid = k.cr3_valid;
+	s->thread_pid = k.thread_pid;
+	s->thread_tgid = k.thread_tgid;
+	s->thread_valid = k.thread_valid;
 	s->index = f->nr_streams;
 	f->streams[f->nr_streams++] = s;
 	f->table[i] = (uint32_t)f->nr_streams;
@@ -327,17 +360,42 @@ static int branch(struct flow *f, struct flow_stream *s, const struct decoded_re
 	return settle(f, s, r->to, r);
 }
 
+/*
+ * An entry: the thread is somewhere else than where it left user mode. Its frames are left
+ * and its stack starts again at the entry's function, where the next run begins.
+ */
+static int entry(struct flow *f, struct flow_stream *s, const struct decoded_record *r)
+{
+	struct flow_frame fn;
+	int ret;
+
+	s->run_start = r->to;
+	s->run_valid = r->to_valid;
+	if (!f->stack || !r->to_valid)
+		return 0;
+	s->hidden = 0;
+	while (s->depth) {
+		ret = pop(f, s, r);
+		if (ret)
+			return ret;
+	}
+	ret = flow__function(f, s->task, r->to, &fn);
+	return ret ? ret : push(f, s, &fn, false, r);
+}
+
 int flow__record(struct flow *f, const struct decoded_record *r)
 {
 	struct flow_stream *s;
 
-	if (r->type != DECODED_BRANCH && r->type != DECODED_GAP)
+	if (r->type != DECODED_BRANCH && r->type != DECODED_GAP && r->type != DECODED_ENTRY)
 		return 0;
 	s = flow__stream(f, r);
 	if (!s)
 		return -ENOMEM;
 	if (r->type == DECODED_BRANCH)
 		return branch(f, s, r);
+	if (r->type == DECODED_ENTRY)
+		return entry(f, s, r);
 	/* A gap: the run goes on where control came back, in whatever function that is. */
 	s->run_start = r->to;
 	s->run_valid = r->to_valid;

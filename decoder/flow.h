@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * flow.h - the control flow of each task on each vCPU, from decoded branch records: the
+ * flow.h - the control flow of each thread on each vCPU, from decoded branch records: the
  * straight-line run that ends at each branch (from the target of the one before it), and a
  * call stack of the functions the runs are in. The exporters that show calls (call history,
  * callgrind, Chrome trace, folded stacks) and coverage (lcov, drcov) are built on it.
  *
- * A stream is one (vCPU, task) pair: the task of a record as the annotator finds it, or its
- * CR3 when no task had it. Records of a stream are taken in the order they come.
+ * A stream is one (vCPU, task, thread) triple: the task of a record as the annotator finds it,
+ * or its CR3 when no task had it, and the guest thread the trace named for the record (none
+ * for a record before the first thread record of its task's stay on the vCPU, and in a trace
+ * without thread records). Records of a stream are taken in the order they come.
  *
  * The stack follows the branch kinds: a call, an interrupt, an exception or a system call
  * enters the function of its target; a return (ret, iret, sysret) leaves the innermost
@@ -18,10 +20,13 @@
  * function executing. A stack starts with the function of its first branch. Functions are the
  * symbols of the annotator (one per name the symbol tables give; every unnamed address is the
  * one function "[unknown]"); a gap replaces the innermost function with the one control came
- * back to.
+ * back to. An entry (the thread enters user mode elsewhere than where it left it: a new
+ * thread, an exec, a signal handler, a sigreturn) is no branch: the stream's frames are left
+ * and its stack starts again with the function of the entry's address, where the next run
+ * begins.
  *
  * Memory: FLOW_DEPTH_MAX frames per stream at most (deeper calls are counted, not kept: they
- * have no callbacks), and one stream per (vCPU, task) with branches.
+ * have no callbacks), and one stream per (vCPU, task, thread) with branches or entries.
  */
 #ifndef VBTS_DECODER_FLOW_H
 #define VBTS_DECODER_FLOW_H
@@ -62,10 +67,12 @@ struct flow_frame {
 };
 
 /**
- * struct flow_stream - one task on one vCPU.
+ * struct flow_stream - one thread of a task on one vCPU.
  * @vcpu:      the vCPU
  * @task:      the task, or NULL when no task had the CR3
  * @cr3, @cr3_valid: the CR3 of its records
+ * @thread_pid, @thread_tgid, @thread_valid: the guest thread of its records, when the trace
+ *             named one
  * @frames:    the call stack, outermost first; @depth frames kept
  * @hidden:    calls deeper than FLOW_DEPTH_MAX, counted
  * @branches:  branch records of the stream so far
@@ -79,6 +86,8 @@ struct flow_stream {
 	const struct procmap_task *task;
 	uint64_t cr3;
 	bool cr3_valid;
+	uint32_t thread_pid, thread_tgid;
+	bool thread_valid;
 	struct flow_frame *frames;
 	unsigned int depth, alloc;
 	uint64_t hidden;
@@ -94,7 +103,7 @@ struct flow_stream {
  * -errno that stops the record (flow__record() returns it).
  * @enter:  @f was pushed on @s's stack (@call: by a call-like branch, false when it replaces
  *          the innermost function or starts the stack); @r is the record that did it (a
- *          branch or a gap), NULL for none
+ *          branch, a gap or an entry), NULL for none
  * @leave:  @f is about to be popped (@r: the record, NULL at flow__finish())
  * @branch: @r, a branch of @s, after its run was taken into account and before the stack
  *          changes for it: the innermost frame is the function of its source
@@ -121,7 +130,8 @@ struct flow;
 struct flow *flow__new(struct annotator *a, const struct flow_ops *ops, void *ctx, bool stack);
 
 /**
- * flow__record() - take one decoded record (branches and gaps matter, others are ignored).
+ * flow__record() - take one decoded record (branches, gaps and entries matter, others are
+ * ignored).
  * @f: tracker
  * @r: record
  *

@@ -218,6 +218,18 @@ static json_t *record_json(unsigned int vcpu, uint64_t seq, const struct vbts_re
 		json_object_set_new(o, "guest_pid", json_integer((uint32_t)p.payload));
 		json_object_set_new(o, "guest_tgid", json_integer((uint32_t)(p.payload >> 32)));
 		break;
+	case DECODED_THREAD:
+		json_object_set_new(o, "pid", json_integer((uint32_t)p.payload));
+		json_object_set_new(o, "tgid", json_integer((uint32_t)(p.payload >> 32)));
+		break;
+	case DECODED_ENTRY:
+		hex(a, sizeof(a), p.payload);
+		json_object_set_new(o, "to", json_string(a));
+		name = entry_reason__name(p.aux);
+		/* A reason the decoder does not know: the record's number, as decode gives it. */
+		json_object_set_new(o, "reason", name ? json_string(name) :
+						json_integer((json_int_t)p.aux));
+		break;
 	default:
 		hex(a, sizeof(a), p.payload);
 		hex(b, sizeof(b), p.aux);
@@ -1036,6 +1048,19 @@ static json_t *record_event(unsigned int vcpu, uint64_t seq, const struct vbts_r
 		e = event_obj("task-pid", vcpu);
 		json_object_set_new(e, "guest_pid", json_integer((uint32_t)rec->to));
 		json_object_set_new(e, "guest_tgid", json_integer((uint32_t)(rec->to >> 32)));
+		break;
+	case VBTS_ESC_THREAD:
+		e = event_obj("thread", vcpu);
+		json_object_set_new(e, "pid", json_integer((uint32_t)rec->to));
+		json_object_set_new(e, "tgid", json_integer((uint32_t)(rec->to >> 32)));
+		break;
+	case VBTS_ESC_ENTRY:
+		e = event_obj("entry", vcpu);
+		hex(a, sizeof(a), rec->to);
+		json_object_set_new(e, "to", json_string(a));
+		name = entry_reason__name(aux);
+		json_object_set_new(e, "reason", name ? json_string(name) :
+						json_integer((json_int_t)aux));
 		break;
 	case VBTS_ESC_FREEZE:
 		name = aux == VBTS_FREEZE_OPERATOR ? "freeze" : "crash";

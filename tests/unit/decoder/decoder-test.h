@@ -29,6 +29,7 @@ Suite *consumers_suite(void);
 Suite *diff_suite(void);
 Suite *crash_suite(void);
 Suite *plt_suite(void);
+Suite *threads_suite(void);
 
 struct vbts_command;
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * test-decoder.c - the pure record parser (table-driven) and the stateful decoder: tasks, CPL,
- * gap pairing and orphans, losses, start/stop/freeze, unknown escapes, multi-vCPU merge.
+ * gap pairing and orphans, losses, start/stop/freeze, threads and entries, unknown escapes,
+ * multi-vCPU merge.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -114,6 +115,26 @@ static const struct {
 	  .payload = 126ULL << 32 | 125, .esc_kind = VBTS_ESC_TASK_PID },
 	{ { VBTS_ESCAPE, 0x401000, (4ULL << 8) | VBTS_ESC_GUEST_BTS_DROP }, DECODED_GUEST_BTS_DROP,
 	  .payload = 0x401000, .aux = 4, .esc_kind = VBTS_ESC_GUEST_BTS_DROP },
+	/* A thread: pid 42, tgid 41, the low 56 bits of its task's address. */
+	{ { VBTS_ESCAPE, 41ULL << 32 | 42, (0x88800a002000ULL << 8) | VBTS_ESC_THREAD },
+	  DECODED_THREAD, .payload = 41ULL << 32 | 42, .aux = 0x88800a002000ULL,
+	  .esc_kind = VBTS_ESC_THREAD },
+	/* Numbers no kernel writes are numbers all the same: nothing from the trace is trusted. */
+	{ { VBTS_ESCAPE, ~0ULL, (VBTS_ESC_AUX_MAX << 8) | VBTS_ESC_THREAD }, DECODED_THREAD,
+	  .payload = ~0ULL, .aux = VBTS_ESC_AUX_MAX, .esc_kind = VBTS_ESC_THREAD },
+	{ { VBTS_ESCAPE, 0, VBTS_ESC_THREAD }, DECODED_THREAD, .esc_kind = VBTS_ESC_THREAD },
+	/* An entry: its address, and its reason; one outside 1..4 still decodes. */
+	{ { VBTS_ESCAPE, 0x401000, ((uint64_t)VBTS_ENTRY_FIRST << 8) | VBTS_ESC_ENTRY },
+	  DECODED_ENTRY, .payload = 0x401000, .aux = VBTS_ENTRY_FIRST, .esc_kind = VBTS_ESC_ENTRY },
+	{ { VBTS_ESCAPE, 0x7fff0000, ((uint64_t)VBTS_ENTRY_SIGRETURN << 8) | VBTS_ESC_ENTRY },
+	  DECODED_ENTRY, .payload = 0x7fff0000, .aux = VBTS_ENTRY_SIGRETURN,
+	  .esc_kind = VBTS_ESC_ENTRY },
+	{ { VBTS_ESCAPE, 0x401000, VBTS_ESC_ENTRY }, DECODED_ENTRY, .payload = 0x401000,
+	  .esc_kind = VBTS_ESC_ENTRY },
+	{ { VBTS_ESCAPE, 0x401000, ((uint64_t)VBTS_ENTRY_MAX << 8) | VBTS_ESC_ENTRY },
+	  DECODED_ENTRY, .payload = 0x401000, .aux = VBTS_ENTRY_MAX, .esc_kind = VBTS_ESC_ENTRY },
+	{ { VBTS_ESCAPE, ~0ULL, (VBTS_ESC_AUX_MAX << 8) | VBTS_ESC_ENTRY }, DECODED_ENTRY,
+	  .payload = ~0ULL, .aux = VBTS_ESC_AUX_MAX, .esc_kind = VBTS_ESC_ENTRY },
 	{ { VBTS_ESCAPE, 0, 0 }, DECODED_UNKNOWN, .esc_kind = VBTS_ESC_NONE },
 	{ { VBTS_ESCAPE, 5, (0xabULL << 8) | 0x42 }, DECODED_UNKNOWN, .payload = 5, .aux = 0xab,
 	  .esc_kind = 0x42 },
@@ -168,6 +189,18 @@ START_TEST(test_names)
 	ck_assert_str_eq(guest_bts_drop__name(0), "unknown");
 	ck_assert_str_eq(guest_bts_drop__name(VBTS_GUEST_BTS_DROP_MAX), "unknown");
 	ck_assert_str_eq(guest_bts_drop__name(~0ULL), "unknown");
+	ck_assert_str_eq(decoded_type__name(DECODED_THREAD), "thread");
+	ck_assert_str_eq(decoded_type__name(DECODED_ENTRY), "entry");
+	ck_assert_str_eq(entry_reason__name(VBTS_ENTRY_FIRST), "first");
+	ck_assert_str_eq(entry_reason__name(VBTS_ENTRY_EXEC), "exec");
+	ck_assert_str_eq(entry_reason__name(VBTS_ENTRY_SIGNAL), "signal");
+	ck_assert_str_eq(entry_reason__name(VBTS_ENTRY_SIGRETURN), "sigreturn");
+	ck_assert_ptr_null(entry_reason__name(0));
+	ck_assert_ptr_null(entry_reason__name(VBTS_ENTRY_MAX));
+	ck_assert_ptr_null(entry_reason__name(VBTS_ESC_AUX_MAX));
+	ck_assert_ptr_null(entry_reason__name(~0ULL));
+	for (unsigned int t = 0; t < DECODED_TYPE_MAX; t++)
+		ck_assert_str_ne(decoded_type__name((enum decoded_type)t), "?");
 }
 END_TEST
 
@@ -354,6 +387,77 @@ START_TEST(test_unknown_escape)
 }
 END_TEST
 
+/*
+ * Thread records: the records after one carry its pid and tgid (the fast path's branches
+ * too), up to the next one; a task's arrival and a start forget it, a departure carries it
+ * and forgets it after. An entry is its address and reason, whatever the reason; a gap half
+ * waiting is an orphan at an entry.
+ */
+START_TEST(test_threads)
+{
+	const struct vbts_record recs[] = {
+		esc(VBTS_ESC_START, 0, VBTS_START_CPL_USER),
+		esc(VBTS_ESC_THREAD, 40ULL << 32 | 40, 0x1000),         /* 1: before any task */
+		esc(VBTS_ESC_TASK_ARRIVE, 0x5000, 10),                  /* 2 */
+		br(0x401000, 0x401100, 3, VBTS_BR_JMP),                 /* 3: no thread yet */
+		esc(VBTS_ESC_THREAD, 41ULL << 32 | 42, 0x88800a002000), /* 4 */
+		br(0x401100, 0x401200, 3, VBTS_BR_CALL),                /* 5 */
+		esc(VBTS_ESC_GAP_BEGIN, 0x401200, VBTS_GAP_IDT),        /* 6 */
+		esc(VBTS_ESC_ENTRY, 0x402000, VBTS_ENTRY_SIGNAL),       /* 7: gap half orphaned */
+		esc(VBTS_ESC_THREAD, 41ULL << 32 | 41, 0x88800a001000), /* 8: same CR3 */
+		esc(VBTS_ESC_ENTRY, 0x403000, 77),                      /* 9: a reason unknown */
+		br(0x403000, 0x403100, 3, VBTS_BR_JMP),                 /* 10 */
+		esc(VBTS_ESC_TASK_DEPART, 0x5000, 20),                  /* 11: thread 41 leaves */
+		br(0x100, 0x200, 0, VBTS_BR_JMP),                       /* 12: none */
+		esc(VBTS_ESC_TASK_ARRIVE, 0x6000, 30),                  /* 13 */
+		esc(VBTS_ESC_THREAD, ~0ULL, VBTS_ESC_AUX_MAX),          /* 14: numbers, whatever */
+		br(0x404000, 0x404100, 3, VBTS_BR_JMP),                 /* 15 */
+		esc(VBTS_ESC_START, 40, VBTS_START_CPL_USER),           /* 16: forgets it */
+		br(0x404100, 0x404200, 3, VBTS_BR_JMP),                 /* 17 */
+	};
+	static const struct {
+		enum decoded_type type;
+		bool valid;
+		uint32_t pid, tgid;
+	} want[] = {
+		{ DECODED_START }, { DECODED_THREAD, true, 40, 40 }, { DECODED_TASK_ARRIVE },
+		{ DECODED_BRANCH }, { DECODED_THREAD, true, 42, 41 },
+		{ DECODED_BRANCH, true, 42, 41 }, { DECODED_GAP, true, 42, 41 },
+		{ DECODED_ENTRY, true, 42, 41 }, { DECODED_THREAD, true, 41, 41 },
+		{ DECODED_ENTRY, true, 41, 41 }, { DECODED_BRANCH, true, 41, 41 },
+		{ DECODED_TASK_DEPART, true, 41, 41 }, { DECODED_BRANCH }, { DECODED_TASK_ARRIVE },
+		{ DECODED_THREAD, true, UINT32_MAX, UINT32_MAX },
+		{ DECODED_BRANCH, true, UINT32_MAX, UINT32_MAX }, { DECODED_START },
+		{ DECODED_BRANCH },
+	};
+	struct mem_source m = { .recs = recs, .nr = N(recs), .chunk = 3 };
+	struct decoder_source src = one_source(&m, 2);
+	struct decoded_record o[32];
+	size_t n = decode_all(&src, 1, o, 32);
+
+	ck_assert_uint_eq(n, N(want));
+	for (size_t i = 0; i < n; i++) {
+		ck_assert_msg(o[i].type == want[i].type, "item %zu: type %d", i, o[i].type);
+		ck_assert_msg(o[i].thread_valid == want[i].valid &&
+			      o[i].thread_pid == want[i].pid && o[i].thread_tgid == want[i].tgid,
+			      "item %zu (seq %" PRIu64 "): thread %d %u/%u", i, o[i].seq,
+			      o[i].thread_valid, o[i].thread_pid, o[i].thread_tgid);
+	}
+	/* The thread record keeps what it says: the ids, the task's address. */
+	ck_assert_uint_eq(o[4].payload, 41ULL << 32 | 42);
+	ck_assert_uint_eq(o[4].aux, 0x88800a002000ULL);
+	ck_assert(o[4].cr3_valid && o[4].cr3 == 0x5000);
+	/* The gap half waiting is reported before the entry, its end unknown. */
+	ck_assert(o[6].from_valid && o[6].from == 0x401200 && !o[6].to_valid);
+	ck_assert(o[7].to_valid && o[7].to == 0x402000 && !o[7].from_valid);
+	ck_assert_uint_eq(o[7].aux, VBTS_ENTRY_SIGNAL);
+	ck_assert_uint_eq(o[7].seq, 7);
+	ck_assert(o[9].to == 0x403000 && o[9].aux == 77);
+	ck_assert(o[11].cr3_valid && o[11].cr3 == 0x5000);
+	ck_assert_uint_eq(o[14].aux, VBTS_ESC_AUX_MAX);
+}
+END_TEST
+
 /* A guest-bts-drop escape: the dropped branch's address and the reason, in the task's CR3. */
 START_TEST(test_guest_bts_drop)
 {
@@ -493,8 +597,8 @@ START_TEST(test_random_streams)
 					want_branches++;
 				continue;
 			}
-			*r = esc((unsigned int)rand_r(&seed) % 12, (uint64_t)rand_r(&seed) % 1000,
-				 (uint64_t)rand_r(&seed) % 1000);
+			*r = esc((unsigned int)rand_r(&seed) % (VBTS_ESC_MAX + 1),
+				 (uint64_t)rand_r(&seed) % 1000, (uint64_t)rand_r(&seed) % 1000);
 			if (vbts_record__escape_kind(r) == VBTS_ESC_LOST && !skipped)
 				want_lost += r->to;
 		}
@@ -523,7 +627,8 @@ static bool same_item(const struct decoded_record *a, const struct decoded_recor
 	       a->esc_kind == b->esc_kind && a->from_valid == b->from_valid &&
 	       a->to_valid == b->to_valid && a->cpl_valid == b->cpl_valid &&
 	       a->vector_valid == b->vector_valid && a->cr3_valid == b->cr3_valid &&
-	       a->time_valid == b->time_valid;
+	       a->time_valid == b->time_valid && a->thread_pid == b->thread_pid &&
+	       a->thread_tgid == b->thread_tgid && a->thread_valid == b->thread_valid;
 }
 
 /* The items of @src decoded by the fast path or the reference path (decoder-int.h). */
@@ -581,7 +686,9 @@ START_TEST(test_fast_path_reference)
 				r->flags = (uint64_t)rand_r(&seed) << 32 | (uint64_t)rand_r(&seed);
 				continue;
 			}
-			*r = esc((unsigned int)rand_r(&seed) % 11, (uint64_t)rand_r(&seed) % 1000,
+			/* Thread records with random ids: the fast path carries them too. */
+			*r = esc((unsigned int)rand_r(&seed) % VBTS_ESC_MAX,
+				 (uint64_t)rand_r(&seed) << 32 | (uint64_t)rand_r(&seed),
 				 (uint64_t)rand_r(&seed) % 1000);
 		}
 		src[v] = one_source(&m[v], v);
@@ -641,6 +748,7 @@ Suite *decoder_suite(void)
 	tcase_add_test(tc, test_losses);
 	tcase_add_test(tc, test_unknown_escape);
 	tcase_add_test(tc, test_guest_bts_drop);
+	tcase_add_test(tc, test_threads);
 	tcase_add_test(tc, test_merge);
 	tcase_add_test(tc, test_merge_many);
 	tcase_add_loop_test(tc, test_random_streams, 0, 20);
@@ -655,4 +763,4 @@ VBTS_CHECK_MAIN(parse_suite, decoder_suite, procmap_suite, linux_procmap_suite, 
 		system_map_suite,
 		golden_suite,
 		inputs_suite, scale_suite, linux_decode_suite, out_buf_suite,
-		progress_suite, diff_suite, crash_suite, plt_suite)
+		progress_suite, diff_suite, crash_suite, plt_suite, threads_suite)
