@@ -8,7 +8,8 @@
  *
  * (the name read from /proc/PID/comm of the exited child, before it is reaped), then exits
  * through the debug-exit port 0xf4 by /dev/port: value ORACLE_INIT_OK when both children
- * exited with status 0, ORACLE_INIT_FAILED otherwise.
+ * exited with status 0, ORACLE_INIT_FAILED otherwise. Programs named on the kernel command line
+ * after "--" (which the kernel passes to /init as its arguments) are run instead of those two.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,8 +26,9 @@
 #define ORACLE_INIT_OK 0x10     /* vbts run and QEMU exit with (0x10 << 1) | 1 = 33 */
 #define ORACLE_INIT_FAILED 0x64 /* 201 */
 
-static const char *const programs[] = { "/oracle", "/oracle-decoy" };
-#define NPROGRAMS (sizeof(programs) / sizeof(programs[0]))
+static const char *const default_programs[] = { "/oracle", "/oracle-decoy" };
+#define NDEFAULT (sizeof(default_programs) / sizeof(default_programs[0]))
+#define MAX_PROGRAMS 8
 
 static void port_exit(unsigned char v)
 {
@@ -57,28 +59,37 @@ static void comm_of(pid_t pid, char *buf, size_t size)
 	close(fd);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	pid_t pids[NPROGRAMS];
+	const char *programs[MAX_PROGRAMS];
+	pid_t pids[MAX_PROGRAMS];
+	size_t nprograms = 0;
 	int failed = 0;
+
+	for (int i = 1; i < argc && nprograms < MAX_PROGRAMS; i++)
+		programs[nprograms++] = argv[i];
+	for (size_t i = 0; !nprograms && i < NDEFAULT; i++)
+		programs[i] = default_programs[i];
+	if (!nprograms)
+		nprograms = NDEFAULT;
 
 	mkdir("/proc", 0555);
 	if (mount("proc", "/proc", "proc", 0, NULL) < 0)
 		die("mount /proc");
 	fflush(stdout);
-	for (size_t i = 0; i < NPROGRAMS; i++) {
-		char *const argv[] = { (char *)programs[i], NULL };
+	for (size_t i = 0; i < nprograms; i++) {
+		char *const args[] = { (char *)programs[i], NULL };
 		char *const envp[] = { NULL };
 
 		pids[i] = fork();
 		if (pids[i] < 0)
 			die("fork");
 		if (pids[i] == 0) {
-			execve(programs[i], argv, envp);
+			execve(programs[i], args, envp);
 			_exit(127);
 		}
 	}
-	for (size_t i = 0; i < NPROGRAMS; i++) {
+	for (size_t i = 0; i < nprograms; i++) {
 		char comm[64];
 		siginfo_t si;
 

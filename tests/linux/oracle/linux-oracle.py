@@ -88,11 +88,16 @@ def is_rep_string(code):
     return False
 
 
-def reference(lines):
-    """Taken branches [(from, to)] of the log's @lines; also the count of executions."""
+STATE_RE = re.compile(r"\b(RSP|CR3)=([0-9a-fA-F]+)")
+
+
+def executions(lines):
+    """The log's @lines as (blocks, executions): blocks maps a first pc to (last instruction,
+    fall-through, rep string); each execution is [pc, rsp, cr3], the last two from a `-d cpu`
+    register dump after its Trace line (None without one)."""
     blocks = {}  # first pc -> (last insn, fall-through, rep string)
     cur = None   # block being listed: [first, last, bytes of last]
-    execs = []   # executed pcs
+    execs = []   # executed [pc, rsp, cr3]
 
     def commit():
         nonlocal cur
@@ -120,16 +125,24 @@ def reference(lines):
             pc = int(m.group(2), 16)
             if pc not in blocks:
                 raise BadInput(f"log line {n}: executed 0x{pc:x} was never listed (in_asm)")
-            execs.append(pc)
+            execs.append([pc, None, None])
             continue
         m = STOPPED_RE.match(line)
-        if m and execs and execs[-1] == int(m.group(1), 16):
+        if m and execs and execs[-1][0] == int(m.group(1), 16):
             execs.pop()
+            continue
+        if execs and ("RSP=" in line or "CR3=" in line):
+            for reg, val in STATE_RE.findall(line):
+                execs[-1][1 if reg == "RSP" else 2] = int(val, 16)
     commit()
+    return blocks, execs
 
+
+def branches_of(blocks, pcs):
+    """Taken branches [(from, to)] of the executed @pcs, in order."""
     branches = []
     prev = None
-    for pc in execs:
+    for pc in pcs:
         if pc == prev:
             continue  # re-executed after a fault, or the next step of a REP
         if prev is not None:
@@ -137,7 +150,13 @@ def reference(lines):
             if pc != end and not (rep and pc == last):
                 branches.append((last, pc))
         prev = pc
-    return branches, len(execs)
+    return branches
+
+
+def reference(lines):
+    """Taken branches [(from, to)] of the log's @lines; also the count of executions."""
+    blocks, execs = executions(lines)
+    return branches_of(blocks, [e[0] for e in execs]), len(execs)
 
 
 def read_pairs(path):
@@ -298,6 +317,191 @@ def read_lines(path):
         raise BadInput(f"{path}: {e.strerror}")
 
 
+# ---- the threads-oracle test: one process's every thread, its children and its exec ----------
+
+ROLES = ("main", "thread", "vfork", "fork", "exec")
+ROLE_RE = re.compile(r"mt-oracle: (main|thread|vfork|fork|exec) ([0-9a-f]{8})\b")
+MAIN_STACK_MIN = 0x7F0000000000  # the process stack lies at the top of user space
+CR3_BITS = 0x000FFFFFFFFFF000
+
+
+def symbols(path):
+    """{name: (value, size)} of the ELF file's .symtab."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read(16 << 20)
+    except OSError as e:
+        raise BadInput(f"{path}: {e.strerror}")
+    if len(data) < 64 or data[:4] != b"\x7fELF" or data[4] != 2:
+        raise BadInput(f"{path}: not an ELF64 file")
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum = struct.unpack_from("<HH", data, 0x3A)
+    if shentsize < 64 or shoff + shnum * shentsize > len(data):
+        raise BadInput(f"{path}: section headers out of bounds")
+    sects = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize)
+             for i in range(shnum)]
+    out = {}
+    for _, sh_type, _, _, off, size, link, _, _, entsize in sects:
+        if sh_type != 2 or entsize < 24 or link >= shnum:
+            continue
+        stroff, strsize = sects[link][4], sects[link][5]
+        for k in range(0, size - entsize + 1, entsize):
+            name, _, _, _, value, sz = struct.unpack_from("<IBBHQQ", data, off + k)
+            if name < strsize:
+                end = data.index(b"\0", stroff + name)
+                out[data[stroff + name:end].decode("ascii", "replace")] = (value, sz)
+    return out
+
+
+def thread_reference(lines, prog, exe):
+    """Per role, QEMU's first instruction and taken branches: each execution's role from its
+    address (the program or the exec'd one), its stack (stack_t1, stack_vf or the process
+    stack) and its CR3 (the first instruction's is the main process's, another is the fork
+    child's). Returns {"roles": {role: {"first", "branches"}}, "fallthrough": {pc: next}}."""
+    blocks, execs = executions(lines)
+    ptext, etext = text_ranges(prog), text_ranges(exe)
+    syms = symbols(prog)
+    stacks = {}
+    for role, sym in (("thread", "stack_t1"), ("vfork", "stack_vf")):
+        if sym not in syms:
+            raise BadInput(f"{prog}: no symbol {sym}")
+        stacks[role] = syms[sym]
+    main_cr3 = None
+    pcs = {role: [] for role in ROLES}
+    for pc, rsp, cr3 in execs:
+        if rsp is None or cr3 is None:
+            raise BadInput(f"executed 0x{pc:x} has no register dump (QEMU's -d cpu)")
+        cr3 &= CR3_BITS
+        if in_ranges(pc, etext):
+            role = "exec"
+        elif in_ranges(pc, ptext):
+            main_cr3 = cr3 if main_cr3 is None else main_cr3
+            role = next((r for r, (lo, size) in stacks.items() if lo <= rsp - 1 < lo + size),
+                        None)
+            if role is None and rsp >= MAIN_STACK_MIN:
+                role = "main" if cr3 == main_cr3 else "fork"
+            if role is None:
+                raise BadInput(f"0x{pc:x} ran on a stack of no role (RSP 0x{rsp:x})")
+        else:
+            raise BadInput(f"0x{pc:x} is in neither program")
+        pcs[role].append(pc)
+    roles = {r: {"first": p[0] if p else None, "branches": branches_of(blocks, p)}
+             for r, p in pcs.items()}
+    fall = {last: end for last, end, _ in blocks.values()}
+    return {"roles": roles, "fallthrough": fall}
+
+
+def thread_streams(records, text, console):
+    """Per role, what the trace says: its first instruction (an entry record) and its flow,
+    an edge per branch inside the programs and per entry after a departure into the kernel
+    (its "from" the departing instruction; ("ft", X, to) after an interrupt at X, whose
+    instruction before X ran last). Returns (streams, pids, failure lines)."""
+    fails = []
+    pids = {}
+    for line in console:
+        m = ROLE_RE.search(line)
+        if m:
+            pids.setdefault(m.group(1), int(m.group(2), 16))
+    missing = [r for r in ROLES if r not in pids]
+    if missing:
+        return {}, pids, [f"the program did not say who {', '.join(missing)} is"]
+    if pids["exec"] != pids["vfork"]:
+        fails.append(f"exec ran as {pids['exec']}, the vfork child is {pids['vfork']}")
+    role_of = {pids[r]: r for r in ("main", "thread", "fork", "vfork")}
+    if len(role_of) != 4:
+        fails.append(f"roles share a thread: {pids}")
+    streams = {r: {"first": None, "edges": [], "dep": None, "entries": []} for r in ROLES}
+    for n, r in records:
+        t = r.get("type")
+        if t == "lost":
+            fails.append(f"record {n}: {r.get('count')} records lost")
+            continue
+        if t and "gap" in t:
+            fails.append(f"record {n}: a {t} record")
+            continue
+        pid = r.get("pid")
+        if pid not in role_of:
+            if t in ("branch", "entry"):
+                fails.append(f"record {n} ({t}) belongs to pid {pid}, none of the program's")
+            continue
+        role = role_of[pid]
+        st = streams[role]
+        if t == "entry":
+            to = hexaddr(r.get("to"))
+            reason = r.get("reason")
+            if to is None:
+                fails.append(f"record {n}: an entry without an address")
+                continue
+            if reason == "exec" and role == "vfork":
+                role = role_of[pid] = "exec"
+                st = streams[role]
+            st["entries"].append(reason)
+            if st["first"] is None and not st["edges"]:
+                st["first"] = to
+            elif st["dep"] is None:
+                fails.append(f"record {n}: {role} enters 0x{to:x} ({reason}) with no "
+                             "departure from the program before it")
+            elif st["dep"][0] == "interrupt":
+                st["edges"].append(("ft", st["dep"][1], to))
+            else:
+                st["edges"].append((st["dep"][1], to))
+            st["dep"] = None
+        elif t == "branch":
+            frm, to = hexaddr(r.get("from")), hexaddr(r.get("to"))
+            if frm is None or to is None:
+                fails.append(f"record {n}: a branch without from/to")
+                continue
+            if r.get("cpl") != 3:
+                fails.append(f"record {n}: a branch at CPL {r.get('cpl')} of {role}")
+            if not in_ranges(frm, text):
+                fails.append(f"record {n}: a branch of {role} from 0x{frm:x}, outside it")
+            elif in_ranges(to, text):
+                st["edges"].append((frm, to))
+                st["dep"] = None
+            elif to >= KERNEL_MIN and r.get("kind") in TO_KERNEL_KINDS:
+                st["dep"] = (r.get("kind"), frm)
+            else:
+                fails.append(f"record {n}: a {r.get('kind')} of {role} to 0x{to:x}")
+    return streams, pids, fails
+
+
+def thread_compare(ref, records, text, console):
+    """Failure lines, and a summary line: each role's flow in the trace against QEMU's."""
+    streams, pids, fails = thread_streams(records, text, console)
+    if not streams:
+        return fails, ""
+    fall = {int(k): v for k, v in ref["fallthrough"].items()}
+    total = 0
+    for role in ROLES:
+        want = ref["roles"][role]
+        st = streams[role]
+        if not want["branches"]:
+            fails.append(f"QEMU's log has no branch of {role}")
+        if st["first"] != want["first"]:
+            fails.append(f"{role} (pid {pids[role]}): its first instruction is "
+                         f"{hex(st['first']) if st['first'] is not None else 'not recorded'}"
+                         f", QEMU's is {hex(want['first']) if want['first'] else None}")
+        got = []
+        for k, e in enumerate(st["edges"]):
+            w = tuple(want["branches"][k]) if k < len(want["branches"]) else None
+            if e[0] == "ft":
+                # An interrupt at X sent it elsewhere: QEMU's last instruction falls to X.
+                got.append(w if w and fall.get(w[0]) == e[1] and w[1] == e[2] else
+                           (e[1], e[2]))
+            else:
+                got.append(e)
+        diff = first_difference([tuple(b) for b in want["branches"]], got)
+        if diff:
+            fails.append(f"{role} (pid {pids[role]}) differs from QEMU's log:")
+            fails += diff
+        total += len(got)
+    entries = {r: streams[r]["entries"] for r in ROLES}
+    summary = (f"{total} branches and entries of the 5 roles equal QEMU's, each attributed to "
+               f"its thread ({', '.join(f'{r} {pids[r]}' for r in ROLES)}); entries: "
+               f"{entries}")
+    return fails, summary
+
+
 # ---- self-test on hand-made inputs -----------------------------------------------------------
 
 def self_test(data):
@@ -416,7 +620,74 @@ def self_test(data):
     for what, fn, w, con in cases:
         f, _ = compare(w, edited(fn), text, con, "oracle", "oracle-decoy")
         check(bool(f), f"{what} is caught: {f[0] if f else 'NOT CAUGHT'}")
+    fails += thread_self_test(check)
     return 1 if fails else 0
+
+
+def thread_self_test(check):
+    """threads-compare on a hand-made reference and trace; each perturbation must fail."""
+    text = [(0x10001000, 0x10001100), (0x30001000, 0x30001100)]
+    console = [f"mt-oracle: {r} {p:08x}\n" for r, p in
+               (("main", 50), ("thread", 51), ("vfork", 52), ("fork", 53), ("exec", 52))]
+    K = 0xFFFFFFFF81000000
+    ref = {"roles": {
+        "main": {"first": 0x10001000, "branches": [[0x10001004, 0x10001010],
+                                                   [0x10001012, 0x10001080],
+                                                   [0x10001090, 0x10001014]]},
+        "thread": {"first": 0x10001020, "branches": [[0x10001024, 0x10001030]]},
+        "vfork": {"first": 0x10001020, "branches": [[0x10001026, 0x10001040]]},
+        "fork": {"first": 0x10001014, "branches": [[0x10001016, 0x10001050]]},
+        "exec": {"first": 0x30001000, "branches": [[0x30001004, 0x30001010]]},
+    }, "fallthrough": {str(0x10001010): 0x10001012}}
+
+    def rec(t, pid, **kw):
+        r = {"type": t, "pid": pid, "tgid": 50 if pid in (50, 51) else pid}
+        r.update({k: (hex(v) if isinstance(v, int) and k in ("from", "to") else v)
+                  for k, v in kw.items()})
+        return r
+
+    def br(pid, f, t, kind="jmp", cpl=3):
+        return rec("branch", pid, **{"from": f, "to": t, "kind": kind, "cpl": cpl})
+
+    good = [rec("thread", 50), rec("entry", 50, to=0x10001000, reason="first"),
+            br(50, 0x10001004, 0x10001010), br(50, 0x10001012, K, "syscall"),
+            rec("entry", 50, to=0x10001080, reason="signal"),
+            br(50, 0x10001090, K, "syscall"),
+            rec("entry", 50, to=0x10001014, reason="sigreturn"),
+            rec("thread", 51), rec("entry", 51, to=0x10001020, reason="first"),
+            br(51, 0x10001024, 0x10001030),
+            rec("thread", 52), rec("entry", 52, to=0x10001020, reason="first"),
+            br(52, 0x10001026, 0x10001040), br(52, 0x10001044, K, "syscall"),
+            rec("entry", 52, to=0x30001000, reason="exec"), br(52, 0x30001004, 0x30001010),
+            rec("thread", 53), rec("entry", 53, to=0x10001014, reason="first"),
+            br(53, 0x10001016, 0x10001050)]
+    numbered = list(enumerate(good, 1))
+    f, _ = thread_compare(ref, numbered, text, console)
+    check(not f, "threads: the hand-made trace equals its reference")
+    for line in f:
+        print("  " + line)
+
+    def without(i):
+        return [(n, r) for n, r in numbered if n != i]
+
+    def changed(i, **kw):
+        return [(n, dict(r, **kw) if n == i else r) for n, r in numbered]
+
+    cases = [("a signal entry missing", without(5)),
+             ("a thread's first instruction missing", without(9)),
+             ("a branch given to another thread", changed(10, pid=50)),
+             ("the exec's entry missing", without(15)),
+             ("a gap", numbered + [(99, rec("gap-begin", 50))]),
+             ("a branch at CPL 0", changed(3, cpl=0)),
+             ("a record of another process", numbered + [(99, br(60, 0x10001004,
+                                                                0x10001010))]),
+             ("the sigreturn's target moved", changed(7, to="0x10001018")),
+             ("a role the program did not name", None)]
+    for what, recs in cases:
+        con = console[:-1] if recs is None else console
+        f, _ = thread_compare(ref, recs if recs is not None else numbered, text, con)
+        check(bool(f), f"threads: {what} is caught: {f[0] if f else 'NOT CAUGHT'}")
+    return 0
 
 
 def main():
@@ -434,6 +705,16 @@ def main():
     p.add_argument("--console", required=True)
     p.add_argument("--name", default="oracle")
     p.add_argument("--decoy-name", default="oracle-decoy")
+    p = sub.add_parser("threads-reference")
+    p.add_argument("--prog", required=True)
+    p.add_argument("--exec", dest="exe", required=True)
+    p.add_argument("log")
+    p = sub.add_parser("threads-compare")
+    p.add_argument("--prog", required=True)
+    p.add_argument("--exec", dest="exe", required=True)
+    p.add_argument("--reference", required=True)
+    p.add_argument("--trace", required=True)
+    p.add_argument("--console", required=True)
     p = sub.add_parser("self-test")
     p.add_argument("--data", required=True)
     a = ap.parse_args()
@@ -458,6 +739,27 @@ def main():
             fails, summary = compare(read_pairs(a.reference), read_jsonl(a.trace),
                                      text_ranges(a.prog), read_lines(a.console), a.name,
                                      a.decoy_name)
+            for line in fails:
+                print("FAIL: " + line if not line.startswith((" ", ">", "!")) else line)
+            if fails:
+                return 1
+            print("ok: " + summary)
+            return 0
+        if a.cmd == "threads-reference":
+            ref = thread_reference(read_lines(a.log), a.prog, a.exe)
+            json.dump(ref, sys.stdout)
+            print(", ".join(f"{r} {len(v['branches'])}" for r, v in ref["roles"].items()) +
+                  " taken branches", file=sys.stderr)
+            return 0
+        if a.cmd == "threads-compare":
+            try:
+                with open(a.reference) as f:
+                    ref = json.load(f)
+            except (OSError, ValueError) as e:
+                raise BadInput(f"{a.reference}: {e}")
+            fails, summary = thread_compare(ref, read_jsonl(a.trace),
+                                            text_ranges(a.prog) + text_ranges(a.exe),
+                                            read_lines(a.console))
             for line in fails:
                 print("FAIL: " + line if not line.startswith((" ", ">", "!")) else line)
             if fails:
