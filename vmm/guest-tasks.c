@@ -38,6 +38,10 @@
  * still loaded lazily), not walked for again while the task list keeps its tail, for at most
  * UNRESOLVED_TTL_NS. */
 #define UNRESOLVED_MAX 16
+/* Threads announced (thread events) that may still exec: the oldest make room. */
+#define THREADS_MAX 256
+/* The upper byte of a guest kernel address, which a THREAD record's 56 bits leave out. */
+#define KERNEL_TOP_BYTE 0xff00000000000000ULL
 #define UNRESOLVED_TTL_NS 1000000000ULL
 
 /**
@@ -109,6 +113,13 @@ struct guest_tasks {
 		uint64_t tail;	/* init_task.tasks's tail then */
 		uint64_t time;
 	} unresolved[UNRESOLVED_MAX];
+	struct {
+		int32_t pid;	/* 0: free */
+		uint64_t task;	/* its task_struct */
+		uint64_t id;	/* the address space it ran in */
+		bool traced;	/* its owner was selected */
+	} threads[THREADS_MAX];
+	unsigned int threads_next;
 	unsigned int unresolved_next;
 	uint64_t walks_saved;	/* loads not walked for thanks to @unresolved */
 	uint64_t written;	/* events written */
@@ -950,6 +961,45 @@ static bool parent_traced(struct guest_tasks *gt, const struct guest_task *t)
 	return pp && pp->traced;
 }
 
+/* The announced thread @pid of task_struct @task, or -1. */
+static int find_thread(const struct guest_tasks *gt, int32_t pid, uint64_t task)
+{
+	for (int i = 0; i < THREADS_MAX; i++)
+		if (gt->threads[i].pid == pid && gt->threads[i].task == task)
+			return i;
+	return -1;
+}
+
+void guest_tasks__thread(struct guest_tasks *gt, unsigned int vcpu, int32_t pid, int32_t tgid,
+			 uint64_t task, uint64_t time_ns)
+{
+	const struct gt_proc *owner;
+	struct guest_task t;
+	unsigned int slot;
+
+	if (vcpu >= gt->nr_vcpus || pid <= 0)
+		return;
+	pthread_mutex_lock(&gt->lock);
+	/* A process known by its own address space, or a thread told already. */
+	task |= KERNEL_TOP_BYTE;
+	if (!gt->in || find_pid(gt, pid) || find_thread(gt, pid, task) >= 0)
+		goto out;
+	/* Its address space now, whose owner is a known process (not the thread itself). */
+	if (introspect__read_task(gt->in, task, &t) || t.pid != pid || t.tgid != tgid || !t.mm)
+		goto out;
+	owner = find_id(gt, guest_tasks__id(t.pgd));
+	if (!owner || owner->pid == pid)
+		goto out;
+	slot = gt->threads_next++ % THREADS_MAX;
+	gt->threads[slot].pid = pid;
+	gt->threads[slot].task = task;
+	gt->threads[slot].id = owner->id;
+	gt->threads[slot].traced = owner->traced;
+	announce(gt, "thread", &t, owner->id, time_ns, vcpu);
+out:
+	pthread_mutex_unlock(&gt->lock);
+}
+
 bool guest_tasks__switch(struct guest_tasks *gt, unsigned int vcpu, uint64_t old_cr3,
 			 uint64_t new_cr3, uint64_t time_ns)
 {
@@ -991,12 +1041,20 @@ bool guest_tasks__switch(struct guest_tasks *gt, unsigned int vcpu, uint64_t old
 			flush(gt, p, true); /* what it was before the exec */
 			exec = p->announced;
 		} else if (!p) {
+			int th = find_thread(gt, t.pid, t.task);
+
 			p = new_proc(gt);
 			if (!p)
 				goto out;
 			memset(p, 0, sizeof(*p));
 			p->used = true;
 			p->traced = parent_traced(gt, &t);
+			if (th >= 0) {
+				/* A thread announced in another address space exec'd. */
+				exec = true;
+				p->traced |= gt->threads[th].traced;
+				gt->threads[th].pid = 0;
+			}
 		}
 		p->pid = t.pid;
 		p->tgid = t.tgid;

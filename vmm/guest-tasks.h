@@ -183,6 +183,26 @@ int guest_tasks__write_kallsyms(struct guest_tasks *gt, const char *path, size_t
  * no process has.
  */
 /**
+ * guest_tasks__thread() - a THREAD record of the kernel ring: guest thread @pid (of @tgid, task
+ * address bits 0-55 @task) returned to user mode in the address space loaded on @vcpu.
+ * @gt:      the guest's tasks
+ * @vcpu:    the vCPU it returned on
+ * @pid:     the thread's pid
+ * @tgid:    its tgid
+ * @task:    bits 0-55 of its task_struct's address
+ * @time_ns: when (ns since the trace started)
+ *
+ * A pid that is neither the address space's owner nor a process known by an address space
+ * of its own (a thread, or a CLONE_VM child such as a vfork child) is announced once with a
+ * `thread` event ({"event":"thread","pid","tgid","name","cr3","time","vcpu"}: the CR3 stays its
+ * owner's), after its task_struct is read and checked to be that pid's in that address space;
+ * when it execs later, its new address space is announced as an exec, not a new task. Guest
+ * values are not trusted: a record that does not check out announces nothing.
+ */
+void guest_tasks__thread(struct guest_tasks *gt, unsigned int vcpu, int32_t pid, int32_t tgid,
+			 uint64_t task, uint64_t time_ns);
+
+/**
  * guest_tasks__thread_layout() - where the guest kernel keeps a running thread's identity,
  * for the patched KVM to name threads at their returns to user mode (its
  * KVM_X86_BTS_CFG_THREADS).

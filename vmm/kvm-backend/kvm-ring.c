@@ -218,6 +218,9 @@ static void copy_record(struct batch *b, struct kvm_ring *kr, struct vbts_record
 		break;
 	}
 	batch_put(b, &r);
+	if (vbts_record__escape_kind(&r) == VBTS_ESC_THREAD && tv->tasks)
+		guest_tasks__thread(tv->tasks, tv->index, (int32_t)(uint32_t)r.to,
+				    (int32_t)(uint32_t)(r.to >> 32), aux, kr->last_ns);
 	if (vbts_record__escape_kind(&r) != VBTS_ESC_TASK_ARRIVE)
 		return;
 	if (kr->follow) {
