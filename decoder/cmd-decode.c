@@ -57,7 +57,10 @@ static const char decode_usage[] =
 	"                       NAME matches its first 15), a pid that process across its\n"
 	"                       execs (or the processes of that tgid). Where the trace names\n"
 	"                       guest threads (thread records), a thread's pid selects the\n"
-	"                       records of that thread, a tgid those of all its threads.\n"
+	"                       records of that thread, a tgid those of all its threads; a\n"
+	"                       thread or vfork child run in another's address space is a\n"
+	"                       process of its own (events.jsonl's thread event): its name\n"
+	"                       selects its records there too, and after its exec.\n"
 	"                       Losses, start, stop and freeze records are always shown\n"
 	"  --crashed            like --task, for the task that crashed last (exit code of\n"
 	"                       128 or more in events.jsonl, e.g. 139 for a fatal fault)\n"
@@ -415,10 +418,13 @@ static bool thread_matches(const struct decoded_record *r, const uint32_t *ids, 
 
 /*
  * Does the record pass the --task filter (@want: a flag per process; @ids: the keys that are
- * pids, which select a named thread by its pid or tgid)?
+ * pids, which select a named thread by its pid or tgid)? A record is of the process of its
+ * CR3's task, and also, when its thread ran in that address space under a thread event (a
+ * thread, or a vfork child before its exec), of that thread's process.
  */
-static bool task_matches(struct exporter *e, const struct decoded_record *r,
-			 const bool *want, const uint32_t *ids, size_t nr_ids)
+static bool task_matches(struct exporter *e, const struct procmap *pm,
+			 const struct decoded_record *r, const bool *want, const uint32_t *ids,
+			 size_t nr_ids)
 {
 	const struct procmap_task *t;
 
@@ -434,6 +440,12 @@ static bool task_matches(struct exporter *e, const struct decoded_record *r,
 	}
 	if (thread_matches(r, ids, nr_ids))
 		return true;
+	if (r->thread_valid) {
+		t = procmap__lookup_thread(pm, r->thread_pid, r->thread_tgid, r->time,
+					   r->time_valid);
+		if (t && want[t->process])
+			return true;
+	}
 	t = exporter__task(e, r);
 	return t && want[t->process];
 }
@@ -634,7 +646,7 @@ static int decode(int argc, char **argv)
 		progress__update(&pg, ++decoded);
 		if (o.summary && trace_summary__add(&sum, r))
 			goto out_nomem;
-		if (want && !task_matches(e, r, want, o.ids, o.nr_ids))
+		if (want && !task_matches(e, eo.procmap, r, want, o.ids, o.nr_ids))
 			continue;
 		if (!cpl_matches(r, o.cpl))
 			continue;

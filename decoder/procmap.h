@@ -3,20 +3,34 @@
  * procmap.h - the process map of a trace: CR3 (+ time) -> guest task, from events.jsonl.
  *
  * events.jsonl holds one JSON object per line, written by the VMM from what the guest (or
- * introspection) reported; "task", "exec" and "exit" events are used, e.g.
+ * introspection) reported; "task", "exec", "thread" and "exit" events are used, e.g.
  *   {"time":123,"vcpu":0,"event":"task","pid":1,"name":"ping","cr3":"0x203000"}
  *   {"time":456,"vcpu":0,"event":"exit","pid":1,"code":0}
  * and for a Linux guest, whose processes the VMM resolves from the kernel's own data:
  *   {"time":..,"vcpu":..,"event":"task","pid":P,"tgid":T,"name":"comm","cr3":"0x.."}
  *   {"time":..,"vcpu":..,"event":"exec","pid":P,"tgid":T,"name":"newcomm","cr3":"0x..",
  *    "build_id":"hex","exe":"/path","load_base":"0x.."}   (the last three optional)
+ *   {"time":..,"vcpu":..,"event":"thread","pid":P,"tgid":T,"name":"comm","cr3":"0x.."}
  * A task event announces a CR3 first resolved to a process; an exec event the new address
  * space (a new CR3) and name of a process that called execve(); load_base is the address its
  * lowest loadable segment was mapped at (a PIE's). Each announcement is one entry of the map.
+ * A thread event announces a pid that ran in user mode in the address space of another
+ * process, the CR3's owner, which keeps it: a thread of that process, or a child created with
+ * CLONE_VM (vfork), which has no CR3 of its own until it execs (an exec event of its pid).
+ * A thread event has the members of a task event. A thread announcement never names the
+ * records of a CR3 (procmap__lookup() never returns it, even when no task has its CR3); it is
+ * kept apart, procmap__thread() (procmap__lookup_thread() for a record's thread).
  *
  * A process is the run of announcements of one pid up to its exit: an exec, or another CR3
  * resolved to it, continues the process of its pid, and the first announcement after an exit
- * of the pid starts a new one (pids are reused).
+ * of the pid starts a new one (pids are reused). Thread announcements count as well: the
+ * process of a vfork child is its thread announcement, then its exec and what follows, up to
+ * its exit, and a thread of another process is a process of its own. Where one of two
+ * successive announcements of a pid is a thread announcement, the second continues the
+ * process of the first only with the same tgid (Linux never changes a task's tgid: another
+ * tgid is another task, which reused the pid of a thread whose end no exit event tells).
+ * A thread announcement whose pid is its CR3's owner's (procmap__lookup() at its time) is
+ * ignored: it starts no process, continues none, ends none and selects nothing.
  *
  * Times are ns since the trace started, as in escape records. The guest controls the content:
  * lines that do not parse or lack members are counted, never fatal.
@@ -54,8 +68,11 @@ struct procmap;
  * @build_id: GNU build ID of the program, lowercase hex, or NULL (owned by the procmap)
  * @exe:   path of the program in the guest, or NULL (owned by the procmap)
  * @load_base, @load_base_valid: where the program's lowest loadable segment was mapped
- * @index: position in time order (procmap__task(pm, index) is this task)
- * @process: the process it belongs to, below procmap__nr_processes()
+ * @thread: announced by a thread event (see the top of this file)
+ * @index: position in time order among the task announcements (procmap__task(pm, index) is
+ *         this task), or, for a thread announcement, among those (procmap__thread())
+ * @process: the process it belongs to, below procmap__nr_processes() (an ignored thread
+ *           announcement: its CR3 owner's)
  */
 struct procmap_task {
 	int64_t pid;
@@ -72,6 +89,7 @@ struct procmap_task {
 	const char *exe;
 	uint64_t load_base;
 	bool load_base_valid;
+	bool thread;
 	size_t index;
 	size_t process;
 };
@@ -84,7 +102,7 @@ struct procmap_task {
 struct procmap *procmap__new(void);
 
 /**
- * procmap__load() - add the task events of an events.jsonl file.
+ * procmap__load() - add the task, exec, thread and exit events of an events.jsonl file.
  * @pm:   map
  * @path: the file
  *
@@ -124,9 +142,9 @@ int procmap__add(struct procmap *pm, int64_t pid, const char *name, uint64_t cr3
 /**
  * procmap__add_task() - add one announcement with every member.
  * @pm: map
- * @t:  the announcement: @pid, @name, @cr3, @start and the Linux members (@tgid, @exec,
- *      @build_id, @exe, @load_base with their valid flags); the strings are copied, the
- *      other members ignored
+ * @t:  the announcement: @pid, @name, @cr3, @start, @thread and the Linux members (@tgid,
+ *      @exec, @build_id, @exe, @load_base with their valid flags); the strings are copied,
+ *      the other members ignored
  *
  * Return: 0 or -ENOMEM.
  */
@@ -145,17 +163,38 @@ int procmap__add_task(struct procmap *pm, const struct procmap_task *t);
  * the same time are ordered as they were added (the lines of events.jsonl). O(log n).
  *
  * Return: the task (valid until the map is next changed or freed), or NULL when no task had
- * @cr3.
+ * @cr3. Thread announcements are never returned.
  */
 const struct procmap_task *procmap__lookup(const struct procmap *pm, uint64_t cr3,
 					   uint64_t time, bool time_valid);
+
+/**
+ * procmap__lookup_thread() - the thread announcement a guest thread ran under at a time.
+ * @pm:         map
+ * @pid:        the thread's pid (a thread record's)
+ * @tgid:       its tgid
+ * @time:       ns since trace start
+ * @time_valid: false when the time is unknown
+ *
+ * Of the announcements of @pid that are not ignored (thread, task and exec ones), the one
+ * announced last at or before @time; with no time, or when every one is later, the earliest
+ * (as procmap__lookup() chooses). It is returned when it is a thread announcement of @tgid
+ * (or of no tgid) whose process had not exited before @time: @pid then ran in another
+ * process's address space, and its records there are those of its own process, whatever
+ * their CR3's task. O(log n), O(1) without thread announcements.
+ *
+ * Return: the thread announcement (valid until the map is next changed or freed), or NULL.
+ */
+const struct procmap_task *procmap__lookup_thread(const struct procmap *pm, int64_t pid,
+						  int64_t tgid, uint64_t time, bool time_valid);
 
 /**
  * procmap__find() - a task by name or pid, for filters.
  * @pm:  map
  * @key: a decimal pid or a task name
  *
- * Return: the first matching task, or NULL.
+ * Return: the first matching task in time order, else the first matching thread announcement
+ * not ignored, or NULL.
  */
 const struct procmap_task *procmap__find(const struct procmap *pm, const char *key);
 
@@ -176,8 +215,10 @@ size_t procmap__nr_processes(const struct procmap *pm);
  *
  * A decimal @key names the processes with that pid (or, for Linux tasks, that tgid); when
  * there is none, it is taken as a name. A name names every process that had it at any time,
- * before or after an exec. The kernel keeps PROCMAP_COMM_LEN bytes of a Linux task's name:
- * a longer @key names the Linux tasks whose name is its first PROCMAP_COMM_LEN bytes.
+ * before or after an exec; the name of a thread announcement names its process (a vfork
+ * child's, by the name it ran under before its exec), never its CR3 owner's. The kernel keeps
+ * PROCMAP_COMM_LEN bytes of a Linux task's name: a longer @key names the Linux tasks whose
+ * name is its first PROCMAP_COMM_LEN bytes. Ignored thread announcements name nothing.
  *
  * Return: the number of processes named.
  */
@@ -187,16 +228,17 @@ size_t procmap__select(const struct procmap *pm, const char *key, bool *selected
  * procmap__crashed() - the task that crashed last.
  * @pm: map
  *
- * Return: of the tasks with an exit code of 128 or more (killed), the one whose exit came
- * last; NULL when there is none.
+ * Return: of the announcements with an exit code of 128 or more (killed), thread ones
+ * included, the one whose exit came last (on a tie, the one announced last); NULL when there
+ * is none.
  */
 const struct procmap_task *procmap__crashed(const struct procmap *pm);
 
 /**
- * procmap__nr_tasks() - number of task announcements loaded.
+ * procmap__nr_tasks() - number of task announcements loaded (task and exec events).
  * @pm: map
  *
- * Return: the count.
+ * Return: the count, thread announcements left out.
  */
 size_t procmap__nr_tasks(const struct procmap *pm);
 
@@ -208,6 +250,23 @@ size_t procmap__nr_tasks(const struct procmap *pm);
  * Return: the task.
  */
 const struct procmap_task *procmap__task(const struct procmap *pm, size_t i);
+
+/**
+ * procmap__nr_threads() - number of thread announcements loaded (thread events).
+ * @pm: map
+ *
+ * Return: the count, ignored ones included.
+ */
+size_t procmap__nr_threads(const struct procmap *pm);
+
+/**
+ * procmap__thread() - the i-th thread announcement, in time order (ties in the order added).
+ * @pm: map
+ * @i:  index < procmap__nr_threads()
+ *
+ * Return: the announcement.
+ */
+const struct procmap_task *procmap__thread(const struct procmap *pm, size_t i);
 
 /**
  * procmap__bad_lines() - lines of the loaded files that were not usable.

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * test-linux.c - the decoder's side of Linux guests: System.map tables (table-tested lines,
- * hostile files, the work of loading and lookups counted), the process map's exec events and
- * process selection.
+ * hostile files, the work of loading and lookups counted), the process map's exec and thread
+ * events and process selection.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -131,12 +131,232 @@ START_TEST(test_procmap_exec)
 }
 END_TEST
 
+/*
+ * A process (pid 10, "mt-oracle", CR3 0x1000) with a thread (pid 12, tgid 10, "mt-worker") and
+ * a vfork child (pid 11) that runs in its address space as "mt-oracle", then execs "mt-exec"
+ * (CR3 0x2000) and exits; then the parent exits.
+ */
+static const char thread_events[] =
+	"{\"time\":100,\"vcpu\":0,\"event\":\"task\",\"pid\":10,\"tgid\":10,"
+	"\"name\":\"mt-oracle\",\"cr3\":\"0x1000\"}\n"
+	"{\"time\":200,\"vcpu\":1,\"event\":\"thread\",\"pid\":11,\"tgid\":11,"
+	"\"name\":\"mt-oracle\",\"cr3\":\"0x1000\"}\n"
+	"{\"time\":250,\"vcpu\":0,\"event\":\"thread\",\"pid\":12,\"tgid\":10,"
+	"\"name\":\"mt-worker\",\"cr3\":\"0x1000\"}\n"
+	"{\"time\":300,\"vcpu\":1,\"event\":\"exec\",\"pid\":11,\"tgid\":11,"
+	"\"name\":\"mt-exec\",\"cr3\":\"0x2000\",\"exe\":\"/mt-exec\"}\n"
+	"{\"time\":400,\"vcpu\":1,\"event\":\"exit\",\"pid\":11,\"code\":0}\n"
+	"{\"time\":500,\"vcpu\":0,\"event\":\"exit\",\"pid\":10,\"code\":0}\n";
+
+/* A map of @text, by the reference paths when @reference. */
+static struct procmap *load_events(const char *text, size_t len, bool reference)
+{
+	struct procmap *pm = procmap__new();
+	char path[32];
+
+	ck_assert_ptr_nonnull(pm);
+	temp_file(path, text, len);
+	procmap__use_reference(pm, reference);
+	ck_assert_int_eq(procmap__load(pm, path), 0);
+	unlink(path);
+	return pm;
+}
+
+START_TEST(test_procmap_thread)
+{
+	static const uint64_t times[] = { 0, 100, 150, 200, 250, 299, 300, 399, 400, 450, 1000 };
+	struct procmap *pm = load_events(thread_events, sizeof(thread_events) - 1, _i);
+	const struct procmap_task *a, *child, *worker, *t;
+	bool sel[8];
+
+	ck_assert_uint_eq(procmap__bad_lines(pm, NULL), 0);
+	ck_assert_uint_eq(procmap__nr_tasks(pm), 2);
+	ck_assert_uint_eq(procmap__nr_threads(pm), 2);
+	ck_assert_uint_eq(procmap__nr_processes(pm), 3);
+	a = procmap__task(pm, 0);
+	ck_assert(a->pid == 10 && !strcmp(a->name, "mt-oracle") && !a->thread && a->exited);
+	child = procmap__thread(pm, 0);
+	ck_assert(child->pid == 11 && child->tgid == 11 && !strcmp(child->name, "mt-oracle"));
+	ck_assert(child->thread && child->cr3 == 0x1000 && child->start == 200);
+	ck_assert(child->index == 0 && !child->exited);
+	worker = procmap__thread(pm, 1);
+	ck_assert(worker->pid == 12 && worker->tgid == 10 && worker->thread && worker->index == 1);
+
+	/* CR3 0x1000 stays the parent's at every time; 0x2000 is the child's exec. */
+	for (size_t i = 0; i < sizeof(times) / sizeof(times[0]); i++) {
+		ck_assert_ptr_eq(procmap__lookup(pm, 0x1000, times[i], true), a);
+		t = procmap__lookup(pm, 0x2000, times[i], true);
+		ck_assert(t && t->pid == 11 && !strcmp(t->name, "mt-exec") && t->exec);
+		ck_assert(t->exited && t->exit_time == 400 && !t->thread);
+		ck_assert_uint_eq(t->process, child->process);
+		ck_assert_ptr_eq(procmap__task(pm, t->index), t);
+	}
+	ck_assert_ptr_eq(procmap__lookup(pm, 0x1000, 0, false), a);
+	ck_assert_uint_ne(child->process, a->process);
+	ck_assert_uint_ne(worker->process, a->process);
+	ck_assert_uint_ne(worker->process, child->process);
+
+	/* The child's thread is its own process's until its exec; the worker's always. */
+	ck_assert_ptr_eq(procmap__lookup_thread(pm, 11, 11, 100, true), child); /* the earliest */
+	ck_assert_ptr_eq(procmap__lookup_thread(pm, 11, 11, 200, true), child);
+	ck_assert_ptr_eq(procmap__lookup_thread(pm, 11, 11, 299, true), child);
+	ck_assert_ptr_eq(procmap__lookup_thread(pm, 11, 11, 0, false), child);
+	ck_assert_ptr_null(procmap__lookup_thread(pm, 11, 11, 300, true));
+	ck_assert_ptr_null(procmap__lookup_thread(pm, 11, 11, 450, true));
+	ck_assert_ptr_null(procmap__lookup_thread(pm, 11, 99, 250, true)); /* another task */
+	ck_assert_ptr_null(procmap__lookup_thread(pm, 10, 10, 250, true));
+	ck_assert_ptr_eq(procmap__lookup_thread(pm, 12, 10, 1000, true), worker);
+	ck_assert_ptr_null(procmap__lookup_thread(pm, 13, 13, 250, true));
+
+	/* A name selects the processes that had it: the child's by the name it ran under. */
+	memset(sel, 0, sizeof(sel));
+	ck_assert_uint_eq(procmap__select(pm, "mt-oracle", sel), 2);
+	ck_assert(sel[a->process] && sel[child->process] && !sel[worker->process]);
+	memset(sel, 0, sizeof(sel));
+	ck_assert_uint_eq(procmap__select(pm, "mt-exec", sel), 1);
+	ck_assert(sel[child->process] && !sel[a->process]);
+	memset(sel, 0, sizeof(sel));
+	ck_assert_uint_eq(procmap__select(pm, "11", sel), 1);
+	ck_assert(sel[child->process] && !sel[a->process]);
+	memset(sel, 0, sizeof(sel));
+	ck_assert_uint_eq(procmap__select(pm, "mt-worker", sel), 1);
+	ck_assert(sel[worker->process]);
+	memset(sel, 0, sizeof(sel));
+	ck_assert_uint_eq(procmap__select(pm, "10", sel), 2);  /* pid 10, and tgid 10 */
+	ck_assert(sel[a->process] && sel[worker->process] && !sel[child->process]);
+	ck_assert_ptr_null(procmap__crashed(pm));
+	procmap__free(pm);
+}
+END_TEST
+
+/*
+ * Thread events that are bad lines (each one member wrong, as for a task event), that repeat
+ * their owner's pid (ignored), whose CR3 no task has, that come before their CR3's task, that
+ * end by an exit, and a pid of a thread reused by another task.
+ */
+static const char hostile_thread_events[] =
+	"{\"time\":100,\"event\":\"task\",\"pid\":10,\"tgid\":10,\"name\":\"mt-oracle\","
+	"\"cr3\":\"0x1000\"}\n"
+	/* 2: bad */
+	"{\"time\":200,\"event\":\"thread\",\"pid\":11,\"tgid\":11,\"name\":\"x\","
+	"\"cr3\":\"0xzz\"}\n"
+	"{\"time\":200,\"event\":\"thread\",\"pid\":11,\"tgid\":11,\"name\":\"x\"}\n"
+	"{\"time\":200,\"event\":\"thread\",\"pid\":\"11\",\"name\":\"x\","
+	"\"cr3\":\"0x1000\"}\n"
+	"{\"time\":200,\"event\":\"thread\",\"pid\":11,\"name\":\"x\",\"cr3\":\"0x1000\","
+	"\"build_id\":\"abcd\"}\n"
+	"{\"time\":-1,\"event\":\"thread\",\"pid\":11,\"name\":\"x\",\"cr3\":\"0x1000\"}\n"
+	"{\"time\":200,\"event\":\"thread\",\"pid\":11,\"tgid\":null,\"name\":\"x\","
+	"\"cr3\":\"0x1000\"}\n"
+	/* 8: the owner's own pid, later and earlier than its task: ignored */
+	"{\"time\":200,\"event\":\"thread\",\"pid\":10,\"tgid\":10,\"name\":\"renamed\","
+	"\"cr3\":\"0x1000\"}\n"
+	"{\"time\":10,\"event\":\"thread\",\"pid\":10,\"tgid\":10,\"name\":\"early-self\","
+	"\"cr3\":\"0x1000\"}\n"
+	/* 10: a CR3 no task has; one before its CR3's task (the task owns it all the same) */
+	"{\"time\":300,\"event\":\"thread\",\"pid\":12,\"tgid\":12,\"name\":\"orphan\","
+	"\"cr3\":\"0x9000\"}\n"
+	"{\"time\":50,\"event\":\"thread\",\"pid\":13,\"tgid\":13,\"name\":\"early\","
+	"\"cr3\":\"0x1000\"}\n"
+	/* 12: a thread of pid 10; its pid reused by a process after it ended, untold */
+	"{\"time\":150,\"event\":\"thread\",\"pid\":14,\"tgid\":10,\"name\":\"t14\","
+	"\"cr3\":\"0x1000\"}\n"
+	"{\"time\":700,\"event\":\"task\",\"pid\":14,\"tgid\":14,\"name\":\"reuse\","
+	"\"cr3\":\"0x5000\"}\n"
+	/* 14: a vfork child that exits without an exec; its pid reused */
+	"{\"time\":160,\"event\":\"thread\",\"pid\":15,\"tgid\":15,\"name\":\"vf\","
+	"\"cr3\":\"0x1000\"}\n"
+	"{\"time\":170,\"event\":\"exit\",\"pid\":15,\"code\":0}\n"
+	"{\"time\":800,\"event\":\"task\",\"pid\":15,\"tgid\":15,\"name\":\"new15\","
+	"\"cr3\":\"0x6000\"}\n"
+	/* 17: the exit ends the task of pid 10, not its ignored thread announcements */
+	"{\"time\":600,\"event\":\"exit\",\"pid\":10,\"code\":139}\n";
+
+/* The thread announcement named @name. */
+static const struct procmap_task *thread_named(const struct procmap *pm, const char *name)
+{
+	for (size_t i = 0; i < procmap__nr_threads(pm); i++)
+		if (!strcmp(procmap__thread(pm, i)->name, name))
+			return procmap__thread(pm, i);
+	ck_abort_msg("no thread announcement %s", name);
+	return NULL;
+}
+
+START_TEST(test_procmap_thread_hostile)
+{
+	struct procmap *pm = load_events(hostile_thread_events,
+					 sizeof(hostile_thread_events) - 1, _i);
+	const struct procmap_task *a, *t, *orphan, *early, *t14, *vf;
+	uint64_t first;
+	bool sel[16];
+
+	ck_assert_uint_eq(procmap__bad_lines(pm, &first), 6);
+	ck_assert_uint_eq(first, 2);
+	ck_assert_uint_eq(procmap__nr_tasks(pm), 3);
+	ck_assert_uint_eq(procmap__nr_threads(pm), 6);
+	/* mt-oracle, orphan, early, t14, reuse, vf, new15: the ignored two are none */
+	ck_assert_uint_eq(procmap__nr_processes(pm), 7);
+	a = procmap__lookup(pm, 0x1000, 0, false);
+	ck_assert(a && a->pid == 10 && !strcmp(a->name, "mt-oracle"));
+	for (uint64_t time = 0; time < 1000; time += 50)
+		ck_assert_ptr_eq(procmap__lookup(pm, 0x1000, time, true), a);
+	ck_assert_ptr_null(procmap__lookup(pm, 0x9000, 300, true));
+	ck_assert(a->exited && a->exit_code == 139 && a->exit_time == 600);
+	ck_assert_ptr_eq(procmap__crashed(pm), a);
+
+	/* Ignored: no process of their own, no name, never a thread's. */
+	t = thread_named(pm, "renamed");
+	ck_assert(!t->exited && t->process == a->process);
+	ck_assert_uint_eq(thread_named(pm, "early-self")->process, a->process);
+	memset(sel, 0, sizeof(sel));
+	ck_assert_uint_eq(procmap__select(pm, "renamed", sel), 0);
+	ck_assert_uint_eq(procmap__select(pm, "early-self", sel), 0);
+	ck_assert_uint_eq(procmap__select(pm, "10", sel), 2);   /* pid 10, tgid 10: t14 */
+	ck_assert(sel[a->process] && sel[thread_named(pm, "t14")->process]);
+	ck_assert_ptr_null(procmap__lookup_thread(pm, 10, 10, 250, true));
+	ck_assert_ptr_null(procmap__lookup_thread(pm, 10, 10, 10, true));
+	ck_assert_ptr_eq(procmap__find(pm, "10"), a);
+	ck_assert_ptr_null(procmap__find(pm, "renamed"));
+
+	/* A CR3 no task has, or whose task comes later: processes all the same. */
+	orphan = thread_named(pm, "orphan");
+	early = thread_named(pm, "early");
+	memset(sel, 0, sizeof(sel));
+	ck_assert_uint_eq(procmap__select(pm, "orphan", sel), 1);
+	ck_assert(sel[orphan->process] && !sel[a->process]);
+	ck_assert_ptr_eq(procmap__lookup_thread(pm, 12, 12, 350, true), orphan);
+	ck_assert_ptr_eq(procmap__lookup_thread(pm, 13, 13, 60, true), early);
+	ck_assert_uint_ne(early->process, a->process);
+	ck_assert_ptr_eq(procmap__find(pm, "early"), early);
+
+	/* Another tgid: another task, another process. */
+	t14 = thread_named(pm, "t14");
+	t = procmap__lookup(pm, 0x5000, 700, true);
+	ck_assert(t && t->pid == 14 && t->process != t14->process);
+	ck_assert_ptr_eq(procmap__lookup_thread(pm, 14, 10, 600, true), t14);
+	ck_assert_ptr_null(procmap__lookup_thread(pm, 14, 14, 750, true));
+
+	/* An exit ends a thread announcement's process. */
+	vf = thread_named(pm, "vf");
+	ck_assert(vf->exited && vf->exit_time == 170);
+	ck_assert_ptr_eq(procmap__lookup_thread(pm, 15, 15, 170, true), vf);
+	ck_assert_ptr_null(procmap__lookup_thread(pm, 15, 15, 171, true));
+	t = procmap__lookup(pm, 0x6000, 800, true);
+	ck_assert(t && t->pid == 15 && t->process != vf->process);
+	memset(sel, 0, sizeof(sel));
+	ck_assert_uint_eq(procmap__select(pm, "15", sel), 2);
+	procmap__free(pm);
+}
+END_TEST
+
 Suite *linux_procmap_suite(void)
 {
 	Suite *s = suite_create("linux-procmap");
 	TCase *tc = tcase_create("core");
 
 	tcase_add_loop_test(tc, test_procmap_exec, 0, 2);
+	tcase_add_loop_test(tc, test_procmap_thread, 0, 2);
+	tcase_add_loop_test(tc, test_procmap_thread_hostile, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }

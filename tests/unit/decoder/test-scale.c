@@ -4,9 +4,9 @@
  * thousands of distinct CR3 arrivals, of tasks and exit events, of tasks sharing one CR3.
  * The work is counted (procmap-int.h, struct trace_summary's probes) and bounded by
  * C n log n, far below what a quadratic search does; the results are checked against what
- * the trace was built to contain, against the process map's plain reference paths, and
- * against `vbts decode` itself. And the memory `vbts decode` takes on a trace far larger than
- * it may keep resident.
+ * the trace was built to contain, against the process map's plain reference paths (with
+ * thread announcements too), and against `vbts decode` itself. And the memory `vbts decode`
+ * takes on a trace far larger than it may keep resident.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -381,6 +381,113 @@ START_TEST(test_procmap_reference)
 }
 END_TEST
 
+/* Adds the same announcement to both maps. */
+static void add_both(struct procmap *a, struct procmap *b, const struct procmap_task *t)
+{
+	if (procmap__add_task(a, t) || procmap__add_task(b, t))
+		ck_abort_msg("out of memory");
+}
+
+/*
+ * With thread announcements among the tasks (few pids, tgids and CR3s, so that they repeat
+ * their owner's pid, continue processes and end them): the indexed and reference paths agree
+ * on every query, thread lookups included, and CR3 lookups answer as without them.
+ */
+START_TEST(test_procmap_reference_threads)
+{
+	uint64_t state = 0x2545f4914f6cdd1dULL + (uint64_t)_i;
+
+	for (int round = 0; round < 200; round++) {
+		struct procmap *fast = procmap__new(), *ref = procmap__new();
+		struct procmap *plain = procmap__new(), *plain_ref = procmap__new();
+		size_t nr = rnd(&state) % 40, nr_exits = rnd(&state) % 20, nr_threads = 0;
+		char name[32], key[32];
+
+		ck_assert(fast && ref && plain && plain_ref);
+		procmap__use_reference(ref, true);
+		procmap__use_reference(plain_ref, true);
+		for (size_t i = 0; i < nr; i++) {
+			struct procmap_task t = {
+				.pid = (int64_t)(rnd(&state) % 5) + 1,
+				.cr3 = (rnd(&state) % 4) << 12,
+				.start = rnd(&state) % 8,
+				.tgid = (int64_t)(rnd(&state) % 3) + 1,
+				.tgid_valid = rnd(&state) % 4,
+				.thread = rnd(&state) % 2,
+				.name = name,
+			};
+
+			snprintf(name, sizeof(name), "n%zu", i);
+			add_both(fast, ref, &t);
+			if (!t.thread)
+				add_both(plain, plain_ref, &t);
+			nr_threads += t.thread;
+			if (nr_exits && rnd(&state) % 2) {
+				int64_t epid = (int64_t)(rnd(&state) % 6) + 1;
+				int64_t code = (int64_t)(rnd(&state) % 3) * 100;
+				uint64_t time = rnd(&state) % 10;
+
+				if (procmap__add_exit(fast, epid, code, time) ||
+				    procmap__add_exit(ref, epid, code, time))
+					ck_abort_msg("out of memory");
+				nr_exits--;
+			}
+		}
+		ck_assert_uint_eq(procmap__nr_threads(fast), nr_threads);
+		ck_assert_uint_eq(procmap__nr_tasks(fast), nr - nr_threads);
+		for (int q = 0; q < 64; q++) {
+			uint64_t cr3 = (rnd(&state) % 5) << 12, time = rnd(&state) % 10;
+			int64_t pid = (int64_t)(rnd(&state) % 6) + 1;
+			int64_t tgid = (int64_t)(rnd(&state) % 4);
+			bool valid = rnd(&state) % 4;
+			const struct procmap_task *t = procmap__lookup(fast, cr3, time, valid);
+			const struct procmap_task *p = procmap__lookup(plain, cr3, time, valid);
+
+			assert_same_task(t, procmap__lookup(ref, cr3, time, valid), "lookup");
+			ck_assert(!t || !t->thread);
+			ck_assert_msg(t ? p && !strcmp(t->name, p->name) : !p, "lookup: %s vs %s",
+				      t ? t->name : "none", p ? p->name : "none");
+			assert_same_task(procmap__lookup(plain_ref, cr3, time, valid), p, "plain");
+			t = procmap__lookup_thread(fast, pid, tgid, time, valid);
+			assert_same_task(t, procmap__lookup_thread(ref, pid, tgid, time, valid),
+					 "lookup_thread");
+			ck_assert(!t || (t->thread && t->pid == pid));
+		}
+		for (size_t i = 0; i < nr - nr_threads; i++)
+			assert_same_task(procmap__task(fast, i), procmap__task(ref, i), "task");
+		for (size_t i = 0; i < nr_threads; i++) {
+			ck_assert(procmap__thread(fast, i)->thread);
+			ck_assert_uint_eq(procmap__thread(fast, i)->index, i);
+			assert_same_task(procmap__thread(fast, i), procmap__thread(ref, i),
+					 "thread");
+		}
+		for (int pid = 0; pid <= 6; pid++) {
+			snprintf(key, sizeof(key), "%d", pid);
+			assert_same_task(procmap__find(fast, key), procmap__find(ref, key), "find");
+			snprintf(key, sizeof(key), "n%d", pid);
+			assert_same_task(procmap__find(fast, key), procmap__find(ref, key), "find");
+		}
+		assert_same_task(procmap__crashed(fast), procmap__crashed(ref), "crashed");
+		ck_assert_uint_eq(procmap__nr_processes(fast), procmap__nr_processes(ref));
+		for (int k = 0; k <= 46; k++) {
+			bool sf[40] = { 0 }, sr[40] = { 0 };
+
+			if (k <= 6)
+				snprintf(key, sizeof(key), "%d", k);
+			else
+				snprintf(key, sizeof(key), "n%d", k - 7);
+			ck_assert_uint_eq(procmap__select(fast, key, sf),
+					  procmap__select(ref, key, sr));
+			ck_assert(!memcmp(sf, sr, sizeof(sf)));
+		}
+		procmap__free(fast);
+		procmap__free(ref);
+		procmap__free(plain);
+		procmap__free(plain_ref);
+	}
+}
+END_TEST
+
 /* The announcement rules, spelled out: ties go to the later line of events.jsonl. */
 START_TEST(test_procmap_ties)
 {
@@ -556,6 +663,7 @@ Suite *scale_suite(void)
 	tcase_add_loop_test(tc, test_hostile_reference, 0,
 			    (int)(sizeof(hostile_kinds) / sizeof(hostile_kinds[0])));
 	tcase_add_loop_test(tc, test_procmap_reference, 0, 4);
+	tcase_add_loop_test(tc, test_procmap_reference_threads, 0, 4);
 	tcase_add_test(tc, test_procmap_ties);
 	tcase_add_test(tc, test_summary_distinct);
 	suite_add_tcase(s, tc);

@@ -5,7 +5,9 @@
  * through thread records, with an entry record of each reason and one of a reason no decoder
  * knows. Text, jsonl, calls and folded output against the golden files
  * tests/data/decode-threads*; --task by a thread's pid, by its tgid and by name; the
- * call stacks kept per thread; perfetto's tracks.
+ * call stacks kept per thread; perfetto's tracks. And a vfork child announced by a thread
+ * event, which runs in its parent's address space, then execs: --task by the name it ran
+ * under, by its new name and by its pid.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -89,8 +91,8 @@ static void write_file(const char *dir, const char *name, const char *text)
 	ck_assert_int_eq(close(fd), 0);
 }
 
-/* The trace in @dir (room for 64 bytes); @events: with events.jsonl. */
-static void make_thread_trace(char *dir, bool events)
+/* A trace of @n records of @ring in @dir (room for 64 bytes), with @events as events.jsonl. */
+static void make_trace(char *dir, const char *events, const struct vbts_record *ring, size_t n)
 {
 	snprintf(dir, 64, "/tmp/vbts-threads-XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(dir));
@@ -102,8 +104,15 @@ static void make_thread_trace(char *dir, bool events)
 				      "ffffffff81001000 T entry_SYSCALL_64\n"
 				      "ffffffff81002000 T _etext\n");
 	if (events)
-		write_file(dir, "events.jsonl", thread_events);
-	write_ring(dir, 0, 64, thread_ring, sizeof(thread_ring) / sizeof(thread_ring[0]), 0);
+		write_file(dir, "events.jsonl", events);
+	write_ring(dir, 0, 64, ring, n, 0);
+}
+
+/* The trace of thread_ring in @dir (room for 64 bytes); @events: with events.jsonl. */
+static void make_thread_trace(char *dir, bool events)
+{
+	make_trace(dir, events ? thread_events : NULL, thread_ring,
+		   sizeof(thread_ring) / sizeof(thread_ring[0]));
 }
 
 /* `vbts decode --symbols LINUX_STATIC ARGS DIR`; returns the status. */
@@ -338,6 +347,122 @@ START_TEST(test_threads_stacks)
 }
 END_TEST
 
+/* ---- a vfork child ------------------------------------------------------------------------ */
+
+#define PARENT_CR3 0x1000ULL
+#define CHILD_CR3 0x2000ULL
+#define TASK10 0x88800a010000ULL
+#define TASK11 0x88800a011000ULL
+
+/*
+ * mt-oracle (pid 10) vforks pid 11, which runs in mt-oracle's address space (a thread event:
+ * the CR3 stays mt-oracle's) and execs mt-exec (the static program, by build ID), then exits.
+ */
+static const char vfork_events[] =
+	"{\"time\":10,\"vcpu\":0,\"event\":\"task\",\"pid\":10,\"tgid\":10,"
+	"\"name\":\"mt-oracle\",\"cr3\":\"0x1000\"}\n"
+	"{\"time\":100,\"vcpu\":0,\"event\":\"thread\",\"pid\":11,\"tgid\":11,"
+	"\"name\":\"mt-oracle\",\"cr3\":\"0x1000\"}\n"
+	"{\"time\":200,\"vcpu\":0,\"event\":\"exec\",\"pid\":11,\"tgid\":11,"
+	"\"name\":\"mt-exec\",\"cr3\":\"0x2000\",\"build_id\":\"" STATIC_BUILD_ID "\"}\n"
+	"{\"time\":300,\"vcpu\":0,\"event\":\"exit\",\"pid\":11,\"code\":0}\n";
+
+static const struct vbts_record vfork_ring[] = {
+	ESC(VBTS_ESC_START, 0, VBTS_START_CPL_USER),
+	ESC(VBTS_ESC_TASK_ARRIVE, PARENT_CR3, 10),
+	ESC(VBTS_ESC_TASK_PID, IDS(10, 10), 0),
+	ESC(VBTS_ESC_THREAD, IDS(10, 10), TASK10),
+	BR(0x401000, 0x401100, 3, VBTS_BR_JMP),
+	/* 5: the child, in its parent's address space, before its exec */
+	ESC(VBTS_ESC_TIME, 100, 0),
+	ESC(VBTS_ESC_THREAD, IDS(11, 11), TASK11),
+	ESC(VBTS_ESC_ENTRY, 0x401200, VBTS_ENTRY_FIRST),
+	BR(0x401200, 0x401300, 3, VBTS_BR_CALL),
+	ESC(VBTS_ESC_TASK_DEPART, PARENT_CR3, 190),
+	/* 10: after its exec */
+	ESC(VBTS_ESC_TASK_ARRIVE, CHILD_CR3, 200),
+	ESC(VBTS_ESC_TASK_PID, IDS(11, 11), 0),
+	ESC(VBTS_ESC_THREAD, IDS(11, 11), TASK11),
+	ESC(VBTS_ESC_ENTRY, START, VBTS_ENTRY_EXEC),
+	BR(START, WORK, 3, VBTS_BR_CALL),
+	ESC(VBTS_ESC_TASK_DEPART, CHILD_CR3, 300),
+	/* 16: the parent again */
+	ESC(VBTS_ESC_TASK_ARRIVE, PARENT_CR3, 310),
+	ESC(VBTS_ESC_TASK_PID, IDS(10, 10), 0),
+	ESC(VBTS_ESC_THREAD, IDS(10, 10), TASK10),
+	BR(0x401100, 0x401000, 3, VBTS_BR_JMP),
+	ESC(VBTS_ESC_TASK_DEPART, PARENT_CR3, 400),
+	ESC(VBTS_ESC_STOP, 410, 0),
+};
+
+static void make_vfork_trace(char *dir)
+{
+	make_trace(dir, vfork_events, vfork_ring, sizeof(vfork_ring) / sizeof(vfork_ring[0]));
+}
+
+/* The number of lines of @text that contain @s. */
+static size_t lines_with(const char *text, const char *s)
+{
+	size_t n = 0;
+
+	for (const char *l = text; *l; l = strchr(l, '\n') + 1)
+		n += line_has(l, s);
+	return n;
+}
+
+/*
+ * The records of the child before its exec are labelled with its parent's task (their CR3's)
+ * and its own pid (the thread record's); those after, with mt-exec. --task mt-oracle (the
+ * name of both processes) selects every record; --task mt-exec the child's process, before
+ * its exec too (a record of its thread under its thread event is its process's, whatever its
+ * CR3), as --task 11 does; neither the parent's. --task 10, the parent's pid, selects the
+ * records of the parent's CR3, which the child's before its exec are as well.
+ */
+START_TEST(test_threads_vfork)
+{
+	static const char *const all_args[] = { "--format", "jsonl", NULL };
+	static const char *const oracle[] = { "--format", "jsonl", "--task", "mt-oracle", NULL };
+	static const char *const exec[] = { "--format", "jsonl", "--task", "mt-exec", NULL };
+	static const char *const pid[] = { "--format", "jsonl", "--task", "11", NULL };
+	static const char *const parent[] = { "--format", "jsonl", "--task", "10", NULL };
+	char dir[64], *all, *out, *by_pid;
+
+	make_vfork_trace(dir);
+	all = decode_ok(dir, all_args);
+	out = decode_ok(dir, oracle);
+	compare_golden("decode-threads-vfork-task-mt-oracle.jsonl", out);
+	ck_assert_str_eq(out, all);
+	ck_assert_ptr_nonnull(strstr(out, "{\"type\":\"branch\",\"vcpu\":0,\"seq\":8,"
+					  "\"from\":\"0x401200\",\"to\":\"0x401300\",\"cpl\":3,"
+					  "\"kind\":\"call\",\"task\":\"mt-oracle\",\"pid\":11,"
+					  "\"tgid\":11}\n"));
+	ck_assert_ptr_nonnull(strstr(out, "\"task\":\"mt-exec\",\"pid\":11,\"tgid\":11}\n"));
+	free(out);
+	free(all);
+
+	out = decode_ok(dir, exec);
+	compare_golden("decode-threads-vfork-task-mt-exec.jsonl", out);
+	/* start, stop; before the exec: thread, entry, branch, depart; after: 6 */
+	ck_assert_uint_eq(lines_with(out, "{\"type\":"), 12);
+	ck_assert_uint_eq(lines_with(out, "\"pid\":11,\"tgid\":11}"), 10);
+	ck_assert_uint_eq(lines_with(out, "\"task\":\"mt-oracle\",\"pid\":11,"), 4);
+	ck_assert_uint_eq(lines_with(out, "\"pid\":10,"), 0);
+	ck_assert_ptr_nonnull(strstr(out, "{\"type\":\"branch\",\"vcpu\":0,\"seq\":8,"));
+	by_pid = decode_ok(dir, pid);
+	ck_assert_str_eq(by_pid, out);
+	free(by_pid);
+	free(out);
+
+	/* The parent's pid: its CR3's records, the child's before its exec among them. */
+	out = decode_ok(dir, parent);
+	ck_assert_uint_eq(lines_with(out, "{\"type\":"), 16);
+	ck_assert_uint_eq(lines_with(out, "\"task\":\"mt-oracle\",\"pid\":11,"), 4);
+	ck_assert_uint_eq(lines_with(out, "\"task\":\"mt-exec\""), 0);
+	free(out);
+	remove_trace(dir);
+}
+END_TEST
+
 Suite *threads_suite(void)
 {
 	Suite *s = suite_create("threads");
@@ -351,6 +476,7 @@ Suite *threads_suite(void)
 	tcase_add_test(tc, test_threads_jsonl);
 	tcase_add_test(tc, test_threads_no_events);
 	tcase_add_test(tc, test_threads_stacks);
+	tcase_add_test(tc, test_threads_vfork);
 	suite_add_tcase(s, tc);
 	return s;
 }
