@@ -39,6 +39,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include <x86intrin.h>
 
 #include <linux/kvm.h>
 #include <vbts/kvm-bts-uapi.h>
@@ -88,6 +89,7 @@ struct collector_vcpu {
  * @found_ns, @found_arrivals: the last look for the guest kernel, and the TASK_ARRIVEs by then
  * @reap_ns: the last look for exited processes
  * @gone:   per vCPU, for guest_tasks__reap()
+ * @clock:  the rings' shared guest TSC to time (kvm-ring.h)
  */
 struct collector {
 	int tfd;
@@ -108,7 +110,29 @@ struct collector {
 	pthread_t ksym_thread;	/* writes them: kallsyms_worker() */
 	bool ksym_started;
 	bool ksym_stop;		/* atomic: the worker ends at its next look */
+	struct kvm_ring_clock clock;
 };
+
+/*
+ * This host's TSC frequency in kHz, measured against CLOCK_MONOTONIC_RAW over 20 ms; 0 when it
+ * cannot be. A guest's TSC runs at it unless its VMM scales it.
+ */
+static uint64_t host_tsc_khz(void)
+{
+	struct timespec a, b, d = { .tv_nsec = 20000000 };
+	uint64_t t0, t1, ns;
+
+	if (clock_gettime(CLOCK_MONOTONIC_RAW, &a))
+		return 0;
+	t0 = __rdtsc();
+	while (nanosleep(&d, &d) && errno == EINTR)
+		;
+	t1 = __rdtsc();
+	if (clock_gettime(CLOCK_MONOTONIC_RAW, &b))
+		return 0;
+	ns = (uint64_t)(b.tv_sec - a.tv_sec) * 1000000000ULL + (uint64_t)b.tv_nsec - (uint64_t)a.tv_nsec;
+	return ns && t1 > t0 ? (uint64_t)((unsigned __int128)(t1 - t0) * 1000000U / ns) : 0;
+}
 
 static uint64_t monotonic_ns(void)
 {
@@ -177,6 +201,8 @@ static int open_tracer(int kvm_fd, int pidfd, const struct vmm_fds *fds, char *e
 /*
  * Recording user mode of a Linux guest whose kernel layout is known: the kernel names the
  * guest threads and never steps the guest kernel (KVM_X86_BTS_CFG_THREADS), where it can.
+ * Branches need not wait for the first process then (the boot has no user mode to step):
+ * every process is recorded from its first instruction.
  */
 static void name_threads(struct collector *c, const struct collector_config *cfg)
 {
@@ -190,6 +216,7 @@ static void name_threads(struct collector *c, const struct collector_config *cfg
 	c->base.config.thread_current = current;
 	c->base.config.thread_pid = pid;
 	c->base.config.thread_tgid = tgid;
+	c->deferred = cfg->nr_start_at > 0;
 }
 
 /* The tracer configuration of vCPU @i: the escapes alone while branches are deferred. */
@@ -226,11 +253,15 @@ static int configure_vcpu(struct collector *c, unsigned int i, const struct coll
 	ret = ioctl(c->tfd, VBTS_KVM_X86_BTS_TRACER_CONFIGURE, &tc) < 0 ? -errno : 0;
 	if ((ret == -EINVAL || ret == -EOPNOTSUPP) &&
 	    (c->base.config.flags & VBTS_KVM_X86_BTS_CFG_THREADS)) {
-		/* A kernel without the returns mode (or VMX): its way back is stepped. */
+		/*
+		 * A kernel without the returns mode (or VMX): its way back is stepped, and so
+		 * is its boot until the first process, unless branches wait for it.
+		 */
 		c->base.config.flags &= ~(uint64_t)VBTS_KVM_X86_BTS_CFG_THREADS;
 		c->base.config.thread_current = 0;
 		c->base.config.thread_pid = 0;
 		c->base.config.thread_tgid = 0;
+		c->deferred = cfg->cpl == VBTS_CPL_USER || cfg->nr_start_at;
 		tc = tracer_config(c, i);
 		ret = ioctl(c->tfd, VBTS_KVM_X86_BTS_TRACER_CONFIGURE, &tc) < 0 ? -errno : 0;
 	}
@@ -247,6 +278,7 @@ static int configure_vcpu(struct collector *c, unsigned int i, const struct coll
 	}
 	v->mapped = true;
 	v->ring.follow = true;
+	v->ring.clock = &c->clock;
 	/* What a previous tracer left is not this trace's: start at the head. */
 	v->ring.next = __atomic_load_n(&v->ring.hdr->head, __ATOMIC_ACQUIRE);
 	v->ring.lost = __atomic_load_n(&v->ring.hdr->lost, __ATOMIC_RELAXED);
@@ -420,6 +452,7 @@ struct collector *collector__attach(int kvm_fd, int pidfd, const struct vmm_fds 
 		c->base.cr3[k] = cfg->cr3[k];
 	tasks_init(c, cfg);
 	name_threads(c, cfg);
+	c->clock.khz = host_tsc_khz();
 	/* vm.json names a Linux guest's kernel "kernel": vbts decode reads its tasks' maps then. */
 	tc.linux_kernel = c->tasks != NULL;
 	tc.vcpus = c->nr;

@@ -72,6 +72,7 @@ struct gt_select {
  * @pend_id:    the address-space id announced (@id is changed by an exec before the
  *              announcement of the address space before it is written)
  * @pend_comm:  the comm at the load
+ * @comm:       the comm it was last announced with
  */
 struct gt_proc {
 	int32_t pid;
@@ -88,6 +89,7 @@ struct gt_proc {
 	uint64_t pend_time;
 	uint64_t pend_id;
 	char pend_comm[KERNEL_COMM_MAX + 1];
+	char comm[KERNEL_COMM_MAX + 1];
 };
 
 struct guest_tasks {
@@ -662,6 +664,7 @@ static bool flush(struct guest_tasks *gt, struct gt_proc *p, bool force)
 		return false;
 	}
 	announce(gt, p->pend_exec ? "exec" : "task", &t, p->pend_id, p->pend_time, p->pend_vcpu);
+	memcpy(p->comm, t.comm, sizeof(p->comm));
 	p->pending = false;
 	if (gt->nr_sel && !p->traced && t.pid && selected(gt, &t, NULL)) {
 		p->traced = true;
@@ -971,25 +974,42 @@ static int find_thread(const struct guest_tasks *gt, int32_t pid, uint64_t task)
 }
 
 void guest_tasks__thread(struct guest_tasks *gt, unsigned int vcpu, int32_t pid, int32_t tgid,
-			 uint64_t task, uint64_t time_ns)
+			 uint64_t task, uint64_t cr3, uint64_t time_ns)
 {
-	const struct gt_proc *owner;
+	const struct gt_proc *owner, *p;
 	struct guest_task t;
 	unsigned int slot;
+	bool read;
 
-	if (vcpu >= gt->nr_vcpus || pid <= 0)
+	if (vcpu >= gt->nr_vcpus || pid <= 0 || tgid <= 0)
 		return;
 	pthread_mutex_lock(&gt->lock);
-	/* A process known by its own address space, or a thread told already. */
+	/* A thread told already. */
 	task |= KERNEL_TOP_BYTE;
-	if (!gt->in || find_pid(gt, pid) || find_thread(gt, pid, task) >= 0)
+	if (!gt->in || find_thread(gt, pid, task) >= 0)
 		goto out;
-	/* Its address space now, whose owner is a known process (not the thread itself). */
-	if (introspect__read_task(gt->in, task, &t) || t.pid != pid || t.tgid != tgid || !t.mm)
+	read = !introspect__read_task(gt->in, task, &t) && t.pid == pid && t.tgid == tgid &&
+	       t.mm;
+	/* The record's address space, else the task's: a known process's, not its own. */
+	if (cr3 == ~0ULL && !read)
 		goto out;
-	owner = find_id(gt, guest_tasks__id(t.pgd));
-	if (!owner || owner->pid == pid)
+	owner = find_id(gt, cr3 != ~0ULL ? guest_tasks__id(cr3) : guest_tasks__id(t.pgd));
+	if (!owner || owner->pid == pid || (tgid != owner->tgid && tgid != pid))
 		goto out;
+	/*
+	 * Known as a process of its own already in this address space (it is its owner's), or
+	 * elsewhere: the copy of another vCPU's ring told its exec first, and this is before.
+	 */
+	p = find_pid(gt, pid);
+	if (p && p->id == owner->id)
+		goto out;
+	if (!read || guest_tasks__id(t.pgd) != owner->id) {
+		/* Gone or exec'd since: it ran under its owner's name. */
+		memset(&t, 0, sizeof(t));
+		t.pid = pid;
+		t.tgid = tgid;
+		memcpy(t.comm, owner->comm[0] ? owner->comm : owner->pend_comm, sizeof(t.comm));
+	}
 	slot = gt->threads_next++ % THREADS_MAX;
 	gt->threads[slot].pid = pid;
 	gt->threads[slot].task = task;

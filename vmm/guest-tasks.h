@@ -190,17 +190,21 @@ int guest_tasks__write_kallsyms(struct guest_tasks *gt, const char *path, size_t
  * @pid:     the thread's pid
  * @tgid:    its tgid
  * @task:    bits 0-55 of its task_struct's address
+ * @cr3:     the address space the record's stream had then (its last TASK_ARRIVE), or ~0 when
+ *           the ring is copied before each CR3 load is resolved: the task's own then
  * @time_ns: when (ns since the trace started)
  *
  * A pid that is neither the address space's owner nor a process known by an address space
  * of its own (a thread, or a CLONE_VM child such as a vfork child) is announced once with a
  * `thread` event ({"event":"thread","pid","tgid","name","cr3","time","vcpu"}: the CR3 stays its
- * owner's), after its task_struct is read and checked to be that pid's in that address space;
- * when it execs later, its new address space is announced as an exec, not a new task. Guest
- * values are not trusted: a record that does not check out announces nothing.
+ * owner's), when it is of the owner's thread group or a group of its own; its name is its
+ * task's comm while the task is still in that address space, else the owner's (the record may
+ * be copied after the thread exited or exec'd). When it execs later, its new address space is
+ * announced as an exec, not a new task. Guest values are not trusted: a record that does not
+ * check out announces nothing.
  */
 void guest_tasks__thread(struct guest_tasks *gt, unsigned int vcpu, int32_t pid, int32_t tgid,
-			 uint64_t task, uint64_t time_ns);
+			 uint64_t task, uint64_t cr3, uint64_t time_ns);
 
 /**
  * guest_tasks__thread_layout() - where the guest kernel keeps a running thread's identity,

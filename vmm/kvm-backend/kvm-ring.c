@@ -108,16 +108,35 @@ uint32_t kvm_ring__cpl(enum vbts_cpl_filter f)
 
 uint64_t kvm_ring__tsc_to_ns(const struct kvm_ring *kr, uint64_t tsc)
 {
+	const struct kvm_ring_clock *c = kr->clock;
+	uint64_t khz = kr->khz, tsc0 = kr->tsc0, ns0 = kr->ns0;
 	unsigned __int128 d;
 
-	if (!kr->khz)
-		return kr->copy_ns > kr->ns0 ? kr->copy_ns : kr->ns0;
-	if (tsc < kr->tsc0) {
-		d = (unsigned __int128)(kr->tsc0 - tsc) * 1000000U / kr->khz;
-		return d >= kr->ns0 ? 0 : kr->ns0 - (uint64_t)d;
+	if (c && c->khz && c->anchored) {
+		khz = c->khz;
+		tsc0 = c->tsc0;
+		ns0 = c->ns0;
 	}
-	d = (unsigned __int128)(tsc - kr->tsc0) * 1000000U / kr->khz + kr->ns0;
+	if (!khz)
+		return kr->copy_ns > kr->ns0 ? kr->copy_ns : kr->ns0;
+	if (tsc < tsc0) {
+		d = (unsigned __int128)(tsc0 - tsc) * 1000000U / khz;
+		return d >= ns0 ? 0 : ns0 - (uint64_t)d;
+	}
+	d = (unsigned __int128)(tsc - tsc0) * 1000000U / khz + ns0;
 	return d > VBTS_ESC_AUX_MAX ? VBTS_ESC_AUX_MAX : (uint64_t)d;
+}
+
+/* The shared clock's anchor: the first guest TSC copied, at this copy's time. */
+static void anchor_clock(struct kvm_ring *kr, uint64_t tsc)
+{
+	struct kvm_ring_clock *c = kr->clock;
+
+	if (!c || !c->khz || c->anchored)
+		return;
+	c->tsc0 = tsc;
+	c->ns0 = kr->copy_ns > kr->last_ns ? kr->copy_ns : kr->last_ns;
+	c->anchored = true;
 }
 
 /* Records of one drain go to the ring file in batches of this many: one publication each. */
@@ -202,12 +221,14 @@ static void copy_record(struct batch *b, struct kvm_ring *kr, struct vbts_record
 		/* fall through */
 	case VBTS_ESC_TASK_DEPART:
 	case VBTS_ESC_GAP_END:
+		anchor_clock(kr, aux);
 		kr->last_ns = kvm_ring__tsc_to_ns(kr, aux);
 		r = vbts_record__make_escape(vbts_record__escape_kind(&r), r.to, kr->last_ns);
 		break;
 	case VBTS_ESC_START:
 	case VBTS_ESC_STOP:
 	case VBTS_ESC_TIME:
+		anchor_clock(kr, r.to);
 		kr->last_ns = kvm_ring__tsc_to_ns(kr, r.to);
 		r.to = kr->last_ns;
 		break;
@@ -220,7 +241,8 @@ static void copy_record(struct batch *b, struct kvm_ring *kr, struct vbts_record
 	batch_put(b, &r);
 	if (vbts_record__escape_kind(&r) == VBTS_ESC_THREAD && tv->tasks)
 		guest_tasks__thread(tv->tasks, tv->index, (int32_t)(uint32_t)r.to,
-				    (int32_t)(uint32_t)(r.to >> 32), aux, kr->last_ns);
+				    (int32_t)(uint32_t)(r.to >> 32), aux,
+				    kr->follow ? kr->cr3 : ~0ULL, kr->last_ns);
 	if (vbts_record__escape_kind(&r) != VBTS_ESC_TASK_ARRIVE)
 		return;
 	if (kr->follow) {

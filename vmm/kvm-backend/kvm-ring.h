@@ -26,6 +26,25 @@
 #include "tracer.h"
 
 /**
+ * struct kvm_ring_clock - guest TSC to time, shared by the rings of one VM, for a collector
+ * that cannot read the guest's TSC (`vbts attach`): the first guest TSC an escape of any of
+ * them carries is anchored at the time of its copy (at most a copy's delay late), the others
+ * follow at @khz, the host TSC's frequency (the guest's, unless its VMM scales it). All the
+ * rings' times then keep the guest's order across vCPUs, which a thread that moves between
+ * them needs. Used by one thread at a time (the collector's).
+ * @khz:      frequency, 0 when unknown (times are then copy times)
+ * @tsc0:     the anchored guest TSC
+ * @ns0:      its time, ns since the trace started
+ * @anchored: @tsc0 and @ns0 are set
+ */
+struct kvm_ring_clock {
+	uint64_t khz;
+	uint64_t tsc0;
+	uint64_t ns0;
+	bool anchored;
+};
+
+/**
  * struct kvm_ring - one mapped kernel ring and the copy's state.
  * @map:         the mmap'd ring (header page, then the records)
  * @map_len:     its length
@@ -52,6 +71,7 @@
  * @arrivals:    with @follow: TASK_ARRIVE records copied
  * @user_seen:   with @follow: a TASK_ARRIVE was resolved to a process that is to be recorded
  *               (guest_tasks__switch() returned true)
+ * @clock:       the VM's shared clock, or NULL: @tsc0, @ns0 and @khz are this ring's
  */
 struct kvm_ring {
 	void *map;
@@ -73,6 +93,7 @@ struct kvm_ring {
 	uint64_t cr3;
 	uint64_t arrivals;
 	bool user_seen;
+	struct kvm_ring_clock *clock;
 };
 
 /**
