@@ -89,12 +89,13 @@ def is_rep_string(code):
 
 
 STATE_RE = re.compile(r"\b(RSP|CR3)=([0-9a-fA-F]+)")
+FS_RE = re.compile(r"^FS =[0-9a-fA-F]{4} ([0-9a-fA-F]{16})")
 
 
 def executions(lines):
     """The log's @lines as (blocks, executions): blocks maps a first pc to (last instruction,
     fall-through, rep string); each execution is [pc, rsp, cr3], the last two from a `-d cpu`
-    register dump after its Trace line (None without one)."""
+    register dump after its Trace line (None without one), then its FS base."""
     blocks = {}  # first pc -> (last insn, fall-through, rep string)
     cur = None   # block being listed: [first, last, bytes of last]
     execs = []   # executed [pc, rsp, cr3]
@@ -125,7 +126,7 @@ def executions(lines):
             pc = int(m.group(2), 16)
             if pc not in blocks:
                 raise BadInput(f"log line {n}: executed 0x{pc:x} was never listed (in_asm)")
-            execs.append([pc, None, None])
+            execs.append([pc, None, None, None])
             continue
         m = STOPPED_RE.match(line)
         if m and execs and execs[-1][0] == int(m.group(1), 16):
@@ -134,6 +135,9 @@ def executions(lines):
         if execs and ("RSP=" in line or "CR3=" in line):
             for reg, val in STATE_RE.findall(line):
                 execs[-1][1 if reg == "RSP" else 2] = int(val, 16)
+        m = FS_RE.match(line)
+        if m and execs:
+            execs[-1][3] = int(m.group(1), 16)
     commit()
     return blocks, execs
 
@@ -309,6 +313,25 @@ def read_jsonl(path):
     return records
 
 
+def read_json(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        raise BadInput(f"{path}: {e}")
+
+
+def report(result):
+    """Prints a comparison's (failure lines, summary); its exit status."""
+    fails, summary = result
+    for line in fails:
+        print("FAIL: " + line if not line.startswith((" ", ">", "!")) else line)
+    if fails:
+        return 1
+    print("ok: " + summary)
+    return 0
+
+
 def read_lines(path):
     try:
         with open(path, errors="replace") as f:
@@ -368,10 +391,12 @@ def thread_reference(lines, prog, exe):
         stacks[role] = syms[sym]
     main_cr3 = None
     pcs = {role: [] for role in ROLES}
-    for pc, rsp, cr3 in execs:
+    for pc, rsp, cr3, _ in execs:
         if rsp is None or cr3 is None:
             raise BadInput(f"executed 0x{pc:x} has no register dump (QEMU's -d cpu)")
         cr3 &= CR3_BITS
+        if not in_ranges(pc, etext) and not in_ranges(pc, ptext):
+            continue  # another program's, logged in the same run
         if in_ranges(pc, etext):
             role = "exec"
         elif in_ranges(pc, ptext):
@@ -391,20 +416,49 @@ def thread_reference(lines, prog, exe):
     return {"roles": roles, "fallthrough": fall}
 
 
+def role_pids(console, role_re, roles):
+    """{role: tid} of what the program said on @console, and a failure line when a role of
+    @roles is missing (else None)."""
+    pids = {}
+    for line in console:
+        m = role_re.search(line)
+        if m:
+            pids.setdefault(m.group(1), int(m.group(2), 16))
+    missing = [r for r in roles if r not in pids]
+    return pids, (f"the program did not say who {', '.join(missing)} is" if missing else None)
+
+
+def broken(n, r):
+    """The failure line of a lost or gap record @r (number @n), else None."""
+    t = r.get("type")
+    if t == "lost":
+        return f"record {n}: {r.get('count')} records lost"
+    if t and "gap" in t:
+        return f"record {n}: a {t} record"
+    return None
+
+
+def branch_ends(n, r, role, fails):
+    """(from, to) of the branch record @r (number @n) of @role, or None; a failure line into
+    @fails when it has no addresses or is not at CPL 3."""
+    frm, to = hexaddr(r.get("from")), hexaddr(r.get("to"))
+    if frm is None or to is None:
+        fails.append(f"record {n}: a branch without from/to")
+        return None
+    if r.get("cpl") != 3:
+        fails.append(f"record {n}: a branch at CPL {r.get('cpl')} of {role}")
+    return frm, to
+
+
 def thread_streams(records, text, console):
     """Per role, what the trace says: its first instruction (an entry record) and its flow,
     an edge per branch inside the programs and per entry after a departure into the kernel
     (its "from" the departing instruction; ("ft", X, to) after an interrupt at X, whose
     instruction before X ran last). Returns (streams, pids, failure lines)."""
     fails = []
-    pids = {}
-    for line in console:
-        m = ROLE_RE.search(line)
-        if m:
-            pids.setdefault(m.group(1), int(m.group(2), 16))
-    missing = [r for r in ROLES if r not in pids]
+    pids, missing = role_pids(console, ROLE_RE, ROLES)
     if missing:
-        return {}, pids, [f"the program did not say who {', '.join(missing)} is"]
+        return {}, pids, [missing]
     if pids["exec"] != pids["vfork"]:
         fails.append(f"exec ran as {pids['exec']}, the vfork child is {pids['vfork']}")
     role_of = {pids[r]: r for r in ("main", "thread", "fork", "vfork")}
@@ -413,11 +467,8 @@ def thread_streams(records, text, console):
     streams = {r: {"first": None, "edges": [], "dep": None, "entries": []} for r in ROLES}
     for n, r in records:
         t = r.get("type")
-        if t == "lost":
-            fails.append(f"record {n}: {r.get('count')} records lost")
-            continue
-        if t and "gap" in t:
-            fails.append(f"record {n}: a {t} record")
+        if broken(n, r):
+            fails.append(broken(n, r))
             continue
         pid = r.get("pid")
         if pid not in role_of:
@@ -426,12 +477,15 @@ def thread_streams(records, text, console):
             continue
         role = role_of[pid]
         st = streams[role]
+        started = st["first"] is not None or st["edges"]
         if t == "entry":
             to = hexaddr(r.get("to"))
             reason = r.get("reason")
             if to is None:
                 fails.append(f"record {n}: an entry without an address")
                 continue
+            if not started and not in_ranges(to, text):
+                continue  # its pid before its exec, in its parent's program
             if reason == "exec" and role == "vfork":
                 role = role_of[pid] = "exec"
                 st = streams[role]
@@ -447,12 +501,12 @@ def thread_streams(records, text, console):
                 st["edges"].append((st["dep"][1], to))
             st["dep"] = None
         elif t == "branch":
-            frm, to = hexaddr(r.get("from")), hexaddr(r.get("to"))
-            if frm is None or to is None:
-                fails.append(f"record {n}: a branch without from/to")
+            ends = branch_ends(n, r, role, fails)
+            if not ends:
                 continue
-            if r.get("cpl") != 3:
-                fails.append(f"record {n}: a branch at CPL {r.get('cpl')} of {role}")
+            frm, to = ends
+            if not started and not in_ranges(frm, text):
+                continue  # its pid before its exec, in its parent's program
             if not in_ranges(frm, text):
                 fails.append(f"record {n}: a branch of {role} from 0x{frm:x}, outside it")
             elif in_ranges(to, text):
@@ -482,7 +536,7 @@ def thread_compare(ref, records, text, console):
                          f"{hex(st['first']) if st['first'] is not None else 'not recorded'}"
                          f", QEMU's is {hex(want['first']) if want['first'] else None}")
         got = []
-        for k, e in enumerate(st["edges"]):
+        for k, e in enumerate(visible(st["edges"], fall)):
             w = tuple(want["branches"][k]) if k < len(want["branches"]) else None
             if e[0] == "ft":
                 # An interrupt at X sent it elsewhere: QEMU's last instruction falls to X.
@@ -499,6 +553,140 @@ def thread_compare(ref, records, text, console):
     summary = (f"{total} branches and entries of the 5 roles equal QEMU's, each attributed to "
                f"its thread ({', '.join(f'{r} {pids[r]}' for r in ROLES)}); entries: "
                f"{entries}")
+    return fails, summary
+
+
+# ---- the dynamically linked program (glibc's pthreads): its own code only --------------------
+
+DYN_ROLES = ("main", "worker_a", "worker_b")
+DYN_ROLE_RE = re.compile(r"mt-dyn: (main|worker_a|worker_b) ([0-9a-f]{8})\b")
+LDSO_RE = re.compile(r"mt-dyn: ldso-entry (0x[0-9a-f]+)")
+
+
+def dyn_reference(lines, prog):
+    """Per role, QEMU's branches of the program's own code, each execution's thread by its
+    FS base (glibc's threads each have their own) and CR3: the first one's is the main
+    thread's, another's role is the function its first instruction is in. An excursion out of
+    the program (libc, the kernel) is not in the log: the next instruction in it follows the
+    last one before, a branch unless it is the fall-through (a system call's return)."""
+    blocks, execs = executions(lines)
+    text = text_ranges(prog)
+    syms = symbols(prog)
+    funcs = {r: syms[r] for r in DYN_ROLES[1:] if r in syms}
+    if len(funcs) != 2:
+        raise BadInput(f"{prog}: no symbols worker_a, worker_b")
+    role_of = {}
+    pcs = {r: [] for r in DYN_ROLES}
+    for pc, _, cr3, fs in execs:
+        if cr3 is None or fs is None:
+            raise BadInput(f"executed 0x{pc:x} has no register dump (QEMU's -d cpu)")
+        if not in_ranges(pc, text):
+            continue  # another program's, logged in the same run
+        key = (cr3 & CR3_BITS, fs)
+        if key not in role_of:
+            role = "main" if not role_of else next(
+                (r for r, (lo, size) in funcs.items() if lo <= pc < lo + max(size, 1)), None)
+            if role is None or role in role_of.values():
+                raise BadInput(f"thread FS 0x{fs:x} starts at 0x{pc:x}, in no other role's "
+                               "function")
+            role_of[key] = role
+        pcs[role_of[key]].append(pc)
+    return {"roles": {r: {"first": p[0] if p else None, "branches": branches_of(blocks, p)}
+                      for r, p in pcs.items()},
+            "fallthrough": {last: end for last, end, _ in blocks.values()}}
+
+
+def dyn_streams(records, text, console):
+    """Per role, the trace's flow through the program's own code as QEMU's filtered log shows
+    it: a branch inside it; a way out into libc (from the branch that left, not into the
+    kernel) and back in (to the branch's target) as one edge; a departure into the kernel and
+    an entry into the program elsewhere as one edge. Also the main thread's first entry."""
+    fails = []
+    pids, missing = role_pids(console, DYN_ROLE_RE, DYN_ROLES)
+    if missing:
+        return {}, pids, [missing]
+    role_of = {pid: r for r, pid in pids.items()}
+    streams = {r: {"edges": [], "dep": None, "out": None, "entries": []} for r in DYN_ROLES}
+    for n, r in records:
+        t = r.get("type")
+        if broken(n, r):
+            fails.append(broken(n, r))
+            continue
+        if r.get("pid") not in role_of:
+            if t in ("branch", "entry") and r.get("tgid") == pids["main"]:
+                fails.append(f"record {n} ({t}): a thread of mt-dyn that did not say who it is")
+            continue
+        role = role_of[r["pid"]]
+        st = streams[role]
+        if t == "entry":
+            to = hexaddr(r.get("to"))
+            st["entries"].append((r.get("reason"), to))
+            if to is None or not in_ranges(to, text):
+                st["dep"] = None
+                continue
+            src = st["dep"][1] if st["dep"] else st["out"]
+            if src is not None:
+                st["edges"].append((src, to))
+            st["dep"] = st["out"] = None
+        elif t == "branch":
+            ends = branch_ends(n, r, role, fails)
+            if not ends:
+                continue
+            frm, to = ends
+            # User code ran again: the last departure came back where it left.
+            st["dep"] = None
+            fin, tin = in_ranges(frm, text), in_ranges(to, text)
+            if fin and tin:
+                st["edges"].append((frm, to))
+                st["out"] = None
+            elif fin and to >= KERNEL_MIN:
+                st["dep"] = (r.get("kind"), frm)
+            elif fin:
+                st["out"] = frm
+            elif tin:
+                if st["out"] is not None:
+                    st["edges"].append((st["out"], to))
+                st["out"] = None
+    return streams, pids, fails
+
+
+def visible(edges, fall):
+    """@edges without the branches QEMU's log cannot show: those to the address right after
+    them (a taken branch there is a fall-through in the log), by @fall of the reference."""
+    return [e for e in edges if e[0] == "ft" or fall.get(e[0]) != e[1]]
+
+
+def dyn_compare(ref, records, text, console):
+    """Failure lines, and a summary line."""
+    streams, pids, fails = dyn_streams(records, text, console)
+    if not streams:
+        return fails, ""
+    fall = {int(k): v for k, v in ref["fallthrough"].items()}
+    ldso = next((int(m.group(1), 16) for m in map(LDSO_RE.search, console) if m), None)
+    entries = streams["main"]["entries"]
+    if ldso is None:
+        fails.append("the program did not say where its loader begins")
+    elif not any(e[1] == ldso and e[0] in ("first", "exec") for e in entries):
+        # Its pid may have entries before, in its parent's program (recorded from the boot).
+        fails.append(f"main (pid {pids['main']}): no entry at its loader's first instruction "
+                     f"0x{ldso:x} (entries {entries[:3]})")
+    for role in DYN_ROLES[1:]:
+        if not any(e[0] == "first" for e in streams[role]["entries"]):
+            fails.append(f"{role} (pid {pids[role]}): no entry record of its first instruction")
+    total = 0
+    for role in DYN_ROLES:
+        want = [tuple(b) for b in ref["roles"][role]["branches"]]
+        got = visible(streams[role]["edges"], fall)
+        if not want:
+            fails.append(f"QEMU's log has no branch of {role}")
+        diff = first_difference(want, got)
+        if diff:
+            fails.append(f"{role} (pid {pids[role]}) differs from QEMU's log:")
+            fails += diff
+        total += len(got)
+    summary = (f"{total} branches of mt-dyn's own code in 3 threads equal QEMU's, each "
+               f"attributed to its thread ({', '.join(f'{r} {pids[r]}' for r in DYN_ROLES)}); "
+               f"the main thread's first record is the loader's entry 0x{ldso or 0:x}")
     return fails, summary
 
 
@@ -687,6 +875,40 @@ def thread_self_test(check):
         con = console[:-1] if recs is None else console
         f, _ = thread_compare(ref, recs if recs is not None else numbered, text, con)
         check(bool(f), f"threads: {what} is caught: {f[0] if f else 'NOT CAUGHT'}")
+
+    # mt-dyn: a way out into libc and back is one edge, a jump to the next instruction is
+    # invisible to QEMU, the main thread's first entry is the loader's.
+    dtext = [(0x50001000, 0x50001100)]
+    dcon = ["mt-dyn: ldso-entry 0x7f0000001000\n", "mt-dyn: main 00000046\n",
+            "mt-dyn: worker_a 00000047\n", "mt-dyn: worker_b 00000048\n"]
+    dref = {"roles": {"main": {"first": 0x50001000, "branches": [[0x50001004, 0x50001020],
+                                                                 [0x50001026, 0x5000100a]]},
+                      "worker_a": {"first": 0x50001040, "branches": [[0x50001044, 0x50001050]]},
+                      "worker_b": {"first": 0x50001060, "branches": [[0x50001064, 0x50001070]]}},
+            "fallthrough": {str(0x50001080): 0x50001086}}
+    L = 0x7F0000002000
+    dgood = [rec("entry", 70, to=0x7F0000001000, reason="exec"), br(70, L, 0x50001000),
+             br(70, 0x50001004, 0x50001020), br(70, 0x50001080, 0x50001086),
+             br(70, 0x50001026, L), br(70, L, L + 8), br(70, L + 8, K, "syscall"),
+             br(70, L + 12, 0x5000100a, "ret"),
+             rec("entry", 71, to=L, reason="first"), br(71, 0x50001044, 0x50001050),
+             rec("entry", 72, to=L, reason="first"), br(72, 0x50001064, 0x50001070)]
+    for r in dgood:
+        r["tgid"] = 70
+    dnum = list(enumerate(dgood, 1))
+    f, _ = dyn_compare(dref, dnum, dtext, dcon)
+    check(not f, "dyn: the hand-made trace equals its reference")
+    for line in f:
+        print("  " + line)
+    dcases = [("a way back from libc elsewhere", [(n, dict(r, to="0x5000100c") if n == 8
+                                                    else r) for n, r in dnum]),
+              ("the loader's entry missing", [(n, r) for n, r in dnum if n != 1]),
+              ("a worker's first entry missing", [(n, r) for n, r in dnum if n != 9]),
+              ("a branch of a worker given to main", [(n, dict(r, pid=70) if n == 10 else r)
+                                                      for n, r in dnum])]
+    for what, recs in dcases:
+        f, _ = dyn_compare(dref, recs, dtext, dcon)
+        check(bool(f), f"dyn: {what} is caught: {f[0] if f else 'NOT CAUGHT'}")
     return 0
 
 
@@ -695,26 +917,22 @@ def main():
     sub = ap.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("text")
     p.add_argument("prog")
-    p = sub.add_parser("reference")
-    p.add_argument("--prog", required=True)
-    p.add_argument("log")
-    p = sub.add_parser("compare")
-    p.add_argument("--prog", required=True)
-    p.add_argument("--reference", required=True)
-    p.add_argument("--trace", required=True)
-    p.add_argument("--console", required=True)
-    p.add_argument("--name", default="oracle")
-    p.add_argument("--decoy-name", default="oracle-decoy")
-    p = sub.add_parser("threads-reference")
-    p.add_argument("--prog", required=True)
-    p.add_argument("--exec", dest="exe", required=True)
-    p.add_argument("log")
-    p = sub.add_parser("threads-compare")
-    p.add_argument("--prog", required=True)
-    p.add_argument("--exec", dest="exe", required=True)
-    p.add_argument("--reference", required=True)
-    p.add_argument("--trace", required=True)
-    p.add_argument("--console", required=True)
+    # Each subcommand's required options; "log" is a positional argument.
+    for cmd, opts in (("reference", ("prog", "log")),
+                      ("compare", ("prog", "reference", "trace", "console")),
+                      ("threads-reference", ("prog", "exec", "log")),
+                      ("threads-compare", ("prog", "exec", "reference", "trace", "console")),
+                      ("dyn-reference", ("prog", "log")),
+                      ("dyn-compare", ("prog", "reference", "trace", "console"))):
+        p = sub.add_parser(cmd)
+        for o in opts:
+            if o == "log":
+                p.add_argument("log")
+            else:
+                p.add_argument("--" + o, dest="exe" if o == "exec" else o, required=True)
+        if cmd == "compare":
+            p.add_argument("--name", default="oracle")
+            p.add_argument("--decoy-name", default="oracle-decoy")
     p = sub.add_parser("self-test")
     p.add_argument("--data", required=True)
     a = ap.parse_args()
@@ -736,15 +954,9 @@ def main():
                   file=sys.stderr)
             return 0
         if a.cmd == "compare":
-            fails, summary = compare(read_pairs(a.reference), read_jsonl(a.trace),
-                                     text_ranges(a.prog), read_lines(a.console), a.name,
-                                     a.decoy_name)
-            for line in fails:
-                print("FAIL: " + line if not line.startswith((" ", ">", "!")) else line)
-            if fails:
-                return 1
-            print("ok: " + summary)
-            return 0
+            return report(compare(read_pairs(a.reference), read_jsonl(a.trace),
+                                  text_ranges(a.prog), read_lines(a.console), a.name,
+                                  a.decoy_name))
         if a.cmd == "threads-reference":
             ref = thread_reference(read_lines(a.log), a.prog, a.exe)
             json.dump(ref, sys.stdout)
@@ -752,20 +964,18 @@ def main():
                   " taken branches", file=sys.stderr)
             return 0
         if a.cmd == "threads-compare":
-            try:
-                with open(a.reference) as f:
-                    ref = json.load(f)
-            except (OSError, ValueError) as e:
-                raise BadInput(f"{a.reference}: {e}")
-            fails, summary = thread_compare(ref, read_jsonl(a.trace),
-                                            text_ranges(a.prog) + text_ranges(a.exe),
-                                            read_lines(a.console))
-            for line in fails:
-                print("FAIL: " + line if not line.startswith((" ", ">", "!")) else line)
-            if fails:
-                return 1
-            print("ok: " + summary)
+            return report(thread_compare(read_json(a.reference), read_jsonl(a.trace),
+                                         text_ranges(a.prog) + text_ranges(a.exe),
+                                         read_lines(a.console)))
+        if a.cmd == "dyn-reference":
+            ref = dyn_reference(read_lines(a.log), a.prog)
+            json.dump(ref, sys.stdout)
+            print(", ".join(f"{r} {len(v['branches'])}" for r, v in ref["roles"].items()) +
+                  " taken branches", file=sys.stderr)
             return 0
+        if a.cmd == "dyn-compare":
+            return report(dyn_compare(read_json(a.reference), read_jsonl(a.trace),
+                                      text_ranges(a.prog), read_lines(a.console)))
         return self_test(a.data)
     except BadInput as e:
         print(f"linux-oracle.py: {e}", file=sys.stderr)

@@ -22,6 +22,8 @@
  * does depends on another's timing: every wait is one blocking system call whose result steers
  * no branch. Exit status 0; 1 when its own arithmetic went wrong.
  */
+#include "mt-work.h"
+
 #define SYS_READ 0
 #define SYS_WRITE 1
 #define SYS_RT_SIGACTION 13
@@ -52,7 +54,6 @@
 #define CLONE_SYSVSEM 0x40000UL
 
 #define STACK_SIZE 16384
-#define OUT_OF_LINE __attribute__((noinline, noclone))
 
 long mt_syscall(long nr, long a, long b, long c, long d);
 long mt_spawn(void *stack_top, void (*fn)(void), unsigned long flags);
@@ -135,38 +136,6 @@ struct kernel_sigaction {
 	void (*restorer)(void);
 	unsigned long mask;
 };
-
-static OUT_OF_LINE unsigned long step(unsigned int sel, unsigned long x)
-{
-	switch (sel) {
-	case 0:
-		return x + 1;
-	case 1:
-		return x * 3;
-	case 2:
-		return x - 7;
-	case 3:
-		return x << 2;
-	case 4:
-		return x >> 1;
-	case 5:
-		return x ^ 0xa5;
-	default:
-		return x | 0x10;
-	}
-}
-
-/* Loops, a jump table and calls: the same in every thread that runs it. */
-static OUT_OF_LINE unsigned long work(unsigned int rounds)
-{
-	volatile unsigned int n = rounds;
-	unsigned long acc = 1;
-
-	for (unsigned int i = 0; i < n; i++)
-		for (unsigned int j = 0; j < 5; j++)
-			acc = step((i + j) % 7, acc);
-	return acc;
-}
 
 static OUT_OF_LINE void say(const char *role)
 {

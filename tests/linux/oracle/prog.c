@@ -6,9 +6,12 @@
  *
  * Its user-mode control flow depends on nothing but its own code: no CPUID, no time, no pid,
  * nothing read from the kernel steers a branch. It runs loops, direct and indirect calls, a
- * switch compiled to a jump table, a recursive function, then writes a fixed line and exits
- * with status 0 (1 when its own arithmetic went wrong, which the test sees in /init's report).
+ * switch compiled to a jump table (mt-work.h's step()), a recursive function, then writes a
+ * fixed line and exits with status 0 (1 when its own arithmetic went wrong, which the test
+ * sees in /init's report).
  */
+#include "mt-work.h"
+
 #define SYS_WRITE 1
 #define SYS_EXIT 60
 
@@ -24,7 +27,6 @@ static long sys_call3(long nr, long a, long b, long c)
 }
 
 /* Each function below is kept out of line so that its call and return are real branches. */
-#define OUT_OF_LINE __attribute__((noinline, noclone))
 
 static OUT_OF_LINE unsigned long op_add(unsigned long x)
 {
@@ -42,31 +44,6 @@ static OUT_OF_LINE unsigned long op_xor(unsigned long x)
 }
 
 static unsigned long (*const ops[])(unsigned long) = { op_add, op_mul, op_xor };
-
-/* Dense cases: a jump table (an indirect jmp) rather than a chain of compares. */
-static OUT_OF_LINE unsigned long dispatch(unsigned int sel, unsigned long x)
-{
-	switch (sel) {
-	case 0:
-		return x + 1;
-	case 1:
-		return x * 3;
-	case 2:
-		return x - 7;
-	case 3:
-		return x << 2;
-	case 4:
-		return x >> 1;
-	case 5:
-		return x ^ 0xa5;
-	case 6:
-		return x | 0x10;
-	case 7:
-		return x & 0xfff0;
-	default:
-		return x;
-	}
-}
 
 /* Recursive (not a tail call: the sum needs both results). */
 static OUT_OF_LINE unsigned long fib(unsigned int n)
@@ -94,7 +71,7 @@ static OUT_OF_LINE unsigned long run(void)
 	for (unsigned int i = 0; i < outer; i++) {
 		acc = ops[i % 3](acc);
 		for (unsigned int j = 0; j < inner; j++)
-			acc = dispatch((i + j) % 9, acc);
+			acc = step((i + j) % 9, acc);
 	}
 	return acc + fib(deep);
 }
