@@ -515,13 +515,69 @@ static int print_crashes(struct trace_dir *t, const struct decode_opts *o)
 	return trace_dir__damaged(t) ? 2 : 0;
 }
 
+/*
+ * The processes --task and --crashed select, a flag per process into *@want (NULL when they
+ * select nothing). Returns 0, or the exit status of decode (1 out of memory, 2 bad input) after
+ * saying why on stderr.
+ */
+static int select_tasks(struct trace_dir *t, const struct decode_opts *o,
+			const struct procmap *pm, bool **want)
+{
+	const struct procmap_task *crashed;
+	bool *found = NULL, threads = false;
+	size_t i, n = procmap__nr_processes(pm);
+	int ret, status = 0;
+
+	*want = NULL;
+	if (!o->nr_tasks && !o->crashed)
+		return 0;
+	*want = calloc(n ? n : 1, sizeof(**want));
+	found = calloc(o->nr_tasks ? o->nr_tasks : 1, sizeof(*found));
+	if (!*want || !found) {
+		fprintf(stderr, "vbts decode: out of memory\n");
+		status = 1;
+		goto out;
+	}
+	for (i = 0; i < o->nr_tasks; i++)
+		found[i] = procmap__select(pm, o->tasks[i], *want);
+	/* A pid no process of events.jsonl has may be a thread's the trace names. */
+	ret = find_threads(t, o->tasks, found, o->nr_tasks, &threads);
+	if (ret < 0) {
+		fprintf(stderr, "vbts decode: %s: %s\n", o->dir, strerror(-ret));
+		status = ret == -ENOMEM ? 1 : 2;
+		goto out;
+	}
+	for (i = 0; i < o->nr_tasks; i++) {
+		if (!found[i]) {
+			char q[256];
+
+			fprintf(stderr, "vbts decode: %s: no task '%s' in events.jsonl%s\n", o->dir,
+				escape__str(q, sizeof(q), o->tasks[i]),
+				threads ? " nor a thread of that pid in the trace" : "");
+			status = 2;
+			goto out;
+		}
+	}
+	if (o->crashed) {
+		crashed = procmap__crashed(pm);
+		if (!crashed) {
+			fprintf(stderr, "vbts decode: %s: no crashed task in events.jsonl\n", o->dir);
+			status = 2;
+			goto out;
+		}
+		(*want)[crashed->process] = true;
+	}
+out:
+	free(found);
+	return status;
+}
+
 static int decode(int argc, char **argv)
 {
 	struct trace_dir_options topts = { .warn = print_warning };
 	char err[TRACE_DIR_ERR_MAX];
-	const struct procmap_task *crashed;
 	struct trace_summary sum = { 0 };
-	bool *want = NULL, *found = NULL, threads = false;
+	bool *want = NULL;
 	struct record_fifo fifo = { 0 };
 	struct progress pg = { .next = UINT64_MAX };
 	struct decoded_record rec;
@@ -573,54 +629,9 @@ static int decode(int argc, char **argv)
 		status = 1;
 		goto out_close;
 	}
-	if (o.nr_tasks || o.crashed) {
-		size_t n = procmap__nr_processes(eo.procmap);
-
-		want = calloc(n ? n : 1, sizeof(*want));
-		if (!want) {
-			fprintf(stderr, "vbts decode: out of memory\n");
-			status = 1;
-			goto out_close;
-		}
-	}
-	if (o.nr_tasks) {
-		found = calloc(o.nr_tasks, sizeof(*found));
-		if (!found) {
-			fprintf(stderr, "vbts decode: out of memory\n");
-			status = 1;
-			goto out_close;
-		}
-	}
-	for (i = 0; i < o.nr_tasks; i++)
-		found[i] = procmap__select(eo.procmap, o.tasks[i], want);
-	/* A pid no process of events.jsonl has may be a thread's the trace names. */
-	ret = find_threads(t, o.tasks, found, o.nr_tasks, &threads);
-	if (ret < 0) {
-		fprintf(stderr, "vbts decode: %s: %s\n", o.dir, strerror(-ret));
-		status = ret == -ENOMEM ? 1 : 2;
+	status = select_tasks(t, &o, eo.procmap, &want);
+	if (status)
 		goto out_close;
-	}
-	for (i = 0; i < o.nr_tasks; i++) {
-		if (!found[i]) {
-			char q[256];
-
-			fprintf(stderr, "vbts decode: %s: no task '%s' in events.jsonl%s\n", o.dir,
-				escape__str(q, sizeof(q), o.tasks[i]),
-				threads ? " nor a thread of that pid in the trace" : "");
-			status = 2;
-			goto out_close;
-		}
-	}
-	if (o.crashed) {
-		crashed = procmap__crashed(eo.procmap);
-		if (!crashed) {
-			fprintf(stderr, "vbts decode: %s: no crashed task in events.jsonl\n",
-				o.dir);
-			status = 2;
-			goto out_close;
-		}
-		want[crashed->process] = true;
-	}
 	d = trace_dir__decoder(t, o.vcpu);
 	if (!d) {
 		if (errno == ENOENT)
@@ -706,7 +717,6 @@ out_free:
 out_close:
 	exporter__free(e);
 	free(want);
-	free(found);
 	free_opts(&o);
 	trace_dir__close(t);
 	return status;

@@ -843,6 +843,9 @@ Suite *symbols_suite(void)
 	Suite *s = suite_create("symbols");
 	TCase *tc = tcase_create("core");
 
+	/* The annotator's reference comparisons run 200,000 lookups each: slow on a busy host. */
+	tcase_set_timeout(tc, 60);
+
 	tcase_add_test(tc, test_symbols_elf64);
 	tcase_add_test(tc, test_symbols_elf32);
 	tcase_add_test(tc, test_symbols_stripped);
