@@ -191,7 +191,7 @@ int guest_tasks__write_kallsyms(struct guest_tasks *gt, const char *path, size_t
  * @tgid:    its tgid
  * @task:    bits 0-55 of its task_struct's address
  * @cr3:     the address space the record's stream had then (its last TASK_ARRIVE), or ~0 when
- *           the ring is copied before each CR3 load is resolved: the task's own then
+ *           not known: the task's own then
  * @time_ns: when (ns since the trace started)
  *
  * A pid that is neither the address space's owner nor a process known by an address space

@@ -191,6 +191,7 @@ static int ring_on(struct tracer_vcpu *tv, struct kvm_bts *kb, uint64_t id, uint
 	}
 	kb->enabled = true;
 	kvm_ring__drain(&kb->ring, tv);
+	kb->ring.cr3 = id;
 	/* Not before the kernel's START: escape times never go back. */
 	kvm_ring__put_escape(tv, VBTS_ESC_TASK_ARRIVE, id, ns > kb->ring.last_ns ? ns : kb->ring.last_ns);
 	kvm_ring__put_pid(tv);
@@ -237,9 +238,6 @@ static int cr3_loaded(struct tracer_vcpu *tv, struct kvm_bts *kb)
 
 	if (!guest_tasks__attached(tv->tasks) && !read_attach_regs(tv, &cr4, &lstar))
 		guest_tasks__attach(tv->tasks, ld->new_cr3, cr4, lstar);
-	/* The threads the ring named so far are told before the load is resolved (an exec). */
-	if (kb->enabled)
-		kvm_ring__drain(&kb->ring, tv);
 	traced = guest_tasks__switch(tv->tasks, tv->index, ld->old_cr3, ld->new_cr3, ns);
 	if (guest_tasks__renewed(tv->tasks, tv->index))
 		forget(tv, kb, ld->new_cr3);

@@ -241,17 +241,16 @@ static void copy_record(struct batch *b, struct kvm_ring *kr, struct vbts_record
 	batch_put(b, &r);
 	if (vbts_record__escape_kind(&r) == VBTS_ESC_THREAD && tv->tasks)
 		guest_tasks__thread(tv->tasks, tv->index, (int32_t)(uint32_t)r.to,
-				    (int32_t)(uint32_t)(r.to >> 32), aux,
-				    kr->follow ? kr->cr3 : ~0ULL, kr->last_ns);
+				    (int32_t)(uint32_t)(r.to >> 32), aux, kr->cr3, kr->last_ns);
 	if (vbts_record__escape_kind(&r) != VBTS_ESC_TASK_ARRIVE)
 		return;
 	if (kr->follow) {
 		if (tv->tasks &&
 		    guest_tasks__switch(tv->tasks, tv->index, kr->cr3, r.to, kr->last_ns))
 			kr->user_seen = true;
-		kr->cr3 = r.to;
 		kr->arrivals++;
 	}
+	kr->cr3 = r.to;
 	if (pid_record(tv, &r))
 		batch_put(b, &r);
 }

@@ -67,7 +67,8 @@ struct kvm_ring_clock {
  *               it is copied, before its TASK_PID: for a collector that learns of CR3 loads
  *               from the ring alone (`vbts attach`); the VMM's backend reports them at the
  *               load's exit instead
- * @cr3:         with @follow: the address space of the last TASK_ARRIVE copied (~0: none)
+ * @cr3:         the address space of the stream's last TASK_ARRIVE, copied or written by the
+ *               VMM (~0: none): the owner of the threads the ring names
  * @arrivals:    with @follow: TASK_ARRIVE records copied
  * @user_seen:   with @follow: a TASK_ARRIVE was resolved to a process that is to be recorded
  *               (guest_tasks__switch() returned true)
