@@ -318,6 +318,21 @@ static void assert_same_task(const struct procmap_task *a, const struct procmap_
 }
 
 /* Few distinct CR3s, pids and times: ties everywhere, the cases the orders must settle. */
+/* The indexed and the reference map find the same tasks by pid and name, the same crash. */
+static void assert_same_finds(const struct procmap *fast, const struct procmap *ref)
+{
+	char key[16];
+
+	for (int pid = 0; pid <= 6; pid++) {
+		snprintf(key, sizeof(key), "%d", pid);
+		assert_same_task(procmap__find(fast, key), procmap__find(ref, key), "find");
+		snprintf(key, sizeof(key), "n%d", pid);
+		assert_same_task(procmap__find(fast, key), procmap__find(ref, key), "find");
+	}
+	assert_same_task(procmap__crashed(fast), procmap__crashed(ref), "crashed");
+	ck_assert_uint_eq(procmap__nr_processes(fast), procmap__nr_processes(ref));
+}
+
 START_TEST(test_procmap_reference)
 {
 	uint64_t state = 0x9e3779b97f4a7c15ULL + (uint64_t)_i;
@@ -359,14 +374,7 @@ START_TEST(test_procmap_reference)
 		}
 		for (size_t i = 0; i < nr; i++)
 			assert_same_task(procmap__task(fast, i), procmap__task(ref, i), "task");
-		for (int pid = 0; pid <= 6; pid++) {
-			snprintf(key, sizeof(key), "%d", pid);
-			assert_same_task(procmap__find(fast, key), procmap__find(ref, key), "find");
-			snprintf(key, sizeof(key), "n%d", pid);
-			assert_same_task(procmap__find(fast, key), procmap__find(ref, key), "find");
-		}
-		assert_same_task(procmap__crashed(fast), procmap__crashed(ref), "crashed");
-		ck_assert_uint_eq(procmap__nr_processes(fast), procmap__nr_processes(ref));
+		assert_same_finds(fast, ref);
 		for (int pid = 0; pid <= 6; pid++) {
 			bool sf[40] = { 0 }, sr[40] = { 0 };
 
@@ -461,14 +469,7 @@ START_TEST(test_procmap_reference_threads)
 			assert_same_task(procmap__thread(fast, i), procmap__thread(ref, i),
 					 "thread");
 		}
-		for (int pid = 0; pid <= 6; pid++) {
-			snprintf(key, sizeof(key), "%d", pid);
-			assert_same_task(procmap__find(fast, key), procmap__find(ref, key), "find");
-			snprintf(key, sizeof(key), "n%d", pid);
-			assert_same_task(procmap__find(fast, key), procmap__find(ref, key), "find");
-		}
-		assert_same_task(procmap__crashed(fast), procmap__crashed(ref), "crashed");
-		ck_assert_uint_eq(procmap__nr_processes(fast), procmap__nr_processes(ref));
+		assert_same_finds(fast, ref);
 		for (int k = 0; k <= 46; k++) {
 			bool sf[40] = { 0 }, sr[40] = { 0 };
 
