@@ -450,7 +450,7 @@ def branch_ends(n, r, role, fails):
     return frm, to
 
 
-def thread_streams(records, text, console):
+def thread_streams(records, text, console, others_ok=False):
     """Per role, what the trace says: its first instruction (an entry record) and its flow,
     an edge per branch inside the programs and per entry after a departure into the kernel
     (its "from" the departing instruction; ("ft", X, to) after an interrupt at X, whose
@@ -472,7 +472,7 @@ def thread_streams(records, text, console):
             continue
         pid = r.get("pid")
         if pid not in role_of:
-            if t in ("branch", "entry"):
+            if t in ("branch", "entry") and not others_ok:
                 fails.append(f"record {n} ({t}) belongs to pid {pid}, none of the program's")
             continue
         role = role_of[pid]
@@ -519,9 +519,10 @@ def thread_streams(records, text, console):
     return streams, pids, fails
 
 
-def thread_compare(ref, records, text, console):
-    """Failure lines, and a summary line: each role's flow in the trace against QEMU's."""
-    streams, pids, fails = thread_streams(records, text, console)
+def thread_compare(ref, records, text, console, others_ok=False):
+    """Failure lines, and a summary line: each role's flow in the trace against QEMU's;
+    @others_ok: records of other processes are allowed (a trace of every process)."""
+    streams, pids, fails = thread_streams(records, text, console, others_ok)
     if not streams:
         return fails, ""
     fall = {int(k): v for k, v in ref["fallthrough"].items()}
@@ -930,6 +931,8 @@ def main():
                 p.add_argument("log")
             else:
                 p.add_argument("--" + o, dest="exe" if o == "exec" else o, required=True)
+        if cmd == "threads-compare":
+            p.add_argument("--others-ok", action="store_true")
         if cmd == "compare":
             p.add_argument("--name", default="oracle")
             p.add_argument("--decoy-name", default="oracle-decoy")
@@ -966,7 +969,7 @@ def main():
         if a.cmd == "threads-compare":
             return report(thread_compare(read_json(a.reference), read_jsonl(a.trace),
                                          text_ranges(a.prog) + text_ranges(a.exe),
-                                         read_lines(a.console)))
+                                         read_lines(a.console), a.others_ok))
         if a.cmd == "dyn-reference":
             ref = dyn_reference(read_lines(a.log), a.prog)
             json.dump(ref, sys.stdout)
