@@ -333,6 +333,22 @@ static void assert_same_finds(const struct procmap *fast, const struct procmap *
 	ck_assert_uint_eq(procmap__nr_processes(fast), procmap__nr_processes(ref));
 }
 
+/* Now and then, while *@left allows, the same random exit in both maps. */
+static void maybe_exit(struct procmap *fast, struct procmap *ref, uint64_t *state, size_t *left)
+{
+	int64_t epid, code;
+	uint64_t time;
+
+	if (!*left || !(rnd(state) % 2))
+		return;
+	epid = (int64_t)(rnd(state) % 6) + 1;
+	code = (int64_t)(rnd(state) % 3) * 100;
+	time = rnd(state) % 10;
+	if (procmap__add_exit(fast, epid, code, time) || procmap__add_exit(ref, epid, code, time))
+		ck_abort_msg("out of memory");
+	(*left)--;
+}
+
 START_TEST(test_procmap_reference)
 {
 	uint64_t state = 0x9e3779b97f4a7c15ULL + (uint64_t)_i;
@@ -354,16 +370,7 @@ START_TEST(test_procmap_reference)
 			    procmap__add(ref, pid, name, cr3, start))
 				ck_abort_msg("out of memory");
 			/* Exits interleaved with announcements, as in events.jsonl. */
-			if (nr_exits && rnd(&state) % 2) {
-				int64_t epid = (int64_t)(rnd(&state) % 6) + 1;
-				int64_t code = (int64_t)(rnd(&state) % 3) * 100;
-				uint64_t time = rnd(&state) % 10;
-
-				if (procmap__add_exit(fast, epid, code, time) ||
-				    procmap__add_exit(ref, epid, code, time))
-					ck_abort_msg("out of memory");
-				nr_exits--;
-			}
+			maybe_exit(fast, ref, &state, &nr_exits);
 		}
 		for (int q = 0; q < 64; q++) {
 			uint64_t cr3 = (rnd(&state) % 5) << 12, time = rnd(&state) % 10;
@@ -430,16 +437,7 @@ START_TEST(test_procmap_reference_threads)
 			if (!t.thread)
 				add_both(plain, plain_ref, &t);
 			nr_threads += t.thread;
-			if (nr_exits && rnd(&state) % 2) {
-				int64_t epid = (int64_t)(rnd(&state) % 6) + 1;
-				int64_t code = (int64_t)(rnd(&state) % 3) * 100;
-				uint64_t time = rnd(&state) % 10;
-
-				if (procmap__add_exit(fast, epid, code, time) ||
-				    procmap__add_exit(ref, epid, code, time))
-					ck_abort_msg("out of memory");
-				nr_exits--;
-			}
+			maybe_exit(fast, ref, &state, &nr_exits);
 		}
 		ck_assert_uint_eq(procmap__nr_threads(fast), nr_threads);
 		ck_assert_uint_eq(procmap__nr_tasks(fast), nr - nr_threads);
