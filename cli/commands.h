@@ -52,7 +52,7 @@ extern const struct vbts_command cmd_run;    /* vmm/cmd-run.c */
 extern const struct vbts_command cmd_probe;  /* vmm/cmd-probe.c */
 extern const struct vbts_command cmd_attach; /* attach/cmd-attach.c */
 extern const struct vbts_command cmd_ctl;    /* vmm/cmd-ctl.c */
-extern const struct vbts_command cmd_decode; /* decoder/cmd-decode.c */
-extern const struct vbts_command cmd_diff;   /* decoder/cmd-diff.c */
+extern const struct vbts_command cmd_decode; /* cli/cmd-decode.c */
+extern const struct vbts_command cmd_diff;   /* cli/cmd-diff.c */
 
 #endif /* VBTS_CLI_COMMANDS_H */
