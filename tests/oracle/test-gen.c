@@ -11,15 +11,7 @@
 
 #include "gen.h"
 #include "oracle-tests.h"
-
-static void write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	ck_assert_ptr_nonnull(f);
-	ck_assert_int_ge(fputs(text, f), 0);
-	ck_assert_int_eq(fclose(f), 0);
-}
+#include "test-files.h"
 
 START_TEST(test_key_follows_content)
 {
@@ -28,12 +20,12 @@ START_TEST(test_key_follows_content)
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	snprintf(a, sizeof(a), "%s/a", dir);
 	snprintf(b, sizeof(b), "%s/b", dir);
-	write_file(a, "same bytes");
-	write_file(b, "same bytes");
+	test__write_text(NULL, a, "same bytes");
+	test__write_text(NULL, b, "same bytes");
 	ck_assert_int_eq(oracle__cache_key(a, ka, sizeof(ka)), 0);
 	ck_assert_int_eq(oracle__cache_key(b, kb, sizeof(kb)), 0);
 	ck_assert_str_eq(ka, kb);
-	write_file(b, "same bytez");
+	test__write_text(NULL, b, "same bytez");
 	ck_assert_int_eq(oracle__cache_key(b, kc, sizeof(kc)), 0);
 	ck_assert_str_ne(ka, kc);
 	ck_assert_int_eq(oracle__cache_key("/nonexistent/image", kc, sizeof(kc)), -ENOENT);
@@ -59,7 +51,7 @@ START_TEST(test_cached_and_missing_qemu)
 
 	ck_assert_int_eq(oracle__cache_key(image, key, sizeof(key)), 0);
 	snprintf(path, sizeof(path), "%s/%s.jsonl", dir, key);
-	write_file(path, "{\"from\":\"0x1\",\"to\":\"0x2\",\"cpl\":0}\n");
+	test__write_text(NULL, path, "{\"from\":\"0x1\",\"to\":\"0x2\",\"cpl\":0}\n");
 	ck_assert_int_eq(oracle__generate(image, &o, out, sizeof(out), err, sizeof(err)), 0);
 	ck_assert_str_eq(out, path);
 

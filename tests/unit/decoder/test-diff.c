@@ -6,7 +6,6 @@
  * and with two (different), and bad input.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +14,7 @@
 
 #include "commands.h"
 #include "decoder-test.h"
+#include "test-files.h"
 
 #define CR3_PING 0x203000
 #define CR3_PIE 0x4000000
@@ -38,18 +38,6 @@ static const struct vbts_record ping[] = {
 	ESC(VBTS_ESC_STOP, 410, 0),
 };
 
-static void write_text(const char *dir, const char *name, const char *text)
-{
-	char path[512];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs(text, f);
-	ck_assert_int_eq(fclose(f), 0);
-}
-
 /*
  * A one-vCPU trace of @recs with the symtest image and @ev as events.jsonl; @vm_extra (or
  * NULL) adds members to vm.json.
@@ -64,8 +52,8 @@ static void make_trace_vm(char *dir, const struct vbts_record *recs, size_t n, c
 	snprintf(vm, sizeof(vm),
 		 "{\"version\":1,\"vm_id\":\"00000000000000ab\",\"image\":\"%s\",\"vcpus\":1%s}\n",
 		 SYMTEST64, vm_extra ? vm_extra : "");
-	write_text(dir, "vm.json", vm);
-	write_text(dir, "events.jsonl", ev);
+	test__write_text(dir, "vm.json", vm);
+	test__write_text(dir, "events.jsonl", ev);
 	write_ring(dir, 0, n + 16, recs, n, 0);
 }
 

@@ -19,6 +19,7 @@
 #include "commands.h"
 #include "decoder-test.h"
 #include "flow.h"
+#include "test-files.h"
 
 /* Debian's python3, whose packages (python3-avro) the project installs: not another on PATH. */
 #define PYTHON3 "/usr/bin/python3"
@@ -270,24 +271,6 @@ START_TEST(test_speedscope_chrome_trace)
 }
 END_TEST
 
-/* The text of a file, NUL-terminated (malloc'ed), or NULL. */
-static char *read_text(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *buf = NULL;
-	size_t len = 0;
-
-	if (!f)
-		return NULL;
-	buf = malloc(1 << 20);
-	if (buf) {
-		len = fread(buf, 1, (1 << 20) - 1, f);
-		buf[len] = '\0';
-	}
-	fclose(f);
-	return buf;
-}
-
 /*
  * The lcov tracefile rendered by genhtml next to symtest.S, the source of the golden trace's
  * image (its line tables name it): the summary counts lines, functions and branches, and the
@@ -320,7 +303,7 @@ START_TEST(test_lcov_genhtml)
 	ck_assert_msg(run_tool_in(CONSUMERS_DIR "/..", gen, tool) == 0, "%s", tool);
 	assert_lines(tool, summary);
 	snprintf(page, sizeof(page), "%s/decoder/symtest.S.gcov.html", html);
-	text = read_text(page);
+	text = test__slurp_or_null(page, NULL);
 	ck_assert_msg(text, "%s: not written; genhtml said:\n%s", page, tool);
 	for (size_t i = 0; lines[i]; i++)
 		ck_assert_msg(strstr(text, lines[i]), "'%s' not in %s", lines[i], page);
@@ -514,8 +497,7 @@ START_TEST(test_deep_recursion)
 	ck_assert_msg(decode_into(out, dir, folded, err) == 0, "%s", err);
 	consumer(script, sizeof(script), "folded.py");
 	ck_assert_msg(run_tool(fold_check, tool) == 0, "%s", tool);
-	text = read_text(out);
-	ck_assert_ptr_nonnull(text);
+	text = test__slurp(out, NULL);
 	for (line = text; *line; line = strchr(line, '\n') + 1) {
 		frames = 1;
 		for (char *p = line; *p != '\n'; p++)
@@ -533,8 +515,7 @@ START_TEST(test_deep_recursion)
 
 	snprintf(out, sizeof(out), "%s/calls.txt", dir);
 	ck_assert_msg(decode_into(out, dir, calls, err) == 0, "%s", err);
-	text = read_text(out);
-	ck_assert_ptr_nonnull(text);
+	text = test__slurp(out, NULL);
 	for (line = text; *line; line = strchr(line, '\n') + 1)
 		lines++;
 	/* Down the kept levels and back up: a header and about two lines a level. */

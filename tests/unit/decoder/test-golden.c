@@ -28,6 +28,7 @@
 #include "commands.h"
 #include "decoder-test.h"
 #include "ring-writer.h"
+#include "test-files.h"
 #include "trace-dir.h"
 
 #define CR3_PING 0x203000
@@ -77,15 +78,6 @@ static const char events[] =
 	"{\"time\":420,\"vcpu\":0,\"event\":\"exit\",\"pid\":2,\"code\":139}\n"
 	"{\"time\":430,\"vcpu\":0,\"event\":\"exit\",\"pid\":1,\"code\":0}\n";
 
-static void write_text(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	ck_assert_ptr_nonnull(f);
-	fputs(text, f);
-	ck_assert_int_eq(fclose(f), 0);
-}
-
 void write_ring(const char *dir, uint32_t vcpu, uint64_t capacity,
 		       const struct vbts_record *recs, size_t n, unsigned int refused)
 {
@@ -117,10 +109,8 @@ static void write_vm_json(const char *dir, const char *image, const char *build_
 		 "\"cpl\":\"all\",\"ring_records\":64,\"start_time_ns\":1700000000000000000}\n",
 		 image, build_id ? "\"" : "", build_id ? build_id : "null", build_id ? "\"" : "");
 	snprintf(path, sizeof(path), "%s/vm.json", dir);
-	write_text(path, vm);
+	test__write_text(NULL, path, vm);
 }
-
-static char *slurp(const char *path);
 
 /* Rewrites vm.json for a single vCPU. */
 static int vm_json_set_vcpus_1(const char *dir)
@@ -129,13 +119,13 @@ static int vm_json_set_vcpus_1(const char *dir)
 	char *text, *p;
 
 	snprintf(path, sizeof(path), "%s/vm.json", dir);
-	text = slurp(path);
+	text = test__slurp_or_null(path, NULL);
 	if (!text)
 		return -1;
 	p = strstr(text, "\"vcpus\":2");
 	if (p)
 		p[8] = '1';
-	write_text(path, text);
+	test__write_text(NULL, path, text);
 	free(text);
 	return p ? 0 : -1;
 }
@@ -148,7 +138,7 @@ void make_golden_trace(char *dir)
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	write_vm_json(dir, SYMTEST64, NULL);
 	snprintf(path, sizeof(path), "%s/events.jsonl", dir);
-	write_text(path, events);
+	test__write_text(NULL, path, events);
 	write_ring(dir, 0, 64, vcpu0, sizeof(vcpu0) / sizeof(vcpu0[0]), 0);
 	write_ring(dir, 1, 4, vcpu1, sizeof(vcpu1) / sizeof(vcpu1[0]), 2);
 }
@@ -161,25 +151,6 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
 void remove_trace(const char *dir)
 {
 	nftw(dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
-}
-
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *buf;
-	long len;
-
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	len = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = malloc((size_t)len + 1);
-	ck_assert_ptr_nonnull(buf);
-	ck_assert_uint_eq(fread(buf, 1, (size_t)len, f), (size_t)len);
-	buf[len] = '\0';
-	fclose(f);
-	return buf;
 }
 
 int run_decode(char **out, char **err, char **argv)
@@ -209,8 +180,8 @@ int run_command(const struct vbts_command *cmd, char **out, char **err, char **a
 	close(saved_err);
 	close(ofd);
 	close(efd);
-	*out = slurp(opath);
-	*err = slurp(epath);
+	*out = test__slurp(opath, NULL);
+	*err = test__slurp(epath, NULL);
 	unlink(opath);
 	unlink(epath);
 	return status;
@@ -223,10 +194,10 @@ void compare_golden(const char *name, const char *got)
 
 	snprintf(path, sizeof(path), "%s/%s", TEST_DATA_DIR, name);
 	if (getenv("VBTS_UPDATE_GOLDEN")) {
-		write_text(path, got);
+		test__write_text(NULL, path, got);
 		return;
 	}
-	want = slurp(path);
+	want = test__slurp_or_null(path, NULL);
 	ck_assert_msg(want, "%s: missing (VBTS_UPDATE_GOLDEN=1 creates it)", path);
 	ck_assert_msg(!strcmp(want, got), "%s differs; got:\n%s", path, got);
 	free(want);
@@ -440,30 +411,11 @@ START_TEST(test_symbol_sources)
 	write_vm_json(dir, strcmp(sym_cases[_i].image, "SYM") ? sym_cases[_i].image : SYMTEST64,
 		      sym_cases[_i].build_id);
 	if (sym_cases[_i].cache) {
-		char *obj = NULL;
-		FILE *f;
-		long len;
-
 		snprintf(path, sizeof(path), "%s/symbols", dir);
 		ck_assert_int_eq(mkdir(path, 0755), 0);
 		snprintf(path, sizeof(path), "%s/symbols/%s", dir, sym_cases[_i].build_id);
 		ck_assert_int_eq(mkdir(path, 0755), 0);
-		f = fopen(SYMTEST64, "r");
-		ck_assert_ptr_nonnull(f);
-		fseek(f, 0, SEEK_END);
-		len = ftell(f);
-		fseek(f, 0, SEEK_SET);
-		obj = malloc((size_t)len);
-		ck_assert_ptr_nonnull(obj);
-		ck_assert_uint_eq(fread(obj, 1, (size_t)len, f), (size_t)len);
-		fclose(f);
-		snprintf(path, sizeof(path), "%s/symbols/%s/executable", dir,
-			 sym_cases[_i].build_id);
-		f = fopen(path, "w");
-		ck_assert_ptr_nonnull(f);
-		ck_assert_uint_eq(fwrite(obj, 1, (size_t)len, f), (size_t)len);
-		fclose(f);
-		free(obj);
+		test__copy_file(SYMTEST64, path, "executable");
 	}
 	argv[argc++] = "decode";
 	if (sym_cases[_i].image_opt) {
@@ -493,20 +445,9 @@ END_TEST
 static void copy_replacing(const char *src, const char *dst, const char *const (*pairs)[2],
 			   size_t npairs, const size_t *lens)
 {
-	FILE *f = fopen(src, "rb");
 	size_t len;
-	char *buf;
-	long l;
+	char *buf = test__slurp(src, &len);
 
-	ck_assert_ptr_nonnull(f);
-	fseek(f, 0, SEEK_END);
-	l = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	len = (size_t)l;
-	buf = malloc(len);
-	ck_assert_ptr_nonnull(buf);
-	ck_assert_uint_eq(fread(buf, 1, len, f), len);
-	fclose(f);
 	for (size_t p = 0; p < npairs; p++) {
 		size_t hits = 0;
 
@@ -517,10 +458,7 @@ static void copy_replacing(const char *src, const char *dst, const char *const (
 		}
 		ck_assert_msg(hits, "%s: pattern %zu not found", src, p);
 	}
-	f = fopen(dst, "wb");
-	ck_assert_ptr_nonnull(f);
-	ck_assert_uint_eq(fwrite(buf, 1, len, f), len);
-	ck_assert_int_eq(fclose(f), 0);
+	test__write_file(NULL, dst, buf, len);
 	free(buf);
 }
 
@@ -566,7 +504,8 @@ START_TEST(test_guest_bts_drop)
 	write_vm_json(dir, SYMTEST64, NULL);
 	ck_assert_int_eq(vm_json_set_vcpus_1(dir), 0);
 	snprintf(path, sizeof(path), "%s/events.jsonl", dir);
-	write_text(path, "{\"time\":90,\"vcpu\":0,\"event\":\"task\",\"pid\":1,\"name\":\"ping\","
+	test__write_text(NULL, path,
+			 "{\"time\":90,\"vcpu\":0,\"event\":\"task\",\"pid\":1,\"name\":\"ping\","
 			 "\"cr3\":\"0x203000\"}\n");
 	write_ring(dir, 0, 64, guest_bts_drops, sizeof(guest_bts_drops) / sizeof(guest_bts_drops[0]),
 		   0);
@@ -617,7 +556,7 @@ START_TEST(test_hostile_names)
 	snprintf(image, sizeof(image), "%s/hostile.o", dir);
 	copy_replacing(SYMTEST64, image, names, sizeof(names) / sizeof(names[0]), lens);
 	snprintf(path, sizeof(path), "%s/events.jsonl", dir);
-	write_text(path, hostile_events);
+	test__write_text(NULL, path, hostile_events);
 
 	/* As many lines as with harmless names. */
 	ck_assert_int_eq(run_decode(&pristine, &perr, plain_argv), 0);
@@ -889,27 +828,27 @@ START_TEST(test_bad_input)
 		break;
 	case BAD_VMJSON:
 		snprintf(path, sizeof(path), "%s/vm.json", dir);
-		write_text(path, "{\"vcpus\":");
+		test__write_text(NULL, path, "{\"vcpus\":");
 		break;
 	case BAD_VMJSON_ARRAY:
 		snprintf(path, sizeof(path), "%s/vm.json", dir);
-		write_text(path, "[1, 2]\n");
+		test__write_text(NULL, path, "[1, 2]\n");
 		break;
 	case BAD_VMJSON_VCPUS:
 		snprintf(path, sizeof(path), "%s/vm.json", dir);
-		write_text(path, "{\"vcpus\": 0}\n");
+		test__write_text(NULL, path, "{\"vcpus\": 0}\n");
 		break;
 	case BAD_VMJSON_CONTROL:
 		snprintf(path, sizeof(path), "%s/vm.json", dir);
-		write_text(path, "{\"vcpus\":\x1b[2J\x1b]0;owned\a}\n");
+		test__write_text(NULL, path, "{\"vcpus\":\x1b[2J\x1b]0;owned\a}\n");
 		break;
 	case BAD_VMJSON_BIDI:
 		snprintf(path, sizeof(path), "%s/vm.json", dir);
-		write_text(path, "{\"vcpus\":\xe2\x80\xae\xc2\x9b}\n");
+		test__write_text(NULL, path, "{\"vcpus\":\xe2\x80\xae\xc2\x9b}\n");
 		break;
 	case BAD_NO_CRASH:
 		snprintf(path, sizeof(path), "%s/events.jsonl", dir);
-		write_text(path, "{\"event\":\"exit\",\"pid\":2,\"code\":0}\n");
+		test__write_text(NULL, path, "{\"event\":\"exit\",\"pid\":2,\"code\":0}\n");
 		break;
 	default:
 		break;

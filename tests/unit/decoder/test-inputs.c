@@ -47,6 +47,7 @@
 #include "ring-reader.h"
 #include "ring-writer.h"
 #include "symbols.h"
+#include "test-files.h"
 
 /* Hang guard of one decode, in seconds: far above what a decode of these traces takes. */
 #define DECODE_GUARD_S 30
@@ -79,23 +80,6 @@ static const char events[] =
 	"{\"time\":95,\"vcpu\":0,\"event\":\"task\",\"pid\":2,\"name\":\"pong\","
 	"\"cr3\":\"0x204000\"}\n";
 
-static void write_file(const char *path, const void *data, size_t len)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-	ck_assert_msg(fd >= 0, "%s: %s", path, strerror(errno));
-	ck_assert_int_eq(write(fd, data, len), (ssize_t)len);
-	ck_assert_int_eq(close(fd), 0);
-}
-
-static void write_text(const char *dir, const char *name, const char *text)
-{
-	char path[512];
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	write_file(path, text, strlen(text));
-}
-
 static void write_vm_json(const char *dir, const char *image, unsigned int vcpus)
 {
 	char vm[1024];
@@ -103,7 +87,7 @@ static void write_vm_json(const char *dir, const char *image, unsigned int vcpus
 	snprintf(vm, sizeof(vm),
 		 "{\"version\":1,\"vm_id\":\"00000000000000ab\",\"image\":\"%s\","
 		 "\"vcpus\":%u,\"backend\":\"step\"}\n", image, vcpus);
-	write_text(dir, "vm.json", vm);
+	test__write_text(dir, "vm.json", vm);
 }
 
 /* A two-vCPU trace with task names and symbols. */
@@ -112,22 +96,9 @@ static void make_trace(char *dir, size_t size)
 	snprintf(dir, size, "/tmp/vbts-inputs-XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	write_vm_json(dir, SYMTEST64, 2);
-	write_text(dir, "events.jsonl", events);
+	test__write_text(dir, "events.jsonl", events);
 	write_ring(dir, 0, 64, ring0, sizeof(ring0) / sizeof(ring0[0]), 0);
 	write_ring(dir, 1, 64, ring1, sizeof(ring1) / sizeof(ring1[0]), 0);
-}
-
-static char *slurp_fd(int fd)
-{
-	off_t len = lseek(fd, 0, SEEK_END);
-	char *buf;
-
-	ck_assert_int_ge(len, 0);
-	buf = malloc((size_t)len + 1);
-	ck_assert_ptr_nonnull(buf);
-	ck_assert_int_eq(pread(fd, buf, (size_t)len, 0), (ssize_t)len);
-	buf[len] = '\0';
-	return buf;
 }
 
 int run_decode_nofile(char **out, char **err, rlim_t nofile, const char *const *argv)
@@ -177,8 +148,8 @@ int run_decode_nofile(char **out, char **err, rlim_t nofile, const char *const *
 		_exit(status);
 	}
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	*out = slurp_fd(ofd);
-	*err = slurp_fd(efd);
+	*out = test__slurp_fd(ofd, NULL);
+	*err = test__slurp_fd(efd, NULL);
 	close(ofd);
 	close(efd);
 	if (WIFSIGNALED(status))
@@ -361,7 +332,7 @@ static void setup_input(const char *dir, enum input_setup setup)
 		memset(big, ' ', 2 << 20);
 		memcpy(big, "{\"vcpus\":2}", 11);
 		snprintf(path, sizeof(path), "%s/vm.json", dir);
-		write_file(path, big, 2 << 20);
+		test__write_file(NULL, path, big, 2 << 20);
 		free(big);
 		break;
 	case RING_FIFO:
@@ -439,9 +410,10 @@ static void setup_input(const char *dir, enum input_setup setup)
 		break;
 	case BUILD_ID_PATH:
 		/* DIR/symbols/../escape/executable is DIR/escape/executable, a valid ELF. */
-		write_text(dir, "vm.json", "{\"version\":1,\"vm_id\":\"00000000000000ab\","
-			   "\"image\":\"/nonexistent/image\",\"vcpus\":2,\"backend\":\"step\","
-			   "\"build_id\":\"../escape\"}\n");
+		test__write_text(dir, "vm.json",
+			"{\"version\":1,\"vm_id\":\"00000000000000ab\","
+			"\"image\":\"/nonexistent/image\",\"vcpus\":2,\"backend\":\"step\","
+			"\"build_id\":\"../escape\"}\n");
 		make_dir(dir, "symbols");
 		make_dir(dir, "escape");
 		snprintf(path, sizeof(path), "%s/escape/executable", dir);
@@ -529,7 +501,7 @@ START_TEST(test_many_rings)
 	snprintf(dir, sizeof(dir), "/tmp/vbts-rings-XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	snprintf(vm, sizeof(vm), "{\"version\":1,\"vm_id\":\"ab\",\"vcpus\":%u}\n", MANY_RINGS);
-	write_text(dir, "vm.json", vm);
+	test__write_text(dir, "vm.json", vm);
 	for (unsigned int i = 0; i < MANY_RINGS; i++) {
 		struct vbts_record recs[] = {
 			ESC(VBTS_ESC_TIME, 10 * (MANY_RINGS - i), 0),
@@ -627,7 +599,7 @@ START_TEST(test_input_lines)
 	ck_assert_int_ge(fd, 0);
 	close(fd);
 	data_len = line_cases[_i].len ? line_cases[_i].len : strlen(line_cases[_i].data);
-	write_file(path, line_cases[_i].data, data_len);
+	test__write_file(NULL, path, line_cases[_i].data, data_len);
 	in = input_lines__open(path, line_cases[_i].line_max, line_cases[_i].size_max, NULL, 0);
 	ck_assert_ptr_nonnull(in);
 	got[0] = '\0';

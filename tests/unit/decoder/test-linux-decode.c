@@ -11,7 +11,6 @@
  */
 #include <elf.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -25,6 +24,7 @@
 #include "decoder-test.h"
 #include "guest-maps.h"
 #include "symbols.h"
+#include "test-files.h"
 
 /* The guest kernel's text is 16 MiB above its link address. */
 #define SLIDE 0x1000000ULL
@@ -119,48 +119,6 @@ static const struct vbts_record linux_ring[] = {
 #define NO_LOAD_BASE "1 task runs a PIE or shared object whose load base the events do not " \
 		     "give, not symbolized (the first: vbts-linux-pie[53]: "
 
-static void write_file(const char *dir, const char *name, const void *data, size_t len)
-{
-	char path[512];
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	ck_assert_msg(fd >= 0, "%s: %s", path, strerror(errno));
-	ck_assert_int_eq(write(fd, data, len), (ssize_t)len);
-	ck_assert_int_eq(close(fd), 0);
-}
-
-static void write_text(const char *dir, const char *name, const char *text)
-{
-	write_file(dir, name, text, strlen(text));
-}
-
-static void *read_all(const char *path, size_t *len)
-{
-	struct stat st;
-	void *buf;
-	int fd = open(path, O_RDONLY);
-
-	ck_assert_msg(fd >= 0, "%s: %s", path, strerror(errno));
-	ck_assert_int_eq(fstat(fd, &st), 0);
-	*len = (size_t)st.st_size;
-	buf = malloc(*len + 1);
-	ck_assert_ptr_nonnull(buf);
-	ck_assert_int_eq(read(fd, buf, *len), (ssize_t)*len);
-	close(fd);
-	return buf;
-}
-
-static void copy_file(const char *src, const char *dir, const char *name)
-{
-	size_t len;
-	void *buf = read_all(src, &len);
-
-	write_file(dir, name, buf, len);
-	free(buf);
-}
-
 static void make_dir(const char *dir, const char *name)
 {
 	char path[512];
@@ -177,7 +135,7 @@ static void write_vm_json(const char *dir, const char *slide)
 		 "{\"version\":1,\"vm_id\":\"00000000000000ab\",\"kernel\":\"/boot/vmlinuz-test\","
 		 "\"system_map\":\"System.map\",%s%s\"vcpus\":1,\"backend\":\"step\"}\n",
 		 slide ? "\"kaslr_slide\":" : "", slide ? slide : "");
-	write_text(dir, "vm.json", vm);
+	test__write_text(dir, "vm.json", vm);
 }
 
 /*
@@ -189,15 +147,15 @@ static void make_linux_trace(char *dir)
 	snprintf(dir, 64, "/tmp/vbts-linux-XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	write_vm_json(dir, "16777216,");
-	write_text(dir, "System.map", system_map);
-	write_text(dir, "events.jsonl", linux_events);
+	test__write_text(dir, "System.map", system_map);
+	test__write_text(dir, "events.jsonl", linux_events);
 	write_ring(dir, 0, 64, linux_ring, sizeof(linux_ring) / sizeof(linux_ring[0]), 0);
 	make_dir(dir, "rootfs");
 	make_dir(dir, "rootfs/bin");
 	make_dir(dir, "rootfs/usr");
 	make_dir(dir, "rootfs/usr/bin");
-	copy_file(LINUX_STATIC, dir, "rootfs/bin/vbts-linux-static");
-	copy_file(LINUX_PIE, dir, "rootfs/usr/bin/vbts-linux-pie");
+	test__copy_file(LINUX_STATIC, dir, "rootfs/bin/vbts-linux-static");
+	test__copy_file(LINUX_PIE, dir, "rootfs/usr/bin/vbts-linux-pie");
 }
 
 /*
@@ -308,7 +266,7 @@ START_TEST(test_linux_summary_reused_cr3)
 	snprintf(dir, sizeof(dir), "/tmp/vbts-linux-XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	write_vm_json(dir, "16777216,");
-	write_text(dir, "events.jsonl", events);
+	test__write_text(dir, "events.jsonl", events);
 	write_ring(dir, 0, 64, ring, sizeof(ring) / sizeof(ring[0]), 0);
 	ck_assert_int_eq(decode_linux(dir, args, &out, &err), 0);
 	ck_assert_msg(strstr(out, "\ntasks: second[61] (exit 139)\n"), "%s", out);
@@ -370,7 +328,7 @@ START_TEST(test_linux_slide)
 
 	make_linux_trace(dir);
 	write_vm_json(dir, slide_cases[_i].vm_slide);
-	write_text(dir, "other.map", "ffffffff81001000 T other_entry\n");
+	test__write_text(dir, "other.map", "ffffffff81001000 T other_entry\n");
 	snprintf(path, sizeof(path), "%s/fifo", dir);
 	ck_assert_int_eq(mkfifo(path, 0644), 0);
 	status = decode_linux(dir, slide_cases[_i].args, &out, &err);
@@ -405,14 +363,14 @@ START_TEST(test_linux_vmlinux)
 
 	make_linux_trace(dir);
 	/* The System.map of the same kernel: where vmlinux has symbols, they are taken. */
-	write_text(dir, "System.map", "0000000010001000 T map_start\n"
-				      "0000000010004000 T map_only\n"
-				      "0000000010005000 T map_end\n");
+	test__write_text(dir, "System.map", "0000000010001000 T map_start\n"
+					    "0000000010004000 T map_only\n"
+					    "0000000010005000 T map_end\n");
 	snprintf(vm, sizeof(vm),
 		 "{\"version\":1,\"kernel\":\"/boot/vmlinuz\",\"system_map\":\"System.map\","
 		 "\"vmlinux\":\"%s\",\"kaslr_slide\":%lld,\"vcpus\":1}\n", LINUX_STATIC,
 		 (long long)(ENTRY_SYSCALL - STATIC_TEXT));
-	write_text(dir, "vm.json", vm);
+	test__write_text(dir, "vm.json", vm);
 	ck_assert_int_eq(decode_linux(dir, args, &out, &err), 0);
 	ck_assert_str_eq(err, "");
 	/* vmlinux first, with its source lines; System.map where vmlinux has no symbol. */
@@ -452,7 +410,7 @@ static void write_hostile_map(const char *dir)
 	len += sizeof(system_map) - 1;
 	memset(buf + len, 'y', 2000);
 	len += 2000;
-	write_file(dir, "System.map", buf, len);
+	test__write_file(dir, "System.map", buf, len);
 	free(buf);
 }
 
@@ -478,7 +436,7 @@ START_TEST(test_linux_hostile_map)
 	free(err);
 
 	/* Garbage only: no symbols from it, one line that says so. */
-	write_file(dir, "System.map", "\x7f" "ELF\x01\x02\x03\xff\xfe\n\n\x1b[2J", 14);
+	test__write_file(dir, "System.map", "\x7f" "ELF\x01\x02\x03\xff\xfe\n\n\x1b[2J", 14);
 	ck_assert_int_eq(decode_linux(dir, args, &out, &err), 0);
 	ck_assert_msg(strstr(out, "0xffffffff82001000 [unknown]"), "%s", out);
 	ck_assert_msg(strstr(err, "/System.map: 3 malformed lines ignored (the first is line 1)\n"),
@@ -690,12 +648,12 @@ START_TEST(test_linux_lying_elf)
 
 	make_linux_trace(dir);
 	ck_assert_int_eq(decode_linux(dir, args, &good, &gerr), 0);
-	st = read_all(LINUX_STATIC, &st_len);
-	pie = read_all(LINUX_PIE, &pie_len);
+	st = test__slurp(LINUX_STATIC, &st_len);
+	pie = test__slurp(LINUX_PIE, &pie_len);
 	lie(st, &st_len, (enum lie)_i);
 	lie(pie, &pie_len, (enum lie)_i);
-	write_file(dir, "rootfs/bin/vbts-linux-static", st, st_len);
-	write_file(dir, "rootfs/usr/bin/vbts-linux-pie", pie, pie_len);
+	test__write_file(dir, "rootfs/bin/vbts-linux-static", st, st_len);
+	test__write_file(dir, "rootfs/usr/bin/vbts-linux-pie", pie, pie_len);
 	ck_assert_int_eq(decode_linux(dir, args, &out, &err), 0);
 	assert_printable(err, 10);
 	assert_printable(out, count_lines(good));
@@ -722,13 +680,13 @@ START_TEST(test_linux_lying_elf_warnings)
 
 	make_linux_trace(dir);
 	/* Headers libelf cannot read: skipped when searched, with one line for both. */
-	im = read_all(LINUX_STATIC, &len);
+	im = test__slurp(LINUX_STATIC, &len);
 	lie(im, &len, LIE_CLASS);
-	write_file(dir, "rootfs/bin/vbts-linux-static", im, len);
+	test__write_file(dir, "rootfs/bin/vbts-linux-static", im, len);
 	free(im);
-	im = read_all(LINUX_PIE, &len);
+	im = test__slurp(LINUX_PIE, &len);
 	lie(im, &len, LIE_TRUNCATED);
-	write_file(dir, "rootfs/usr/bin/vbts-linux-pie", im, len);
+	test__write_file(dir, "rootfs/usr/bin/vbts-linux-pie", im, len);
 	free(im);
 	ck_assert_int_eq(decode_linux(dir, args, &out, &err), 0);
 	ck_assert_msg(strstr(err, "/rootfs: 2 ELF files whose headers cannot be read, skipped "
@@ -740,10 +698,10 @@ START_TEST(test_linux_lying_elf_warnings)
 	free(err);
 
 	/* The section header table out of the file: no sections, so no symbols, one line. */
-	copy_file(LINUX_PIE, dir, "rootfs/usr/bin/vbts-linux-pie");
-	im = read_all(LINUX_STATIC, &len);
+	test__copy_file(LINUX_PIE, dir, "rootfs/usr/bin/vbts-linux-pie");
+	im = test__slurp(LINUX_STATIC, &len);
 	lie(im, &len, LIE_SHOFF);
-	write_file(dir, "rootfs/bin/vbts-linux-static", im, len);
+	test__write_file(dir, "rootfs/bin/vbts-linux-static", im, len);
 	free(im);
 	ck_assert_int_eq(decode_linux(dir, args, &out, &err), 0);
 	ck_assert_msg(strstr(err, "/rootfs/bin/vbts-linux-static: no symbol table\n"), "%s", err);
@@ -754,10 +712,10 @@ START_TEST(test_linux_lying_elf_warnings)
 	free(err);
 
 	/* A PIE whose program headers cannot be read has no load base to measure from. */
-	copy_file(LINUX_STATIC, dir, "rootfs/bin/vbts-linux-static");
-	im = read_all(LINUX_PIE, &len);
+	test__copy_file(LINUX_STATIC, dir, "rootfs/bin/vbts-linux-static");
+	im = test__slurp(LINUX_PIE, &len);
 	lie(im, &len, LIE_PHOFF);
-	write_file(dir, "rootfs/usr/bin/vbts-linux-pie", im, len);
+	test__write_file(dir, "rootfs/usr/bin/vbts-linux-pie", im, len);
 	free(im);
 	ck_assert_int_eq(decode_linux(dir, args, &out, &err), 0);
 	ck_assert_msg(strstr(err, "1 task: a PIE or shared object without a loadable segment, "
@@ -767,10 +725,10 @@ START_TEST(test_linux_lying_elf_warnings)
 	free(err);
 
 	/* A symbol table out of the file: loaded without symbols, and said so. */
-	copy_file(LINUX_PIE, dir, "rootfs/usr/bin/vbts-linux-pie");
-	im = read_all(LINUX_STATIC, &len);
+	test__copy_file(LINUX_PIE, dir, "rootfs/usr/bin/vbts-linux-pie");
+	im = test__slurp(LINUX_STATIC, &len);
 	lie(im, &len, LIE_SYMTAB_OFFSET);
-	write_file(dir, "rootfs/bin/vbts-linux-static", im, len);
+	test__write_file(dir, "rootfs/bin/vbts-linux-static", im, len);
 	free(im);
 	ck_assert_int_eq(decode_linux(dir, args, &out, &err), 0);
 	ck_assert_msg(strstr(err, "/rootfs/bin/vbts-linux-static: no symbol table\n"), "%s", err);
@@ -817,12 +775,12 @@ static void make_agent_trace(char *dir, const void *pie, size_t pie_len, const v
 
 	make_linux_trace(dir);
 	snprintf(events, sizeof(events), "%s%s", linux_events, agent_maps);
-	write_text(dir, "events.jsonl", events);
+	test__write_text(dir, "events.jsonl", events);
 	make_dir(dir, "debuginfod");
 	make_dir(dir, "debuginfod/" PIE_BUILD_ID);
 	make_dir(dir, "debuginfod/" STATIC_BUILD_ID);
-	write_file(dir, "debuginfod/" PIE_BUILD_ID "/executable", pie, pie_len);
-	write_file(dir, "debuginfod/" STATIC_BUILD_ID "/executable", stat, stat_len);
+	test__write_file(dir, "debuginfod/" PIE_BUILD_ID "/executable", pie, pie_len);
+	test__write_file(dir, "debuginfod/" STATIC_BUILD_ID "/executable", stat, stat_len);
 }
 
 /*
@@ -837,8 +795,8 @@ START_TEST(test_linux_agent_maps)
 	unsigned char *pie, *st;
 	size_t pie_len, st_len;
 
-	pie = read_all(LINUX_PIE, &pie_len);
-	st = read_all(LINUX_STATIC, &st_len);
+	pie = test__slurp(LINUX_PIE, &pie_len);
+	st = test__slurp(LINUX_STATIC, &st_len);
 	make_agent_trace(dir, pie, pie_len, st, st_len);
 	ck_assert_int_eq(decode_linux(dir, args, &out, &err), 0);
 	ck_assert_msg(strstr(out, "vbts-linux-pie[53] 0x555555555000 _start+0x0 (linux-prog.S:13)"
@@ -852,7 +810,7 @@ START_TEST(test_linux_agent_maps)
 	free(err);
 
 	/* The static program under the PIE's build ID: refused, whatever the agent says. */
-	write_file(dir, "debuginfod/" PIE_BUILD_ID "/executable", st, st_len);
+	test__write_file(dir, "debuginfod/" PIE_BUILD_ID "/executable", st, st_len);
 	ck_assert_int_eq(decode_linux(dir, args, &out, &err), 0);
 	ck_assert_msg(strstr(err, "/debuginfod/" PIE_BUILD_ID "/executable: not used: its build "
 				  "ID is " STATIC_BUILD_ID "\n"), "%s", err);
@@ -877,14 +835,14 @@ START_TEST(test_linux_agent_lying_elf)
 	unsigned char *pie, *st;
 	size_t pie_len, st_len;
 
-	pie = read_all(LINUX_PIE, &pie_len);
-	st = read_all(LINUX_STATIC, &st_len);
+	pie = test__slurp(LINUX_PIE, &pie_len);
+	st = test__slurp(LINUX_STATIC, &st_len);
 	make_agent_trace(dir, pie, pie_len, st, st_len);
 	ck_assert_int_eq(decode_linux(dir, args, &good, &gerr), 0);
 	lie(pie, &pie_len, (enum lie)_i);
 	lie(st, &st_len, (enum lie)_i);
-	write_file(dir, "debuginfod/" PIE_BUILD_ID "/executable", pie, pie_len);
-	write_file(dir, "debuginfod/" STATIC_BUILD_ID "/executable", st, st_len);
+	test__write_file(dir, "debuginfod/" PIE_BUILD_ID "/executable", pie, pie_len);
+	test__write_file(dir, "debuginfod/" STATIC_BUILD_ID "/executable", st, st_len);
 	ck_assert_int_eq(decode_linux(dir, args, &out, &err), 0);
 	assert_printable(err, 10);
 	assert_printable(out, count_lines(good));
@@ -923,8 +881,8 @@ START_TEST(test_linux_agent_crash)
 	size_t pie_len, st_len;
 	json_t *o, *last;
 
-	pie = read_all(LINUX_PIE, &pie_len);
-	st = read_all(LINUX_STATIC, &st_len);
+	pie = test__slurp(LINUX_PIE, &pie_len);
+	st = test__slurp(LINUX_STATIC, &st_len);
 	make_agent_trace(dir, pie, pie_len, st, st_len);
 	crash_report__set_annotate(crash_symbols__annotate);
 	ck_assert_int_eq(crash_report__write(dir, 0, &r), 0);
@@ -974,7 +932,7 @@ START_TEST(test_linux_agent_one_load)
 	uint64_t bias;
 
 	make_agent_trace(dir, "", 0, "", 0);
-	copy_file(LINUX_PIE, dir, "debuginfod/" PIE_BUILD_ID "/executable");
+	test__copy_file(LINUX_PIE, dir, "debuginfod/" PIE_BUILD_ID "/executable");
 	snprintf(store, sizeof(store), "%s/debuginfod", dir);
 	gm = guest_maps__new(store, NULL, NULL);
 	ck_assert_ptr_nonnull(gm);
@@ -1013,7 +971,7 @@ START_TEST(test_linux_ambiguous)
 	make_linux_trace(dir);
 	/* A second, different vbts-linux-static: pid 52 (by name only) has no program. */
 	make_dir(dir, "rootfs/opt");
-	copy_file(LINUX_PIE, dir, "rootfs/opt/vbts-linux-static");
+	test__copy_file(LINUX_PIE, dir, "rootfs/opt/vbts-linux-static");
 	ck_assert_int_eq(decode_linux(dir, args, &out, &err), 0);
 	ck_assert_msg(strstr(err, "1 task matches different ELF files by path or name, not "
 				  "symbolized (the first: vbts-linux-stat[52]: "), "%s", err);
@@ -1026,9 +984,9 @@ START_TEST(test_linux_ambiguous)
 
 	/* The static program by name, and the task's build ID is another one. */
 	make_linux_trace(dir);
-	write_text(dir, "events.jsonl",
-		   "{\"time\":800,\"event\":\"exec\",\"pid\":52,\"tgid\":52,"
-		   "\"name\":\"vbts-linux-stat\",\"cr3\":\"0x5000000\",\"build_id\":\"0badc0de\"}\n");
+	test__write_text(dir, "events.jsonl",
+		"{\"time\":800,\"event\":\"exec\",\"pid\":52,\"tgid\":52,"
+		"\"name\":\"vbts-linux-stat\",\"cr3\":\"0x5000000\",\"build_id\":\"0badc0de\"}\n");
 	ck_assert_int_eq(decode_linux(dir, args, &out, &err), 0);
 	ck_assert_msg(strstr(err, "1 task: the ELF file of the same path or name has another "
 				  "build ID, not symbolized (the first: vbts-linux-stat[52]: "), "%s",
@@ -1135,15 +1093,15 @@ START_TEST(test_linux_kallsyms_map)
 	const char *given[] = { "--cpl", "kernel", "--system-map", path, NULL };
 
 	make_linux_trace(dir);
-	write_text(dir, "System.map", "ffffffffffffffff B The real System.map is in the "
-		   "linux-image-<version>-dbg package\n");
+	test__write_text(dir, "System.map", "ffffffffffffffff B The real System.map is in the "
+			 "linux-image-<version>-dbg package\n");
 	ck_assert_int_eq(decode_linux(dir, none, &out, &err), 0);
 	ck_assert_msg(strstr(err, "placeholder"), "%s", err);
 	ck_assert_msg(!strstr(out, "schedule+0x10"), "%s", out);
 	free(out);
 	free(err);
 
-	write_text(dir, "kallsyms.map", system_map);
+	test__write_text(dir, "kallsyms.map", system_map);
 	ck_assert_int_eq(decode_linux(dir, none, &out, &err), 0);
 	ck_assert_str_eq(err, "");
 	ck_assert_msg(strstr(out, "0xffffffff82004010 schedule+0x10  =>  0xffffffff82004100 "
@@ -1232,7 +1190,7 @@ START_TEST(test_debian_vmlinux)
 	snprintf(vm, sizeof(vm),
 		 "{\"version\":1,\"kernel\":\"/boot/vmlinuz\",\"vmlinux\":\"%s\","
 		 "\"kaslr_slide\":0,\"vcpus\":1}\n", path);
-	write_text(dir, "vm.json", vm);
+	test__write_text(dir, "vm.json", vm);
 	ck_assert_int_eq(decode_linux(dir, args, &out, &err), 0);
 	if (!symbols__count(s))
 		ck_assert_msg(strstr(err, "/vmlinux: no symbol table, kernel addresses not "

@@ -14,17 +14,13 @@
 #include "decoder-test.h"
 #include "procmap-int.h"
 #include "symbols-int.h"
+#include "test-files.h"
 
 /* A temporary file holding @len bytes of @data; its path in @path (room for 32 bytes). */
 static void temp_file(char *path, const void *data, size_t len)
 {
-	int fd;
-
 	strcpy(path, "/tmp/vbts-linux-XXXXXX");
-	fd = mkstemp(path);
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(write(fd, data, len), (ssize_t)len);
-	ck_assert_int_eq(close(fd), 0);
+	test__write_temp(path, data, len);
 }
 
 /* ---- process map ---------------------------------------------------------------------------- */

@@ -8,7 +8,6 @@
  */
 #include <elf.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -21,6 +20,7 @@
 #include "escape.h"
 #include "symbols.h"
 #include "symbols-int.h"
+#include "test-files.h"
 
 #define PLT_PROG(name) PLT_PROG_DIR "/vbts-plt-" name
 
@@ -180,20 +180,6 @@ struct elf_buf {
 	size_t len;
 };
 
-static void elf_read(struct elf_buf *e, const char *path)
-{
-	struct stat st;
-	int fd = open(path, O_RDONLY);
-
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(fstat(fd, &st), 0);
-	e->len = (size_t)st.st_size;
-	e->b = malloc(e->len);
-	ck_assert_ptr_nonnull(e->b);
-	ck_assert_int_eq(read(fd, e->b, e->len), (ssize_t)e->len);
-	close(fd);
-}
-
 static Elf64_Ehdr *ehdr(struct elf_buf *e)
 {
 	return (Elf64_Ehdr *)e->b;
@@ -340,7 +326,7 @@ START_TEST(test_plt_lying_elf)
 	int fd;
 
 	objdump_ref(path, &r);
-	elf_read(&e, path);
+	e.b = test__slurp(path, &e.len);
 	lie(&e, l, ibt);
 	fd = mkstemp(tmp);
 	ck_assert_int_ge(fd, 0);
@@ -407,18 +393,6 @@ END_TEST
 #define PLT_BASE 0x555555554000ULL
 #define LIBC_PUTS 0x7ffff7e50000ULL
 
-static void write_text(const char *dir, const char *name, const void *data, size_t len)
-{
-	char path[256];
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0755);
-	ck_assert_msg(fd >= 0, "%s: %s", path, strerror(errno));
-	ck_assert_int_eq(write(fd, data, len), (ssize_t)len);
-	close(fd);
-}
-
 static size_t count(const char *hay, const char *needle)
 {
 	size_t n = 0;
@@ -451,10 +425,10 @@ START_TEST(test_plt_decode)
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	snprintf(rootfs, sizeof(rootfs), "%s/rootfs", dir);
 	ck_assert_int_eq(mkdir(rootfs, 0755), 0);
-	elf_read(&e, PLT_PROG("lazy"));
-	write_text(dir, "rootfs/plain", e.b, e.len);
+	e.b = test__slurp(PLT_PROG("lazy"), &e.len);
+	test__write_file(dir, "rootfs/plain", e.b, e.len);
 	lie(&e, LIE_NAME_CONTROLS, false);
-	write_text(dir, "rootfs/evil", e.b, e.len);
+	test__write_file(dir, "rootfs/evil", e.b, e.len);
 	free(e.b);
 	snprintf(events, sizeof(events),
 		 "{\"time\":10,\"vcpu\":0,\"event\":\"exec\",\"pid\":51,\"tgid\":51,"
@@ -463,8 +437,8 @@ START_TEST(test_plt_decode)
 		 "{\"time\":20,\"vcpu\":0,\"event\":\"exec\",\"pid\":52,\"tgid\":52,"
 		 "\"name\":\"evil\",\"cr3\":\"0x5000000\",\"exe\":\"/evil\","
 		 "\"load_base\":\"0x%llx\"}\n", PLT_BASE, PLT_BASE);
-	write_text(dir, "events.jsonl", events, strlen(events));
-	write_text(dir, "vm.json", vm_json, strlen(vm_json));
+	test__write_text(dir, "events.jsonl", events);
+	test__write_text(dir, "vm.json", vm_json);
 	call = PLT_BASE + r.main_addr + 4;
 	puts_plt = PLT_BASE + r.puts_plt;
 	ret_to = call + 5;

@@ -20,6 +20,7 @@
 #include "procmap.h"
 #include "symbol-files.h"
 #include "symbols.h"
+#include "test-files.h"
 
 static const struct {
 	uint64_t addr;
@@ -185,19 +186,8 @@ enum sh_field { SH_TYPE, SH_FLAGS, SH_OFFSET, SH_SIZE, SH_ADDR };
 
 static void image_read(struct elf_image *im, const char *path)
 {
-	FILE *f = fopen(path, "rb");
-	long len;
-
-	ck_assert_msg(f, "%s: %s", path, strerror(errno));
-	fseek(f, 0, SEEK_END);
-	len = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	ck_assert_int_gt(len, (long)sizeof(Elf64_Ehdr));
-	im->len = (size_t)len;
-	im->buf = malloc(im->len);
-	ck_assert_ptr_nonnull(im->buf);
-	ck_assert_uint_eq(fread(im->buf, 1, im->len, f), im->len);
-	fclose(f);
+	im->buf = test__slurp(path, &im->len);
+	ck_assert_uint_gt(im->len, sizeof(Elf64_Ehdr));
 	ck_assert(!memcmp(im->buf, ELFMAG, SELFMAG) && im->buf[EI_DATA] == ELFDATA2LSB);
 	im->is64 = im->buf[EI_CLASS] == ELFCLASS64;
 }
@@ -864,15 +854,6 @@ Suite *symbols_suite(void)
 
 /* ---- process map -------------------------------------------------------------------------- */
 
-static void write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	ck_assert_ptr_nonnull(f);
-	fputs(text, f);
-	fclose(f);
-}
-
 START_TEST(test_procmap_lines)
 {
 	char path[] = "/tmp/vbts-events-XXXXXX";
@@ -884,24 +865,24 @@ START_TEST(test_procmap_lines)
 	fd = mkstemp(path);
 	ck_assert_int_ge(fd, 0);
 	close(fd);
-	write_file(path,
-		   "{\"time\":100,\"vcpu\":0,\"event\":\"task\",\"pid\":1,\"name\":\"ping\","
-		   "\"cr3\":\"0x203000\"}\n"
-		   "{\"time\":110,\"vcpu\":0,\"event\":\"task\",\"pid\":2,\"name\":\"pong\","
-		   "\"cr3\":\"0x204000\"}\n"
-		   "\n"
-		   "not json at all\n"                                              /* bad: 4 */
-		   "{\"event\":\"task\",\"pid\":\"3\",\"name\":\"x\",\"cr3\":\"0x10\"}\n" /* bad */
-		   "{\"event\":\"task\",\"pid\":3,\"name\":\"x\",\"cr3\":\"zz\"}\n"    /* bad */
-		   "{\"event\":\"task\",\"pid\":3,\"cr3\":\"0x1000\"}\n"              /* bad */
-		   "[1,2,3]\n"                                                      /* bad */
-		   "{\"time\":500,\"vcpu\":0,\"event\":\"exit\",\"pid\":1,\"code\":-11}\n"
-		   "{\"time\":600,\"vcpu\":0,\"event\":\"task\",\"pid\":9,\"name\":\"cr\\u0001sh\","
-		   "\"cr3\":\"0x203fff\"}\n"          /* cr3 reused (PCID bits masked) */
-		   "{\"time\":650,\"event\":\"exit\",\"pid\":9,\"code\":139}\n"
-		   "{\"time\":660,\"event\":\"exit\",\"pid\":\"9\"}\n"                /* bad */
-		   "{\"time\":700,\"event\":\"task\",\"pid\":10,\"name\":\"late\","
-		   "\"cr3\":\"0x9000\"}");
+	test__write_text(NULL, path,
+		"{\"time\":100,\"vcpu\":0,\"event\":\"task\",\"pid\":1,\"name\":\"ping\","
+		"\"cr3\":\"0x203000\"}\n"
+		"{\"time\":110,\"vcpu\":0,\"event\":\"task\",\"pid\":2,\"name\":\"pong\","
+		"\"cr3\":\"0x204000\"}\n"
+		"\n"
+		"not json at all\n"                                              /* bad: 4 */
+		"{\"event\":\"task\",\"pid\":\"3\",\"name\":\"x\",\"cr3\":\"0x10\"}\n" /* bad */
+		"{\"event\":\"task\",\"pid\":3,\"name\":\"x\",\"cr3\":\"zz\"}\n"    /* bad */
+		"{\"event\":\"task\",\"pid\":3,\"cr3\":\"0x1000\"}\n"              /* bad */
+		"[1,2,3]\n"                                                      /* bad */
+		"{\"time\":500,\"vcpu\":0,\"event\":\"exit\",\"pid\":1,\"code\":-11}\n"
+		"{\"time\":600,\"vcpu\":0,\"event\":\"task\",\"pid\":9,\"name\":\"cr\\u0001sh\","
+		"\"cr3\":\"0x203fff\"}\n"          /* cr3 reused (PCID bits masked) */
+		"{\"time\":650,\"event\":\"exit\",\"pid\":9,\"code\":139}\n"
+		"{\"time\":660,\"event\":\"exit\",\"pid\":\"9\"}\n"                /* bad */
+		"{\"time\":700,\"event\":\"task\",\"pid\":10,\"name\":\"late\","
+		"\"cr3\":\"0x9000\"}");
 	pm = procmap__new();
 	ck_assert_ptr_nonnull(pm);
 	ck_assert_int_eq(procmap__load(pm, path), 0);

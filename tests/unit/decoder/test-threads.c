@@ -10,7 +10,6 @@
  * under, by its new name and by its pid.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +17,7 @@
 #include <unistd.h>
 
 #include "decoder-test.h"
+#include "test-files.h"
 
 /* linux-prog.S linked at 0x10000000: _start, work and leaf in .text. */
 #define TEXT 0x10001000ULL
@@ -78,33 +78,20 @@ static const struct vbts_record thread_ring[] = {
 	ESC(VBTS_ESC_STOP, 310, 0),
 };
 
-static void write_file(const char *dir, const char *name, const char *text)
-{
-	char path[256];
-	size_t len = strlen(text);
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	ck_assert_msg(fd >= 0, "%s: %s", path, strerror(errno));
-	ck_assert_int_eq(write(fd, text, len), (ssize_t)len);
-	ck_assert_int_eq(close(fd), 0);
-}
-
 /* A trace of @n records of @ring in @dir (room for 64 bytes), with @events as events.jsonl. */
 static void make_trace(char *dir, const char *events, const struct vbts_record *ring, size_t n)
 {
 	snprintf(dir, 64, "/tmp/vbts-threads-XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(dir));
-	write_file(dir, "vm.json",
-		   "{\"version\":1,\"vm_id\":\"00000000000000ab\","
-		   "\"kernel\":\"/boot/vmlinuz-test\",\"system_map\":\"System.map\","
-		   "\"kaslr_slide\":0,\"vcpus\":1,\"backend\":\"kvm\"}\n");
-	write_file(dir, "System.map", "ffffffff81000000 T _stext\n"
-				      "ffffffff81001000 T entry_SYSCALL_64\n"
-				      "ffffffff81002000 T _etext\n");
+	test__write_text(dir, "vm.json",
+			 "{\"version\":1,\"vm_id\":\"00000000000000ab\","
+			 "\"kernel\":\"/boot/vmlinuz-test\",\"system_map\":\"System.map\","
+			 "\"kaslr_slide\":0,\"vcpus\":1,\"backend\":\"kvm\"}\n");
+	test__write_text(dir, "System.map", "ffffffff81000000 T _stext\n"
+					    "ffffffff81001000 T entry_SYSCALL_64\n"
+					    "ffffffff81002000 T _etext\n");
 	if (events)
-		write_file(dir, "events.jsonl", events);
+		test__write_text(dir, "events.jsonl", events);
 	write_ring(dir, 0, 64, ring, n, 0);
 }
 

@@ -14,6 +14,7 @@
 #include "fake-kernel.h"
 #include "introspect-tests.h"
 #include "kallsyms.h"
+#include "test-files.h"
 
 #define TEXT 0xffffffff81000000ULL
 #define KSYMTAB 0xffffffff82000000ULL
@@ -104,25 +105,14 @@ static void write_elf(struct image *im)
 	const uint64_t addrs[] = { KSYMTAB, KSTRINGS, RODATA };
 	const void *const data[] = { im->ksymtab, im->kstrings, im->rodata };
 	const size_t sizes[] = { sizeof(im->ksymtab), sizeof(im->kstrings), RODATA_SIZE };
-	FILE *f;
-	long len;
 	int fd = mkstemp(elf_path);
 
 	ck_assert_int_ge(fd, 0);
 	close(fd);
 	fk_write_elf(elf_path, names, types, addrs, data, sizes, 3);
-	f = fopen(elf_path, "rb");
-	ck_assert_ptr_nonnull(f);
-	fseek(f, 0, SEEK_END);
-	len = ftell(f);
-	rewind(f);
-	im->elf = malloc((size_t)len);
-	ck_assert_ptr_nonnull(im->elf);
-	ck_assert_uint_eq(fread(im->elf, 1, (size_t)len, f), (size_t)len);
-	fclose(f);
+	im->elf = test__slurp(elf_path, &im->size);
 	unlink(elf_path);
 	strcpy(elf_path, "/tmp/vbts-kallsyms-XXXXXX");
-	im->size = (size_t)len;
 }
 
 /* Where a guest running the image at SLIDE says the tables are. */

@@ -14,6 +14,7 @@
 #include "fake-kernel.h"
 #include "introspect-tests.h"
 #include "kernel-info.h"
+#include "test-files.h"
 
 static struct fake_kernel fk;
 static char err[256];
@@ -151,29 +152,20 @@ START_TEST(test_raw_btf)
 }
 END_TEST
 
-static void write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	ck_assert_ptr_nonnull(f);
-	fputs(text, f);
-	fclose(f);
-}
-
 START_TEST(test_system_map_of_another_build)
 {
 	struct kernel_info *ki;
 
 	fk_create(&fk, NULL);
-	write_file(fk.sysmap, "ffffffff81010040 D init_task\n");
+	test__write_text(NULL, fk.sysmap, "ffffffff81010040 D init_task\n");
 	errno = 0;
 	ck_assert_ptr_null(kernel_info__open(fk.vmlinux, fk.sysmap, err, sizeof(err)));
 	ck_assert_int_eq(errno, EINVAL);
 	ck_assert_ptr_nonnull(strstr(err, "another build"));
 
 	/* Debian's placeholder is as good as none */
-	write_file(fk.sysmap, "ffffffffffffffff B The real System.map is in the "
-			      "linux-image-<version>-dbg package\n");
+	test__write_text(NULL, fk.sysmap, "ffffffffffffffff B The real System.map is in the "
+					  "linux-image-<version>-dbg package\n");
 	ki = kernel_info__open(fk.vmlinux, fk.sysmap, err, sizeof(err));
 	ck_assert_msg(ki, "%s", err);
 	ck_assert_uint_eq(sym(ki, KERNEL_SYM_INIT_TASK, KERNEL_SYM_FROM_KSYMTAB), FK_INIT_TASK);

@@ -13,6 +13,7 @@
 #include "fake-kernel.h"
 #include "introspect-tests.h"
 #include "ksyms.h"
+#include "test-files.h"
 
 static const struct {
 	const char *line;
@@ -63,14 +64,8 @@ static char map_path[32];
 
 static void write_map(const char *text)
 {
-	int fd;
-
 	strcpy(map_path, "/tmp/vbts-sysmap-XXXXXX");
-	fd = mkstemp(map_path);
-
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-	close(fd);
+	test__write_temp(map_path, text, strlen(text));
 }
 
 START_TEST(test_system_map)
@@ -125,24 +120,6 @@ START_TEST(test_system_map_placeholder)
 }
 END_TEST
 
-static uint8_t *slurp(const char *path, size_t *size)
-{
-	FILE *f = fopen(path, "rb");
-	uint8_t *buf;
-	long len;
-
-	ck_assert_ptr_nonnull(f);
-	fseek(f, 0, SEEK_END);
-	len = ftell(f);
-	rewind(f);
-	buf = malloc(len);
-	ck_assert_ptr_nonnull(buf);
-	ck_assert_uint_eq(fread(buf, 1, len, f), (size_t)len);
-	fclose(f);
-	*size = len;
-	return buf;
-}
-
 START_TEST(test_ksymtab)
 {
 	struct ksym_want w[] = { { .name = "init_task" }, { .name = "pcpu_hot" },
@@ -152,7 +129,7 @@ START_TEST(test_ksymtab)
 	uint8_t *elf;
 
 	fk_create(&fk, NULL);
-	elf = slurp(fk.vmlinux, &size);
+	elf = test__slurp(fk.vmlinux, &size);
 	ck_assert_int_eq(ksyms__from_ksymtab(elf, size, w, 4, &n), 0);
 	ck_assert_uint_eq(n, 5); /* init_task, page_offset_base, __per_cpu_offset, pcpu_hot, panic */
 	ck_assert(w[0].found && w[1].found && w[2].found && !w[3].found);
@@ -179,7 +156,7 @@ START_TEST(test_ksymtab_bad_name)
 	int32_t bad = 0x7fffff00;
 
 	fk_create(&fk, NULL);
-	elf = slurp(fk.vmlinux, &size);
+	elf = test__slurp(fk.vmlinux, &size);
 	ck_assert_int_eq(elfsec__find(elf, size, "__ksymtab", &sec), 0);
 	/* entry 1's name offset, 12 + 4 bytes into the table */
 	memcpy((uint8_t *)sec.data + 16, &bad, 4);

@@ -15,6 +15,7 @@
 
 #include "fake-kernel.h"
 #include "introspect-tests.h"
+#include "test-files.h"
 #include "vmlinux-int.h"
 #include "vmlinux.h"
 
@@ -71,33 +72,6 @@ static uint8_t *bzimage(const uint8_t *payload, size_t plen, uint32_t trailer, u
 	return img;
 }
 
-static uint8_t *slurp(const char *path, size_t *size)
-{
-	FILE *f = fopen(path, "rb");
-	uint8_t *buf;
-	long len;
-
-	ck_assert_ptr_nonnull(f);
-	fseek(f, 0, SEEK_END);
-	len = ftell(f);
-	rewind(f);
-	buf = malloc(len);
-	ck_assert_ptr_nonnull(buf);
-	ck_assert_uint_eq(fread(buf, 1, len, f), (size_t)len);
-	fclose(f);
-	*size = len;
-	return buf;
-}
-
-static void spit(const char *path, const void *p, size_t len)
-{
-	FILE *f = fopen(path, "wb");
-
-	ck_assert_ptr_nonnull(f);
-	ck_assert_uint_eq(fwrite(p, 1, len, f), len);
-	fclose(f);
-}
-
 static const char *const methods[] = { "zstd", "xz", "gzip" };
 
 static struct fake_kernel fk;
@@ -107,7 +81,7 @@ static size_t elf_len;
 static void setup(void)
 {
 	fk_create(&fk, NULL);
-	elf = slurp(fk.vmlinux, &elf_len);
+	elf = test__slurp(fk.vmlinux, &elf_len);
 }
 
 static void teardown(void)
@@ -232,7 +206,7 @@ START_TEST(test_load_files)
 	snprintf(path, sizeof(path), "%s/bzImage", fk.dir);
 	c = pack("zstd", elf, elf_len, &clen);
 	img = bzimage(c, clen, (uint32_t)elf_len, 0x020f, &len);
-	spit(path, img, len);
+	test__write_file(NULL, path, img, len);
 	ck_assert_int_eq(vmlinux__load(path, &v, err, sizeof(err)), 0);
 	ck_assert(v.kind == VMLINUX_ELF && v.bzimage);
 	ck_assert_str_eq(v.compression, "zstd");
@@ -241,7 +215,7 @@ START_TEST(test_load_files)
 	vmlinux__release(&v);
 
 	/* cut in the middle of the payload: one line saying what */
-	spit(path, img, PM_START + PAYLOAD_OFF + clen / 2);
+	test__write_file(NULL, path, img, PM_START + PAYLOAD_OFF + clen / 2);
 	ck_assert_int_eq(vmlinux__load(path, &v, err, sizeof(err)), -EINVAL);
 	ck_assert_ptr_nonnull(strstr(err, "corrupt bzImage"));
 	ck_assert_ptr_null(v.data);
@@ -255,7 +229,7 @@ START_TEST(test_load_files)
 
 	ck_assert_int_eq(vmlinux__load(fk.sysmap, &v, err, sizeof(err)), -ENOEXEC);
 	ck_assert_ptr_nonnull(strstr(err, "neither"));
-	spit(path, "", 0);
+	test__write_file(NULL, path, "", 0);
 	ck_assert_int_eq(vmlinux__load(path, &v, err, sizeof(err)), -ENOEXEC);
 	ck_assert_int_eq(vmlinux__load(fk.dir, &v, err, sizeof(err)), -ENOEXEC);
 	ck_assert_int_eq(vmlinux__load("/nonexistent/vmlinuz", &v, err, sizeof(err)), -ENOENT);

@@ -26,12 +26,13 @@
 #include "check-main.h"
 #include "kvm.h"
 #include "memory.h"
+#include "test-files.h"
 #include "vcpu-int.h"
 #include "vm.h"
 
 /* Per-test state (Check forks each test): its scratch directory and the last file read. */
 static char tmp[PATH_MAX];
-static char slurped[1 << 16];
+static char *slurped;
 
 static void make_tmp(void)
 {
@@ -114,19 +115,14 @@ static int vbts(const char *const *args)
 	return WEXITSTATUS(status);
 }
 
+/* The text of tmp/@name, or NULL when there is none; valid until the next call. */
 static char *slurp(const char *name)
 {
 	char path[PATH_MAX + 16];
-	size_t n = 0;
-	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/%s", tmp, name);
-	f = fopen(path, "r");
-	if (!f)
-		return NULL;
-	n = fread(slurped, 1, sizeof(slurped) - 1, f);
-	slurped[n] = '\0';
-	fclose(f);
+	ck_assert_int_lt(snprintf(path, sizeof(path), "%s/%s", tmp, name), (int)sizeof(path));
+	free(slurped);
+	slurped = test__slurp_or_null(path, NULL);
 	return slurped;
 }
 
@@ -465,14 +461,7 @@ END_TEST
 /* Write @text to tmp/@name. */
 static void put_file(const char *name, const char *text)
 {
-	char path[PATH_MAX + 16];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", tmp, name);
-	f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs(text, f);
-	fclose(f);
+	test__write_text(tmp, name, text);
 }
 
 /*

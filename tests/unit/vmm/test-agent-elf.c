@@ -6,7 +6,6 @@
  */
 #include <check.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +19,7 @@
 #include "agent.h"
 #include "elf-store.h"
 #include "readelf-id.h"
+#include "test-files.h"
 #include "tests.h"
 
 struct blob {
@@ -30,16 +30,8 @@ struct blob {
 static struct blob read_blob(const char *path)
 {
 	struct blob b = { 0 };
-	struct stat st;
-	int fd = open(path, O_RDONLY);
 
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(fstat(fd, &st), 0);
-	b.len = (size_t)st.st_size;
-	b.buf = malloc(b.len + 1);
-	ck_assert_ptr_nonnull(b.buf);
-	ck_assert_int_eq(read(fd, b.buf, b.len), (ssize_t)b.len);
-	close(fd);
+	b.buf = test__slurp(path, &b.len);
 	return b;
 }
 

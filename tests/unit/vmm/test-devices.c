@@ -18,6 +18,7 @@
 #include "devices/i8042.h"
 #include "iobus.h"
 #include "pvpanic.h"
+#include "test-files.h"
 #include "tests.h"
 #include "uart.h"
 
@@ -35,17 +36,6 @@ static void uart_wr(struct uart *u, unsigned int reg, uint8_t v)
 	struct io_access a = { .offset = reg, .data = &v, .size = 1, .write = true };
 
 	uart__io(u, &a);
-}
-
-/* Everything written to @f so far, NUL-terminated, in @buf. */
-static void slurp(FILE *f, char *buf, size_t len)
-{
-	size_t n;
-
-	fflush(f);
-	rewind(f);
-	n = fread(buf, 1, len - 1, f);
-	buf[n] = '\0';
 }
 
 START_TEST(test_uart_polling_driver)
@@ -76,7 +66,7 @@ START_TEST(test_uart_polling_driver)
 	ck_assert_uint_eq(uart_rd(u, UART_LSR) & 0x01, 0); /* never data ready */
 	uart_wr(u, UART_SCR, 0x5a);
 	ck_assert_uint_eq(uart_rd(u, UART_SCR), 0x5a);
-	slurp(out, buf, sizeof(buf));
+	test__read_stream(out, buf, sizeof(buf));
 	ck_assert_str_eq(buf, "hi\n");
 	uart__stats(u, &written, &dropped);
 	ck_assert_uint_eq(written, 3);
@@ -97,7 +87,7 @@ START_TEST(test_uart_limit_and_loopback)
 		uart_wr(u, UART_RBR_THR, 'a' + i);
 	uart_wr(u, UART_MCR, UART_MCR_LOOP);
 	uart_wr(u, UART_RBR_THR, 'z'); /* loopback: not transmitted */
-	slurp(out, buf, sizeof(buf));
+	test__read_stream(out, buf, sizeof(buf));
 	ck_assert_str_eq(buf, "abcd");
 	uart__stats(u, &written, &dropped);
 	ck_assert_uint_eq(written, 4);
@@ -127,7 +117,7 @@ START_TEST(test_uart_escapes)
 	uart__stats(u, &written, &dropped);
 	ck_assert_uint_eq(written, sizeof(in) - 1);
 	uart__destroy(u);
-	slurp(out, buf, sizeof(buf));
+	test__read_stream(out, buf, sizeof(buf));
 	ck_assert_str_eq(buf, "ok\\x1b[2J\r\nA\\rB\\xff\\xe2\\x80\\xae" "evil\\x\t\xc3\xa9"
 			      "\\xc2\\x9b\n\\xe2\\x82");
 	fclose(out);
@@ -184,7 +174,7 @@ START_TEST(test_uart_thre_interrupt)
 	uart_wr(u, UART_IER, UART_IER_THRI);
 	ck_assert_int_eq(line.level, 1);
 	ck_assert_uint_eq(line.changes, 8); /* counting the initial level */
-	slurp(out, buf, sizeof(buf));
+	test__read_stream(out, buf, sizeof(buf));
 	ck_assert_str_eq(buf, "hi!");
 	uart__set_irq(u, NULL, NULL);
 	uart__destroy(u);
@@ -395,7 +385,7 @@ static json_t *event_line(FILE *f, int n)
 {
 	char buf[1 << 14], *line, *save = NULL;
 
-	slurp(f, buf, sizeof(buf));
+	test__read_stream(f, buf, sizeof(buf));
 	line = strtok_r(buf, "\n", &save);
 	while (line && n--)
 		line = strtok_r(NULL, "\n", &save);
@@ -407,7 +397,7 @@ static int count_lines(FILE *f)
 	char buf[1 << 14];
 	int n = 0;
 
-	slurp(f, buf, sizeof(buf));
+	test__read_stream(f, buf, sizeof(buf));
 	for (char *p = buf; *p; p++)
 		n += *p == '\n';
 	return n;
@@ -549,7 +539,7 @@ START_TEST(test_agent_stores_ascii)
 
 	feed_str(a, 0, "{\"event\":\"task\",\"pid\":1,\"name\":\"\\u001b[2J\xe2\x80\xae"
 		       "\\u009b\xc3\xa9\\u2028\\\\\",\"cr3\":\"0x1000\"}\n");
-	slurp(ev, buf, sizeof(buf));
+	test__read_stream(ev, buf, sizeof(buf));
 	ck_assert_uint_gt(strlen(buf), 1);
 	for (const char *p = buf; *p; p++)
 		ck_assert_msg((*p >= 0x20 && *p < 0x7f) || *p == '\n', "byte %#x in events.jsonl",

@@ -16,6 +16,7 @@
 #include "debug-exit.h"
 #include "probe.h"
 #include "ring-writer.h"
+#include "test-files.h"
 #include "tests.h"
 #include "uart.h"
 #include "vcpu-int.h"
@@ -83,12 +84,7 @@ static void fab_io(struct kvm_run *run, uint16_t port, bool out, unsigned int si
 
 static const char *output(struct fixture *f)
 {
-	size_t n;
-
-	fflush(f->out);
-	rewind(f->out);
-	n = fread(f->text, 1, sizeof(f->text) - 1, f->out);
-	f->text[n] = '\0';
+	test__read_stream(f->out, f->text, sizeof(f->text));
 	return f->text;
 }
 

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * test-files.h - whole-file reads and writes for the Check tests. An I/O error fails the
+ * running test (ck_assert) with the path and the error, so callers check nothing.
+ */
+#ifndef VBTS_TESTS_TEST_FILES_H
+#define VBTS_TESTS_TEST_FILES_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+/**
+ * test__slurp() - the whole file at @path in a malloc'd buffer, followed by a NUL byte (not
+ * counted in *@len) so that a text file is a string.
+ * @path: the file; it must exist and be readable, else the test fails.
+ * @len: where the size in bytes goes; may be NULL.
+ *
+ * Return: the buffer; the caller frees it.
+ */
+void *test__slurp(const char *path, size_t *len);
+
+/**
+ * test__slurp_or_null() - test__slurp() of a file that may be missing.
+ * @path: the file.
+ * @len: where the size in bytes goes; may be NULL.
+ *
+ * Return: the buffer (the caller frees it), or NULL with errno set when @path cannot be
+ * opened.
+ */
+void *test__slurp_or_null(const char *path, size_t *len);
+
+/**
+ * test__slurp_fd() - everything in @fd from offset 0 to its end, read with pread() (the file
+ * offset is left where it was), in a malloc'd buffer followed by a NUL byte.
+ * @fd: an open regular file.
+ * @len: where the size in bytes goes; may be NULL.
+ *
+ * Return: the buffer; the caller frees it.
+ */
+void *test__slurp_fd(int fd, size_t *len);
+
+/**
+ * test__read_stream() - what has been written to @f so far (a tmpfile() standing in for an
+ * output stream), from its start, as a string in @buf.
+ * @f: the stream; it is flushed and rewound.
+ * @buf: where the text goes, truncated to @size - 1 bytes and NUL-terminated.
+ * @size: the size of @buf, at least 1.
+ *
+ * Return: the length of the text in @buf.
+ */
+size_t test__read_stream(FILE *f, char *buf, size_t size);
+
+/**
+ * test__write_file() - create or truncate the file @dir/@name and write @len bytes to it.
+ * @dir: the directory, or NULL when @name is the whole path.
+ * @name: the file's name in @dir (it may have directories of its own).
+ * @data: the contents.
+ * @len: their size in bytes.
+ *
+ * The file is created with mode 0644.
+ */
+void test__write_file(const char *dir, const char *name, const void *data, size_t len);
+
+/**
+ * test__write_text() - test__write_file() of the string @text (without its NUL byte).
+ * @dir: the directory, or NULL when @name is the whole path.
+ * @name: the file's name in @dir.
+ * @text: the contents.
+ */
+void test__write_text(const char *dir, const char *name, const char *text);
+
+/**
+ * test__write_temp() - a new file from the mkstemp() template @path, holding @len bytes.
+ * @path: a template ending in XXXXXX; it is changed to the new file's name.
+ * @data: the contents.
+ * @len: their size in bytes.
+ */
+void test__write_temp(char *path, const void *data, size_t len);
+
+/**
+ * test__copy_file() - the file @from copied to @dir/@name (created or truncated, mode 0644).
+ * @from: the file to copy; it must exist.
+ * @dir: the directory, or NULL when @name is the whole path.
+ * @name: the copy's name in @dir.
+ */
+void test__copy_file(const char *from, const char *dir, const char *name);
+
+#endif /* VBTS_TESTS_TEST_FILES_H */
