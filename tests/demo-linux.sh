@@ -13,6 +13,8 @@ set -euo pipefail
 
 build=$(cd "$1" && pwd)
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=lib/backend.sh
+. "$top/tests/lib/backend.sh"
 vbts=$build/cli/vbts
 prog=$build/tests/linux/crashlib/crashlib
 lib=$build/tests/linux/crashlib/libcrashlib.so
@@ -69,13 +71,7 @@ if [ "$status" != 0 ]; then
 	tail -n 40 "$work/console" | sed 's/^/  | /' >&2 || true
 	exit 1
 fi
-backend=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["backend"])' \
-	  "$trace/vm.json" 2>/dev/null || echo unknown)
-case $backend in
-kvm) how="the kvm backend (kvm-patches/'s in-kernel tracer)" ;;
-step) how="the step backend (single-stepping from the VMM on stock KVM)" ;;
-*) how="the $backend backend" ;;
-esac
+how=$(backend_how "$trace")
 say "branches recorded by $how${where:+, inside the QEMU harness}"
 say "guest console (the core dump's base64 left out):"
 tr -d '\r' < "$work/console" | sed '/^crash-test: core begin$/,/^crash-test: core end$/{/^crash-test: core/!d}' |

@@ -7,6 +7,8 @@ set -euo pipefail
 
 build=$(cd "$1" && pwd)
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=lib/backend.sh
+. "$top/tests/lib/backend.sh"
 vbts=$build/cli/vbts
 image=$build/tests/guests/minios.elf
 trace=$build/demo-trace
@@ -30,13 +32,7 @@ if [ "$status" != 1 ]; then
 	cat "$trace.console" >&2 || true
 	exit 1
 fi
-backend=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["backend"])' \
-	  "$trace/vm.json" 2>/dev/null || echo unknown)
-case $backend in
-kvm) how="the kvm backend (kvm-patches/'s in-kernel tracer)" ;;
-step) how="the step backend (single-stepping from the VMM on stock KVM)" ;;
-*) how="the $backend backend" ;;
-esac
+how=$(backend_how "$trace")
 echo "vbts demo: branches recorded by $how${where:+, inside the QEMU harness}"
 echo "vbts demo: guest console:"
 sed 's/^/  | /' "$trace.console"
