@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * commands.h - the subcommands of the vbts binary; each lives with the component it drives.
+ * commands.h - the subcommands of the vbts binary, one cli/cmd-*.c each, calling the
+ * component libraries beneath them.
  *
  * A command returns the process exit status: 0 success, 1 failure of the job itself (for
  * `run`, the guest's own exit status is returned instead), 2 bad input or environment.
@@ -48,10 +49,10 @@ static inline void command__option_error(const char *cmd, int ret, int opt, cons
 	fprintf(stderr, "; see 'vbts help %s'\n", cmd);
 }
 
-extern const struct vbts_command cmd_run;    /* vmm/cmd-run.c */
-extern const struct vbts_command cmd_probe;  /* vmm/cmd-probe.c */
-extern const struct vbts_command cmd_attach; /* attach/cmd-attach.c */
-extern const struct vbts_command cmd_ctl;    /* vmm/cmd-ctl.c */
+extern const struct vbts_command cmd_run;    /* cli/cmd-run.c */
+extern const struct vbts_command cmd_probe;  /* cli/cmd-probe.c */
+extern const struct vbts_command cmd_attach; /* cli/cmd-attach.c */
+extern const struct vbts_command cmd_ctl;    /* cli/cmd-ctl.c */
 extern const struct vbts_command cmd_decode; /* cli/cmd-decode.c */
 extern const struct vbts_command cmd_diff;   /* cli/cmd-diff.c */
 

@@ -6,8 +6,6 @@
 #include <string.h>
 
 #include "commands.h"
-#include "crash-report.h"
-#include "crash-symbols.h"
 
 static const struct vbts_command *const commands[] = {
 	&cmd_run,
@@ -79,7 +77,5 @@ int main(int argc, char **argv)
 		fputs(cmd->usage, stdout);
 		return 0;
 	}
-	/* A crash report of `vbts run` names its branches' functions and lines. */
-	crash_report__set_annotate(crash_symbols__annotate);
 	return cmd->fn(argc - 1, argv + 1);
 }
