@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "errmsg.h"
-#include "../bytes.h"
-#include "../x86.h"
+#include "../core/bytes.h"
+#include "../core/x86.h"
 #include "introspect.h"
 
 /* The kernel image's virtual range (__START_KERNEL_map, KERNEL_IMAGE_SIZE = 1 GiB). */

@@ -33,7 +33,7 @@ struct introspect;
  * @translate: the guest-physical address of @va through the same tables; 0 or -errno
  * @ctx:       their first argument
  *
- * In the VMM both are gva__read() and gva__translate() of vmm/step/gva.h on a struct
+ * In the VMM both are gva__read() and gva__translate() of vmm/core/gva.h on a struct
  * gva_space with cr0 = PE|PG, cr3 = @root, cr4 = PAE (plus LA57 when the guest's CR4 has it)
  * and efer = LME|LMA, over guest_memory__ptr().
  */

@@ -4,7 +4,7 @@
  * PROBE_PORT_DONE. Without the filter the write would #GP (reported on PROBE_PORT_FAULT).
  */
 #include "common.S"
-#include "../x86.h"
+#include "../core/x86.h"
 
 probe_main:
 	mov	$X86_MSR_IA32_DEBUGCTL, %ecx

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * ports.h - the contract between vmm/probe.c and the probe guests: where they are loaded and
- * the ports they report on. Included by C and by the guests' assembly.
+ * ports.h - the contract between probe.c and the probe guests: where they are loaded and the
+ * ports they report on. Included by C and by the guests' assembly.
  */
 #ifndef VBTS_VMM_PROBE_PORTS_H
 #define VBTS_VMM_PROBE_PORTS_H

@@ -8,7 +8,7 @@
  * guest) is reported on PROBE_PORT_FAULT with its vector, then the guest halts.
  * Entered like every probe guest: flat 32-bit protected mode at PROBE_LOAD_GPA, paging off.
  */
-#include "../x86.h"
+#include "../core/x86.h"
 #include "ports.h"
 
 #define PML4 0x20000

@@ -7,7 +7,7 @@
 
 #include <vbts/ring-format.h>
 
-#include "../x86.h"
+#include "x86.h"
 #include "insn.h"
 
 /* Zydis machine mode and stack width of each enum insn_mode. */

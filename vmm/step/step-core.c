@@ -34,7 +34,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "../x86.h"
+#include "x86.h"
 #include "step-int.h"
 
 static void emit(struct step_out *out, const struct vbts_record *r)

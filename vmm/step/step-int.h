@@ -14,7 +14,7 @@
 
 #include <vbts/ring-format.h>
 
-#include "../tracer.h"
+#include "tracer.h"
 #include "gva.h"
 #include "insn.h"
 

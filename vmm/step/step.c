@@ -27,13 +27,13 @@
 #include <string.h>
 #include <time.h>
 
-#include "../kvm.h"
-#include "../memory.h"
-#include "../ring-writer.h"
-#include "../guest-bts.h"
-#include "../log.h"
-#include "../tracer.h"
-#include "../x86.h"
+#include "kvm.h"
+#include "memory.h"
+#include "ring-writer.h"
+#include "guest-bts.h"
+#include "log.h"
+#include "tracer.h"
+#include "x86.h"
 #include "step-int.h"
 #include "transition.h"
 

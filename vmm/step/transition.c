@@ -14,7 +14,7 @@
 
 #include <vbts/ring-format.h>
 
-#include "../x86.h"
+#include "x86.h"
 #include "gva.h"
 #include "transition.h"
 

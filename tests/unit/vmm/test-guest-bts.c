@@ -12,7 +12,7 @@
 
 #include "cpuid.h"
 #include "guest-bts.h"
-#include "step/gva.h"
+#include "gva.h"
 #include "tests.h"
 #include "x86.h"
 

@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "../x86.h"
+#include "x86.h"
 #include "gva.h"
 
 static bool read_u32(const struct gva_space *s, uint64_t gpa, uint32_t *v)

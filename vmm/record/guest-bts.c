@@ -11,7 +11,7 @@
 #include "log.h"
 #include "x86.h"
 #include "guest-bts.h"
-#include "step/gva.h"
+#include "gva.h"
 
 bool guest_bts__enabled(const struct guest_bts *gb)
 {

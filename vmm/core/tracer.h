@@ -62,11 +62,12 @@ struct tracer_caps {
  * @caps:   host capabilities
  * @start_ns: CLOCK_MONOTONIC at trace start (escape timestamps are relative to it)
  * @ring_records: records per ring file (--ring), a size hint for a backend's own buffers
- * @tasks:  a Linux guest's processes (vmm/guest-tasks.h): the backend reports CR3 loads to it
- *          and, with --task, records only the processes it selects; NULL for other guests
- * @gbts:   the guest's own BTS (vmm/guest-bts.h) when the VMM emulates it (--guest-bts with
- *          the step backend): the backend stores each branch the guest takes into the guest's
- *          buffer; NULL otherwise
+ * @tasks:  a Linux guest's processes (vmm/record/guest-tasks.h): the backend reports CR3
+ *          loads to it and, with --task, records only the processes it selects; NULL for
+ *          other guests
+ * @gbts:   the guest's own BTS (vmm/record/guest-bts.h) when the VMM emulates it
+ *          (--guest-bts with the step backend): the backend stores each branch the guest
+ *          takes into the guest's buffer; NULL otherwise
  * @gbts_kvm_dropped: the kernel's count of the guest's BTS records it dropped (the vCPU stat
  *          guest_bts_dropped) when the kernel gives the guest its BTS (--guest-bts with the kvm
  *          backend); NULL otherwise. The backend tells each increase in the trace.

@@ -45,10 +45,11 @@ struct vcpu;
  * @cpl:            the tracer's CPL filter
  * @start_ns:       CLOCK_MONOTONIC when the run started
  * @ring_records:   records per ring file, handed to the tracer
- * @tasks:          a Linux guest's processes (vmm/guest-tasks.h), handed to the tracer; NULL
- *                  for other guests
- * @guest_bts:      guest-visible BTS emulated by the VMM (vmm/guest-bts.h): CPUID DS bits,
- *                  MISC_ENABLE, DEBUGCTL and DS_AREA exits, records into the guest's buffer
+ * @tasks:          a Linux guest's processes (vmm/record/guest-tasks.h), handed to the
+ *                  tracer; NULL for other guests
+ * @guest_bts:      guest-visible BTS emulated by the VMM (vmm/record/guest-bts.h): CPUID DS
+ *                  bits, MISC_ENABLE, DEBUGCTL and DS_AREA exits, records into the guest's
+ *                  buffer
  * @guest_bts_kvm:  guest-visible BTS virtualized by the kernel (kvm backend, kvm-patches/
  *                  patch 7): the VMM sets the CPUID DS bits, KVM does the rest
  * @lock, @cond:    see the file comment

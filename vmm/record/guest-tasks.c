@@ -25,7 +25,7 @@
 #include "introspect/vmlinux.h"
 #include "log.h"
 #include "memory.h"
-#include "step/gva.h"
+#include "gva.h"
 #include "x86.h"
 
 /* Failed attempts to find the kernel before giving up (the guest has not booted, or it is
