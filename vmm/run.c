@@ -897,7 +897,7 @@ static void poll_panic(struct run_ctx *c)
 		return;
 	i = (uint32_t)cpu < c->vm.nr_vcpus ? (unsigned int)cpu : 0;
 	pr_err("vcpu %u: the guest kernel panicked (its panic_cpu is %d)", i, (int)cpu);
-	vcpu__post_panic(c->vm.vcpus[i]);
+	vm__post_panic(&c->vm, i);
 }
 
 /* Wait for the end of the run, a stop signal or the timeout; returns the exit status. */

@@ -19,7 +19,6 @@
 #include "log.h"
 #include "pc.h"
 #include "uart.h"
-#include "vcpu.h"
 #include "vm.h"
 #include "x86.h"
 
@@ -52,7 +51,7 @@ static void reset(void *opaque)
 
 		pr_err("vcpu %u: the guest kernel panicked (its panic_cpu is %d), then reset the "
 		       "machine", i, (int)cpu);
-		vcpu__post_panic(vm->vcpus[i]);
+		vm__post_panic(vm, i);
 		vm__request_stop(vm, 1);
 		return;
 	}
@@ -97,6 +96,7 @@ struct pc *pc__create(struct vm *vm)
 		acpi_pm__fini(&pc->pm);
 		goto err_free;
 	}
+	vm->platform_init_vcpu = pc__init_vcpu;
 	return pc;
 
 err_free:
@@ -113,6 +113,7 @@ void pc__destroy(struct pc *pc)
 		pr_warn("KVM_IRQ_LINE failed %llu times: console interrupts were lost",
 			(unsigned long long)pc->irq_errors);
 	acpi_pm__fini(&pc->pm);
+	pc->vm->platform_init_vcpu = NULL;
 	free(pc);
 }
 

@@ -7,7 +7,8 @@
  *
  * Order: pc__create() before the first vCPU exists (KVM refuses an irqchip afterwards, and
  * only then do APs start in KVM_MP_STATE_UNINITIALIZED, waiting for INIT/SIPI from the BSP),
- * pc__init_vcpu() for each vCPU, pc__connect_uart() once the UART exists.
+ * pc__init_vcpu() for each vCPU (vcpu__create() calls it through vm->platform_init_vcpu),
+ * pc__connect_uart() once the UART exists.
  */
 #ifndef VBTS_VMM_PC_H
 #define VBTS_VMM_PC_H
@@ -27,7 +28,8 @@ struct vm;
 
 /**
  * pc__create() - KVM_SET_IDENTITY_MAP_ADDR, KVM_CREATE_IRQCHIP, KVM_CREATE_PIT2, and the ACPI
- * PM and i8042 devices on @vm's PIO bus (power off and reset end the run with status 0).
+ * PM and i8042 devices on @vm's PIO bus (power off and reset end the run with status 0); sets
+ * @vm->platform_init_vcpu to pc__init_vcpu().
  * @vm: the VM, its kvm open, no vCPU created yet
  *
  * Return: the platform, or NULL with errno set (the failing ioctl is reported).

@@ -21,7 +21,6 @@
 #include "iobus.h"
 #include "kvm.h"
 #include "log.h"
-#include "pc.h"
 #include "ring-writer.h"
 #include "vcpu-int.h"
 #include "vm.h"
@@ -72,10 +71,22 @@ int vcpu__install_kick_signal(void)
 	return 0;
 }
 
+static void vm_stop(struct vcpu *v)
+{
+	vcpu__request(v, VCPU_STOPPED);
+}
+
+/* What vm.c asks of the vCPUs (vm.h). */
+static const struct vm_vcpu_ops vm_vcpu_ops = {
+	.stop = vm_stop,
+	.post_panic = vcpu__post_panic,
+};
+
 void vcpu__init_detached(struct vcpu *v, struct vm *vm, unsigned int index, struct kvm_run *run,
 			 size_t run_bytes)
 {
 	memset(v, 0, sizeof(*v));
+	vm->vcpu_ops = &vm_vcpu_ops;
 	v->vm = vm;
 	v->index = index;
 	v->fd = -1;
@@ -170,8 +181,8 @@ struct vcpu *vcpu__create(struct vm *vm, unsigned int index)
 	ret = set_cpuid(v);
 	if (ret < 0)
 		goto err_unmap;
-	if (vm->pc) {
-		ret = pc__init_vcpu(fd);
+	if (vm->platform_init_vcpu) {
+		ret = vm->platform_init_vcpu(fd);
 		if (ret < 0)
 			goto err_unmap;
 	}

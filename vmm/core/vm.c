@@ -9,7 +9,6 @@
 #include <time.h>
 
 #include "log.h"
-#include "vcpu.h"
 #include "vm.h"
 
 bool log__debug;
@@ -55,7 +54,12 @@ void vm__request_stop(struct vm *vm, int status)
 	pthread_mutex_unlock(&vm->lock);
 	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
 		if (vm->vcpus && vm->vcpus[i])
-			vcpu__request(vm->vcpus[i], VCPU_STOPPED);
+			vm->vcpu_ops->stop(vm->vcpus[i]);
+}
+
+void vm__post_panic(struct vm *vm, unsigned int index)
+{
+	vm->vcpu_ops->post_panic(vm->vcpus[index]);
 }
 
 bool vm__claim_panic(struct vm *vm)

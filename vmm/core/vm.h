@@ -28,11 +28,23 @@ struct uart;
 struct vcpu;
 
 /**
+ * struct vm_vcpu_ops - what the VM asks of its vCPUs. vm.c sits beneath vcpu.c and reaches the
+ * vCPUs through these alone; vcpu.c sets them on the VM of every vCPU it sets up.
+ * @stop:       stop the vCPU for good, kicking it out of KVM_RUN (vcpu__request(VCPU_STOPPED))
+ * @post_panic: the guest kernel panicked on the vCPU (vcpu__post_panic())
+ */
+struct vm_vcpu_ops {
+	void (*stop)(struct vcpu *v);
+	void (*post_panic)(struct vcpu *v);
+};
+
+/**
  * struct vm - a VM and what its vCPU threads share.
  * @kvm:            /dev/kvm and the VM fd
  * @mem:            guest RAM
  * @nr_vcpus:       vCPUs
  * @vcpus:          [nr_vcpus]
+ * @vcpu_ops:       what vm.c asks of the vCPUs of @vcpus, set by vcpu.c
  * @pio, @mmio:     the buses
  * @uart:           the console
  * @dexit:          the debug-exit port
@@ -40,6 +52,9 @@ struct vcpu;
  * @agent:          the agent channel, NULL when absent
  * @pc:             the PC platform of an operating system (pc.h), NULL for bare guests: then
  *                  a HLT halts the vCPU for good and a triple fault is a crash
+ * @platform_init_vcpu: what the platform's firmware leaves in a new vCPU, called by
+ *                  vcpu__create() with its fd (pc__init_vcpu(), set by pc__create()), NULL
+ *                  for bare guests
  * @tracer:         tracer backend, NULL when not tracing
  * @caps:           host capabilities handed to the tracer
  * @cpl:            the tracer's CPL filter
@@ -62,6 +77,7 @@ struct vm {
 	struct guest_memory *mem;
 	unsigned int nr_vcpus;
 	struct vcpu **vcpus;
+	const struct vm_vcpu_ops *vcpu_ops;
 	struct io_bus pio;
 	struct io_bus mmio;
 	struct uart *uart;
@@ -69,6 +85,7 @@ struct vm {
 	struct pvpanic pvpanic;
 	struct agent *agent;
 	struct pc *pc;
+	int (*platform_init_vcpu)(int vcpu_fd);
 	const struct tracer_ops *tracer;
 	struct tracer_caps caps;
 	enum vbts_cpl_filter cpl;
@@ -119,6 +136,15 @@ void vm__request_stop(struct vm *vm, int status);
  * Return: true for the first caller, false after.
  */
 bool vm__claim_panic(struct vm *vm);
+
+/**
+ * vm__post_panic() - the guest kernel panicked on vCPU @index, as another thread learned (the
+ * guest's panic_cpu, a reset after a panic): that vCPU's own thread writes the report and
+ * carries out --on-crash when it next leaves KVM_RUN, or when it ends.
+ * @vm:    vm
+ * @index: the vCPU, < @vm->nr_vcpus
+ */
+void vm__post_panic(struct vm *vm, unsigned int index);
 
 /**
  * vm__stop_requested() - whether the run is over.
