@@ -324,19 +324,15 @@ static int devices_init(struct run_ctx *c)
 		ret = -ENOMEM;
 		goto err_fini;
 	}
-	ret = io_bus__register(&c->vm.pio, VBTS_UART_PORT, UART_NR_PORTS, uart__io, c->vm.uart,
-			       "uart");
+	ret = uart__register(c->vm.uart, &c->vm.pio);
 	if (!ret)
-		ret = io_bus__register(&c->vm.pio, VBTS_DEBUG_EXIT_PORT, 1, debug_exit__io,
-				       &c->vm.dexit, "debug-exit");
+		ret = debug_exit__register(&c->vm.dexit, &c->vm.pio);
 	if (!ret)
-		ret = io_bus__register(&c->vm.pio, VBTS_AGENT_PORT, 1, agent__io, c->vm.agent,
-				       "agent");
+		ret = agent__register(c->vm.agent, &c->vm.pio);
 	/* Processes writing the channel at once keep their lines apart. */
 	agent__set_space(c->vm.agent, agent_space, &c->vm);
 	if (!ret)
-		ret = io_bus__register(&c->vm.pio, PVPANIC_PORT, 1, pvpanic__io, &c->vm.pvpanic,
-				       "pvpanic");
+		ret = pvpanic__register(&c->vm.pvpanic, &c->vm.pio);
 	if (ret < 0) {
 		pr_err("device set-up: %s", strerror(-ret));
 		goto err_fini;

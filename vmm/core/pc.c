@@ -86,11 +86,9 @@ struct pc *pc__create(struct vm *vm)
 	acpi_pm__init(&pc->pm, power_off, vm);
 	pc->kbd.reset = reset;
 	pc->kbd.opaque = vm;
-	ret = io_bus__register(&vm->pio, ACPI_PM_PORT, ACPI_PM_NR_PORTS, acpi_pm__io, &pc->pm,
-			       "acpi-pm");
+	ret = acpi_pm__register(&pc->pm, &vm->pio);
 	if (!ret)
-		ret = io_bus__register(&vm->pio, I8042_DATA_PORT, I8042_NR_PORTS, i8042__io,
-				       &pc->kbd, "i8042");
+		ret = i8042__register(&pc->kbd, &vm->pio);
 	if (ret < 0) {
 		pr_err("PC device set-up: %s", strerror(-ret));
 		acpi_pm__fini(&pc->pm);

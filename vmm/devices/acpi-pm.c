@@ -97,3 +97,8 @@ int acpi_pm__io(void *dev, struct io_access *a)
 		pm->power_off(pm->opaque);
 	return 0;
 }
+
+int acpi_pm__register(struct acpi_pm *pm, struct io_bus *pio)
+{
+	return io_bus__register(pio, ACPI_PM_PORT, ACPI_PM_NR_PORTS, acpi_pm__io, pm, "acpi-pm");
+}

@@ -70,4 +70,14 @@ void acpi_pm__fini(struct acpi_pm *pm);
  */
 int acpi_pm__io(void *dev, struct io_access *a);
 
+/**
+ * acpi_pm__register() - put the device on the VM's PIO bus: the ACPI_PM_NR_PORTS ports at
+ * ACPI_PM_PORT, served by acpi_pm__io().
+ * @pm:   the device
+ * @pio: the PIO bus
+ *
+ * Return: 0, or what io_bus__register() returns (-EBUSY, -ENOSPC).
+ */
+int acpi_pm__register(struct acpi_pm *pm, struct io_bus *pio);
+
 #endif /* VBTS_VMM_DEVICES_ACPI_PM_H */

@@ -4,6 +4,8 @@
  */
 #include <string.h>
 
+#include <vbts/agent-proto.h>
+
 #include "debug-exit.h"
 
 int debug_exit__status(uint32_t value)
@@ -24,4 +26,9 @@ int debug_exit__io(void *dev, struct io_access *a)
 	if (d->notify)
 		d->notify(d->opaque, debug_exit__status(v));
 	return 0;
+}
+
+int debug_exit__register(struct debug_exit *d, struct io_bus *pio)
+{
+	return io_bus__register(pio, VBTS_DEBUG_EXIT_PORT, 1, debug_exit__io, d, "debug-exit");
 }

@@ -37,4 +37,14 @@ int debug_exit__status(uint32_t value);
  */
 int debug_exit__io(void *dev, struct io_access *a);
 
+/**
+ * debug_exit__register() - put the device on the VM's PIO bus: VBTS_DEBUG_EXIT_PORT, served by
+ * debug_exit__io().
+ * @d:   the device
+ * @pio: the PIO bus
+ *
+ * Return: 0, or what io_bus__register() returns (-EBUSY, -ENOSPC).
+ */
+int debug_exit__register(struct debug_exit *d, struct io_bus *pio);
+
 #endif /* VBTS_VMM_DEBUG_EXIT_H */

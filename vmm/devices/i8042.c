@@ -20,3 +20,8 @@ int i8042__io(void *dev, struct io_access *a)
 		k->reset(k->opaque);
 	return 0;
 }
+
+int i8042__register(struct i8042 *k, struct io_bus *pio)
+{
+	return io_bus__register(pio, I8042_DATA_PORT, I8042_NR_PORTS, i8042__io, k, "i8042");
+}

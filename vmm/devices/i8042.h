@@ -34,4 +34,14 @@ struct i8042 {
  */
 int i8042__io(void *dev, struct io_access *a);
 
+/**
+ * i8042__register() - put the device on the VM's PIO bus: ports I8042_DATA_PORT to I8042_CMD_PORT,
+ * served by i8042__io().
+ * @k:   the device
+ * @pio: the PIO bus
+ *
+ * Return: 0, or what io_bus__register() returns (-EBUSY, -ENOSPC).
+ */
+int i8042__register(struct i8042 *k, struct io_bus *pio);
+
 #endif /* VBTS_VMM_DEVICES_I8042_H */

@@ -21,3 +21,8 @@ int pvpanic__io(void *dev, struct io_access *a)
 		p->notify(p->opaque, a->vcpu, events);
 	return 0;
 }
+
+int pvpanic__register(struct pvpanic *p, struct io_bus *pio)
+{
+	return io_bus__register(pio, PVPANIC_PORT, 1, pvpanic__io, p, "pvpanic");
+}

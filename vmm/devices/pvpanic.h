@@ -33,4 +33,13 @@ struct pvpanic {
  */
 int pvpanic__io(void *dev, struct io_access *a);
 
+/**
+ * pvpanic__register() - put the device on the VM's PIO bus: PVPANIC_PORT, served by pvpanic__io().
+ * @p:   the device
+ * @pio: the PIO bus
+ *
+ * Return: 0, or what io_bus__register() returns (-EBUSY, -ENOSPC).
+ */
+int pvpanic__register(struct pvpanic *p, struct io_bus *pio);
+
 #endif /* VBTS_VMM_PVPANIC_H */

@@ -16,6 +16,8 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
+#include <vbts/agent-proto.h>
+
 #include "escape.h"
 #include "uart.h"
 
@@ -247,4 +249,9 @@ void uart__stats(struct uart *u, uint64_t *written, uint64_t *dropped)
 	*written = u->written;
 	*dropped = u->dropped;
 	pthread_mutex_unlock(&u->lock);
+}
+
+int uart__register(struct uart *u, struct io_bus *pio)
+{
+	return io_bus__register(pio, VBTS_UART_PORT, UART_NR_PORTS, uart__io, u, "uart");
 }

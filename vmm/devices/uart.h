@@ -106,4 +106,14 @@ size_t uart__receive(struct uart *u, const uint8_t *buf, size_t n);
  */
 void uart__stats(struct uart *u, uint64_t *written, uint64_t *dropped);
 
+/**
+ * uart__register() - put the device on the VM's PIO bus: the 8 ports at VBTS_UART_PORT (COM1),
+ * served by uart__io().
+ * @u:   the device
+ * @pio: the PIO bus
+ *
+ * Return: 0, or what io_bus__register() returns (-EBUSY, -ENOSPC).
+ */
+int uart__register(struct uart *u, struct io_bus *pio);
+
 #endif /* VBTS_VMM_UART_H */

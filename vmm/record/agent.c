@@ -452,3 +452,8 @@ void agent__stats(struct agent *a, struct agent_stats *stats)
 		memset(&stats->elf, 0, sizeof(stats->elf));
 	pthread_mutex_unlock(&a->lock);
 }
+
+int agent__register(struct agent *a, struct io_bus *pio)
+{
+	return io_bus__register(pio, VBTS_AGENT_PORT, 1, agent__io, a, "agent");
+}

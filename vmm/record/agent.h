@@ -149,4 +149,13 @@ void agent__set_introspected(struct agent *a, bool on);
  */
 void agent__stats(struct agent *a, struct agent_stats *stats);
 
+/**
+ * agent__register() - put the device on the VM's PIO bus: VBTS_AGENT_PORT, served by agent__io().
+ * @a:   the channel
+ * @pio: the PIO bus
+ *
+ * Return: 0, or what io_bus__register() returns (-EBUSY, -ENOSPC).
+ */
+int agent__register(struct agent *a, struct io_bus *pio);
+
 #endif /* VBTS_VMM_AGENT_H */
