@@ -12,8 +12,8 @@
  *
  * Error lines name the file as it was given: "PATH: what is wrong".
  */
-#ifndef VBTS_DECODER_INPUT_FILE_H
-#define VBTS_DECODER_INPUT_FILE_H
+#ifndef VBTS_FORMAT_INPUT_FILE_H
+#define VBTS_FORMAT_INPUT_FILE_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -102,4 +102,4 @@ uint64_t input_lines__lineno(const struct input_lines *in);
  */
 void input_lines__close(struct input_lines *in);
 
-#endif /* VBTS_DECODER_INPUT_FILE_H */
+#endif /* VBTS_FORMAT_INPUT_FILE_H */

@@ -11,9 +11,10 @@
  * read leave the mapping as it goes: its resident set stays about 1 MiB per ring whatever the
  * size of the file.
  */
-#ifndef VBTS_DECODER_RING_READER_H
-#define VBTS_DECODER_RING_READER_H
+#ifndef VBTS_FORMAT_RING_READER_H
+#define VBTS_FORMAT_RING_READER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -102,9 +103,53 @@ uint64_t ring_reader__lost(const struct ring_reader *r);
 const char *ring_reader__path(const struct ring_reader *r);
 
 /**
+ * ring_reader__committed() - the header's committed count, read now (acquire).
+ * @r: reader
+ *
+ * Return: one past the newest record the writer published.
+ */
+uint64_t ring_reader__committed(const struct ring_reader *r);
+
+/**
+ * ring_reader__replaced() - whether the reader's path names another file now: the writer
+ * resized the ring (a new file took the name; the numbering goes on in it).
+ * @r: reader
+ *
+ * Return: true when another file is there; false when it is the mapped one or none is.
+ */
+bool ring_reader__replaced(const struct ring_reader *r);
+
+/**
+ * ring_reader__live_window() - the records of a live ring that can be read now: [*first, *end).
+ * @r:       reader
+ * @stopped: optional; whether the writer appends nothing for now besides what the ring's
+ *           flags say (its vCPU is stopped): then the oldest slot is trusted too
+ * @ctx:     its argument
+ * @first:   receives the oldest record still intact
+ * @end:     receives committed
+ */
+void ring_reader__live_window(const struct ring_reader *r, bool (*stopped)(void *ctx),
+			      void *ctx, uint64_t *first, uint64_t *end);
+
+/**
+ * ring_reader__get() - copy record @seq of a live ring (the live-reader protocol of
+ * vbts/ring-format.h).
+ * @r:       reader
+ * @seq:     the record's number
+ * @stopped: as for ring_reader__live_window()
+ * @ctx:     its argument
+ * @rec:     receives the record
+ *
+ * Return: 0, -ENOENT when it is not committed yet, -ESTALE when the writer overwrote it (also
+ * while it was being copied).
+ */
+int ring_reader__get(const struct ring_reader *r, uint64_t seq, bool (*stopped)(void *ctx),
+		     void *ctx, struct vbts_record *rec);
+
+/**
  * ring_reader__close() - unmap and free.
  * @r: reader, may be NULL
  */
 void ring_reader__close(struct ring_reader *r);
 
-#endif /* VBTS_DECODER_RING_READER_H */
+#endif /* VBTS_FORMAT_RING_READER_H */

@@ -7,10 +7,11 @@
  * Threads and locks: one thread, `control`, owns the listening socket, every connection, the
  * ring views and the event scan; it never waits on a vCPU. What it asks of the VM goes
  * through control_target_ops: vCPU requests are flags the vCPU threads apply between two runs
- * (vcpu__control()), so a ring keeps its one writer. Rings are read through read-only
- * mappings of the trace's vcpuN.ring files with the live-reader protocol of
- * vbts/ring-format.h, exactly as another process would read them; in stream mode the segment
- * files are read the same way (seg-view.c): nothing is ever overwritten there, so a record
+ * (vcpu__control()), so a ring keeps its one writer. Rings are read through the format's one
+ * ring reader (format/ring-reader.h: read-only mappings of the trace's vcpuN.ring files, the
+ * live-reader protocol of vbts/ring-format.h), exactly as another process would read them; in
+ * stream mode the segment files are read the same way (format/seg-view.h): nothing is ever
+ * overwritten there, so a record
  * is readable from its commit on for as long as its segment file is there. No lock is held
  * anywhere.
  *
@@ -42,8 +43,10 @@
 
 #include "control-int.h"
 #include "control.h"
-#include "decoder.h"
 #include "escape.h"
+#include "record-json.h"
+#include "record.h"
+#include "ring-reader.h"
 #include "seg-view.h"
 #include "trace.h"
 #include "vcpu.h"
@@ -56,17 +59,12 @@
 #define ACCEPT_BATCH 64         /* connections accepted per round */
 #define BACKLOG 64              /* connections waiting to be accepted */
 
-/* One vCPU's ring file, mapped read-only; or in stream mode its segments. */
+/* One vCPU's ring file (format/ring-reader.h); or in stream mode its segments. */
 struct ring_view {
-	const struct vbts_ring_header *hdr;
-	const struct vbts_record *slots;
-	size_t size;
-	uint64_t capacity;
+	struct ring_reader *ring;
 	uint64_t base;       /* `clear`: records before it are not shown */
 	uint64_t ev_cursor;  /* event scan: next seq to look at */
 	uint64_t ev_lost;    /* event scan: the header's lost count seen last */
-	dev_t dev;           /* the file mapped: another one under the name is a resized ring */
-	ino_t ino;
 	/* stream mode: the segments, and what they held when last looked at */
 	struct seg_view *seg;
 	uint64_t s_first, s_end, s_lost;
@@ -146,99 +144,25 @@ static const char *cpl_name(unsigned int cpl)
 	return trace__cpl_name((enum vbts_cpl_filter)cpl);
 }
 
-static const char *start_trace_name(uint64_t aux)
-{
-	bool u = aux & VBTS_START_CPL_USER, k = aux & VBTS_START_CPL_KERNEL;
-
-	return u && k ? "all" : u ? "user" : k ? "kernel" : "none";
-}
-
-/* One record as decode's jsonl output names its fields (decoder/export.c). */
+/*
+ * One record as decode's jsonl output gives it when it is read alone (record__decode_one(),
+ * record_json__format()): the same members, in the same order. A JSON number of this socket
+ * is a signed 64-bit integer (jansson's): a count or a time beyond it (only a damaged record
+ * says one) is shown without its top bit.
+ */
 static json_t *record_json(unsigned int vcpu, uint64_t seq, const struct vbts_record *rec)
 {
-	struct parsed_record p;
-	char a[24], b[24];
-	const char *name;
-	json_t *o;
+	struct decoded_record d;
+	char text[RECORD_JSON_MAX];
+	size_t len;
 
-	record__parse(rec, &p);
-	o = json_pack("{s:s, s:i, s:I}", "type", decoded_type__name(p.type), "vcpu", (int)vcpu,
-		      "seq", (json_int_t)seq);
-	if (!o)
-		return NULL;
-	switch (p.type) {
-	case DECODED_BRANCH:
-		hex(a, sizeof(a), p.from);
-		hex(b, sizeof(b), p.to);
-		json_object_set_new(o, "from", json_string(a));
-		json_object_set_new(o, "to", json_string(b));
-		if (p.cpl_valid)
-			json_object_set_new(o, "cpl", json_integer(p.cpl));
-		name = branch_kind__name(p.kind);
-		if (name)
-			json_object_set_new(o, "kind", json_string(name));
-		if (p.vector_valid)
-			json_object_set_new(o, "vector", json_integer(p.vector));
-		break;
-	case DECODED_TASK_ARRIVE:
-	case DECODED_TASK_DEPART:
-		hex(a, sizeof(a), p.payload);
-		json_object_set_new(o, "cr3", json_string(a));
-		json_object_set_new(o, "time", json_integer((json_int_t)p.time));
-		break;
-	case DECODED_GAP:
-		hex(a, sizeof(a), p.payload);
-		json_object_set_new(o, p.gap_end ? "to" : "from", json_string(a));
-		if (p.gap_end)
-			json_object_set_new(o, "time", json_integer((json_int_t)p.time));
-		else
-			json_object_set_new(o, "reason", json_string(gap_reason__name(p.aux)));
-		break;
-	case DECODED_LOST:
-		json_object_set_new(o, "count", json_integer((json_int_t)(p.payload & INT64_MAX)));
-		break;
-	case DECODED_START:
-		json_object_set_new(o, "time", json_integer((json_int_t)(p.time & INT64_MAX)));
-		json_object_set_new(o, "trace", json_string(start_trace_name(p.aux)));
-		break;
-	case DECODED_FREEZE:
-		json_object_set_new(o, "time", json_integer((json_int_t)(p.time & INT64_MAX)));
-		json_object_set_new(o, "reason", json_string(freeze_reason__name(p.aux)));
-		break;
-	case DECODED_GUEST_BTS_DROP:
-		hex(a, sizeof(a), p.payload);
-		json_object_set_new(o, "from", json_string(a));
-		json_object_set_new(o, "reason", json_string(guest_bts_drop__name(p.aux)));
-		break;
-	case DECODED_TIME:
-	case DECODED_STOP:
-		json_object_set_new(o, "time", json_integer((json_int_t)(p.time & INT64_MAX)));
-		break;
-	case DECODED_TASK_PID:
-		json_object_set_new(o, "guest_pid", json_integer((uint32_t)p.payload));
-		json_object_set_new(o, "guest_tgid", json_integer((uint32_t)(p.payload >> 32)));
-		break;
-	case DECODED_THREAD:
-		json_object_set_new(o, "pid", json_integer((uint32_t)p.payload));
-		json_object_set_new(o, "tgid", json_integer((uint32_t)(p.payload >> 32)));
-		break;
-	case DECODED_ENTRY:
-		hex(a, sizeof(a), p.payload);
-		json_object_set_new(o, "to", json_string(a));
-		name = entry_reason__name(p.aux);
-		/* A reason the decoder does not know: the record's number, as decode gives it. */
-		json_object_set_new(o, "reason", name ? json_string(name) :
-						json_integer((json_int_t)p.aux));
-		break;
-	default:
-		hex(a, sizeof(a), p.payload);
-		hex(b, sizeof(b), p.aux);
-		json_object_set_new(o, "kind", json_integer(p.esc_kind));
-		json_object_set_new(o, "payload", json_string(a));
-		json_object_set_new(o, "aux", json_string(b));
-		break;
-	}
-	return o;
+	record__decode_one(vcpu, seq, rec, &d);
+	d.time &= INT64_MAX;
+	d.count &= INT64_MAX;
+	if (d.type == DECODED_GUEST_BTS_DROP && d.aux == VBTS_GUEST_BTS_DROP_KERNEL)
+		d.from &= INT64_MAX; /* the kernel's drops: a count, not an address */
+	len = record_json__format(text, &d);
+	return json_loadb(text, len, 0, NULL);
 }
 
 /* ---- ring views ------------------------------------------------------------------------ */
@@ -270,53 +194,23 @@ static int seg_open(struct control *c, unsigned int vcpu)
 static int view_open(struct control *c, unsigned int vcpu)
 {
 	struct ring_view *v = &c->views[vcpu];
-	const struct vbts_ring_header *h;
-	struct stat st;
-	char path[4096];
-	void *map;
-	int fd;
+	char path[4096], err[RING_READER_ERR_MAX];
 
 	if (c->stream)
 		return seg_open(c, vcpu);
 	if (!c->trace_dir)
-		return v->hdr ? 0 : -ENOENT;
-	snprintf(path, sizeof(path), "%s/vcpu%u.ring", c->trace_dir, vcpu);
-	if (v->hdr) {
+		return v->ring ? 0 : -ENOENT;
+	if (v->ring) {
 		/* The writer resized the ring: a new file took the name, the numbering goes on. */
-		if (stat(path, &st) < 0 || (st.st_dev == v->dev && st.st_ino == v->ino))
+		if (!ring_reader__replaced(v->ring))
 			return 0;
-		munmap((void *)v->hdr, v->size);
-		v->hdr = NULL;
+		ring_reader__close(v->ring);
+		v->ring = NULL;
 	}
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    (uint64_t)st.st_size < VBTS_RING_HEADER_SIZE) {
-		close(fd);
-		return -EINVAL;
-	}
-	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
-	close(fd);
-	if (map == MAP_FAILED)
-		return -errno;
-	h = map;
-	/* Our own VMM wrote it; checked all the same before a slot is indexed. */
-	if (__atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) != VBTS_RING_MAGIC ||
-	    h->header_size != VBTS_RING_HEADER_SIZE ||
-	    h->record_size != sizeof(struct vbts_record) || !h->capacity ||
-	    h->capacity > ((uint64_t)st.st_size - VBTS_RING_HEADER_SIZE) /
-				  sizeof(struct vbts_record)) {
-		munmap(map, (size_t)st.st_size);
-		return -EINVAL;
-	}
-	v->hdr = h;
-	v->slots = (const struct vbts_record *)((const char *)map + VBTS_RING_HEADER_SIZE);
-	v->size = (size_t)st.st_size;
-	v->capacity = h->capacity;
-	v->dev = st.st_dev;
-	v->ino = st.st_ino;
-	return 0;
+	snprintf(path, sizeof(path), "%s/vcpu%u.ring", c->trace_dir, vcpu);
+	/* Our own VMM wrote it; its header is checked all the same. */
+	v->ring = ring_reader__open(path, err, sizeof(err));
+	return v->ring ? 0 : -errno;
 }
 
 /* Records committed (stream mode: when view_open() last looked). */
@@ -324,92 +218,71 @@ static uint64_t view_committed(const struct ring_view *v)
 {
 	if (v->seg)
 		return v->s_end;
-	return __atomic_load_n(&v->hdr->committed, __ATOMIC_ACQUIRE);
+	return ring_reader__committed(v->ring);
 }
 
 static uint64_t view_lost(const struct ring_view *v)
 {
 	if (v->seg)
 		return v->s_lost;
-	return __atomic_load_n(&v->hdr->lost, __ATOMIC_ACQUIRE);
+	return ring_reader__lost(v->ring);
 }
+
+/* A vCPU of this socket, for vcpu_stopped(). */
+struct view_vcpu {
+	struct control *c;
+	unsigned int vcpu;
+};
 
 /*
- * Whether the writer appends nothing for now: its ring is frozen or closed (the header says
- * so), or its vCPU was stopped by this socket. A stopped vCPU says it records again, or is
- * frozen by a crash, before it appends again (vcpu.c, with a full fence), so a reader that
- * finds it stopped before and after copying a slot, with committed unchanged, copied a slot
- * nobody was writing: the oldest one too. A crash's freeze is not quiet until the header
- * says so: the tracer's last records follow it.
+ * Whether the vCPU was stopped by this socket: besides a frozen or closed ring, what makes
+ * its ring quiet (ring_reader__get()). A stopped vCPU says it records again, or is frozen by
+ * a crash, before it appends again (vcpu.c, with a full fence). A crash's freeze is not quiet
+ * until the header says so: the tracer's last records follow it.
  */
-static bool view_quiet(struct control *c, unsigned int vcpu)
+static bool vcpu_stopped(void *arg)
 {
-	const struct ring_view *v = &c->views[vcpu];
+	const struct view_vcpu *w = arg;
 	struct control_vcpu_state st = { 0 };
-	bool quiet = false;
+	struct control *c = w->c;
 
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&v->hdr->flags, __ATOMIC_ACQUIRE) &
-	    (VBTS_RING_F_FROZEN | VBTS_RING_F_CLOSED))
-		quiet = true;
-	else if (c->ops && c->ops->state && c->ops->state(c->opaque, vcpu, &st) == 0)
-		quiet = st.rec == VCPU_REC_OFF;
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	return quiet;
-}
-
-/* The oldest record still intact when @end is committed, @quiet as above, `clear` applied. */
-static uint64_t view_first(const struct ring_view *v, uint64_t end, bool quiet)
-{
-	/* Unless quiet, the slot the writer stores next into is not trusted. */
-	uint64_t room = quiet ? v->capacity : v->capacity - 1, f = 0;
-
-	if (end > room)
-		f = end - room;
-	if (f < v->hdr->first_seq)
-		f = v->hdr->first_seq; /* a resized ring: nothing before it */
-	if (f < v->base)
-		f = v->base;
-	return f > end ? end : f;
+	return c->ops && c->ops->state && c->ops->state(c->opaque, w->vcpu, &st) == 0 &&
+	       st.rec == VCPU_REC_OFF;
 }
 
 /* The records shown now: [*first, *end). */
 static void view_window(struct control *c, unsigned int vcpu, uint64_t *first, uint64_t *end)
 {
 	const struct ring_view *v = &c->views[vcpu];
-	bool q1, q2;
-	uint64_t e;
+	struct view_vcpu w = { c, vcpu };
 
 	if (c->stream) {
 		/* nothing is overwritten: every record from the oldest segment there on */
 		seg_open(c, vcpu);
 		*end = v->s_end;
-		*first = v->s_first > v->base ? v->s_first : v->base;
-		if (*first > *end)
-			*first = *end;
-		return;
+		*first = v->s_first;
+	} else {
+		ring_reader__live_window(v->ring, vcpu_stopped, &w, first, end);
 	}
-	q1 = view_quiet(c, vcpu);
-	e = view_committed(v);
-	q2 = view_quiet(c, vcpu);
-
-	*end = e;
-	*first = view_first(v, e, q1 && q2 && view_committed(v) == e);
+	if (*first < v->base)
+		*first = v->base;
+	if (*first > *end)
+		*first = *end;
 }
 
 /*
- * Copy record @seq (the live-reader protocol of vbts/ring-format.h): 0, -ENOENT when it is
- * not committed yet or before `clear`, -ESTALE when the writer overwrote it (also while it
- * was being copied).
+ * Copy record @seq: 0, -ENOENT when it is not committed yet or before `clear`, -ESTALE when
+ * the writer overwrote it (also while it was being copied) or, in stream mode, removed it.
  */
 static int view_get(struct control *c, unsigned int vcpu, uint64_t seq, struct vbts_record *rec)
 {
 	const struct ring_view *v = &c->views[vcpu];
-	bool q1, q2;
-	uint64_t c1, c2;
+	struct view_vcpu w = { c, vcpu };
 
+	if (seq < v->base)
+		return -ENOENT;
 	if (c->stream) {
-		if (!v->seg || seq < v->base)
+		if (!v->seg)
 			return -ENOENT;
 		/* one closed segment kept in memory, of one vCPU */
 		if (c->seg_cached != vcpu && c->views[c->seg_cached].seg)
@@ -417,19 +290,7 @@ static int view_get(struct control *c, unsigned int vcpu, uint64_t seq, struct v
 		c->seg_cached = vcpu;
 		return seg_view__get(v->seg, seq, rec);
 	}
-	q1 = view_quiet(c, vcpu);
-	c1 = view_committed(v);
-	if (seq >= c1 || seq < v->base)
-		return -ENOENT;
-	if (seq < view_first(v, c1, q1))
-		return -ESTALE;
-	*rec = v->slots[seq % v->capacity];
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	c2 = view_committed(v);
-	q2 = view_quiet(c, vcpu);
-	if (seq < view_first(v, c2, q1 && q2 && c1 == c2))
-		return -ESTALE;
-	return 0;
+	return ring_reader__get(v->ring, seq, vcpu_stopped, &w, rec);
 }
 
 /* ---- requests -------------------------------------------------------------------------- */
@@ -516,7 +377,8 @@ static json_t *do_status(struct control *c, struct request *r)
 		if (view_open(c, i) == 0) {
 			view_window(c, i, &first, &end);
 			lost = view_lost(&c->views[i]);
-			size = c->stream ? c->segment_records : c->views[i].capacity;
+			size = c->stream ? c->segment_records :
+					   ring_reader__header(c->views[i].ring)->capacity;
 		}
 		tasks = json_array();
 		for (unsigned int t = 0; t < c->nr_tasks; t++)
@@ -1028,54 +890,54 @@ static json_t *event_obj(const char *name, unsigned int vcpu)
 /* The event an escape record stands for, or NULL. */
 static json_t *record_event(unsigned int vcpu, uint64_t seq, const struct vbts_record *rec)
 {
-	unsigned int kind = vbts_record__escape_kind(rec);
-	uint64_t aux = vbts_record__escape_aux(rec);
+	struct decoded_record d;
 	const char *name;
 	char a[24];
 	json_t *e;
 
 	if (!vbts_record__is_escape(rec))
 		return NULL;
-	switch (kind) {
-	case VBTS_ESC_TASK_ARRIVE:
-	case VBTS_ESC_TASK_DEPART:
-		e = event_obj(kind == VBTS_ESC_TASK_ARRIVE ? "task-arrive" : "task-depart", vcpu);
-		hex(a, sizeof(a), rec->to);
+	record__decode_one(vcpu, seq, rec, &d);
+	switch (d.type) {
+	case DECODED_TASK_ARRIVE:
+	case DECODED_TASK_DEPART:
+		e = event_obj(decoded_type__name(d.type), vcpu);
+		hex(a, sizeof(a), d.cr3);
 		json_object_set_new(e, "cr3", json_string(a));
-		json_object_set_new(e, "time", json_integer((json_int_t)aux));
+		json_object_set_new(e, "time", json_integer((json_int_t)d.time));
 		break;
-	case VBTS_ESC_TASK_PID:
+	case DECODED_TASK_PID:
 		e = event_obj("task-pid", vcpu);
-		json_object_set_new(e, "guest_pid", json_integer((uint32_t)rec->to));
-		json_object_set_new(e, "guest_tgid", json_integer((uint32_t)(rec->to >> 32)));
+		json_object_set_new(e, "guest_pid", json_integer((uint32_t)d.payload));
+		json_object_set_new(e, "guest_tgid", json_integer((uint32_t)(d.payload >> 32)));
 		break;
-	case VBTS_ESC_THREAD:
+	case DECODED_THREAD:
 		e = event_obj("thread", vcpu);
-		json_object_set_new(e, "pid", json_integer((uint32_t)rec->to));
-		json_object_set_new(e, "tgid", json_integer((uint32_t)(rec->to >> 32)));
+		json_object_set_new(e, "pid", json_integer(d.thread_pid));
+		json_object_set_new(e, "tgid", json_integer(d.thread_tgid));
 		break;
-	case VBTS_ESC_ENTRY:
+	case DECODED_ENTRY:
 		e = event_obj("entry", vcpu);
-		hex(a, sizeof(a), rec->to);
+		hex(a, sizeof(a), d.to);
 		json_object_set_new(e, "to", json_string(a));
-		name = entry_reason__name(aux);
+		name = entry_reason__name(d.aux);
 		json_object_set_new(e, "reason", name ? json_string(name) :
-						json_integer((json_int_t)aux));
+						json_integer((json_int_t)d.aux));
 		break;
-	case VBTS_ESC_FREEZE:
-		name = aux == VBTS_FREEZE_OPERATOR ? "freeze" : "crash";
+	case DECODED_FREEZE:
+		name = d.aux == VBTS_FREEZE_OPERATOR ? "freeze" : "crash";
 		e = event_obj(name, vcpu);
-		json_object_set_new(e, "reason", json_string(freeze_reason__name(aux)));
-		json_object_set_new(e, "time", json_integer((json_int_t)(rec->to & INT64_MAX)));
+		json_object_set_new(e, "reason", json_string(freeze_reason__name(d.aux)));
+		json_object_set_new(e, "time", json_integer((json_int_t)(d.time & INT64_MAX)));
 		break;
-	case VBTS_ESC_LOST:
+	case DECODED_LOST:
 		e = event_obj("drops", vcpu);
-		json_object_set_new(e, "count", json_integer((json_int_t)(rec->to & INT64_MAX)));
+		json_object_set_new(e, "count", json_integer((json_int_t)(d.count & INT64_MAX)));
 		break;
-	case VBTS_ESC_START:
-	case VBTS_ESC_STOP:
-		e = event_obj(kind == VBTS_ESC_START ? "start" : "stop", vcpu);
-		json_object_set_new(e, "time", json_integer((json_int_t)(rec->to & INT64_MAX)));
+	case DECODED_START:
+	case DECODED_STOP:
+		e = event_obj(d.type == DECODED_START ? "start" : "stop", vcpu);
+		json_object_set_new(e, "time", json_integer((json_int_t)(d.time & INT64_MAX)));
 		break;
 	default:
 		return NULL;
@@ -1638,8 +1500,7 @@ void control__destroy(struct control *c)
 	if (c->wake[1] >= 0)
 		close(c->wake[1]);
 	for (unsigned int i = 0; c->views && i < c->nr_vcpus; i++) {
-		if (c->views[i].hdr)
-			munmap((void *)c->views[i].hdr, c->views[i].size);
+		ring_reader__close(c->views[i].ring);
 		seg_view__free(c->views[i].seg);
 	}
 	for (unsigned int i = 0; i < c->nr_tasks; i++)

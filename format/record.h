@@ -1,16 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * decoder.h - the vbts record decoder: a pure record parser and a stateful, multi-vCPU
- * decoder with a pull API. It knows nothing about files, ELF or output formats: records come
- * from callbacks (struct decoder_source), and names are resolved by the caller.
+ * record.h - what one ring record is: the pure parse of a raw record (struct parsed_record),
+ * the decoded item that the decoder and every reader of a trace share (struct decoded_record),
+ * and the stable names of record kinds, as jsonl and the control socket give them.
  */
-#ifndef VBTS_DECODER_DECODER_H
-#define VBTS_DECODER_DECODER_H
+#ifndef VBTS_FORMAT_RECORD_H
+#define VBTS_FORMAT_RECORD_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <sys/types.h>
 #include <vbts/ring-format.h>
 
 /* What one decoded item is. */
@@ -123,64 +122,16 @@ struct decoded_record {
 };
 
 /**
- * struct decoder_source_ops - where one vCPU's records come from.
- * @read:    copy up to @max records oldest first into @buf, *first_seq = seq of buf[0];
- *           a first_seq beyond the previous end means records in between were lost.
- *           Returns the count, 0 at the end, or -errno.
- * @dropped: optional; records lost after the last one returned (e.g. the end of a live ring
- *           overwritten while it was read, appends refused by a frozen ring), asked once at
- *           the end of the stream with the seq that would have come next
+ * record__decode_one() - one raw record read alone, as the decoder gives it with nothing
+ * before it on its vCPU: no task, no thread, no time before it; a gap half is an orphan (a
+ * GAP_BEGIN with an unknown end, a GAP_END with an unknown start and reason).
+ * @vcpu: the vCPU the record belongs to
+ * @seq:  its number
+ * @rec:  the raw record
+ * @out:  receives the item
  */
-struct decoder_source_ops {
-	ssize_t (*read)(void *ctx, struct vbts_record *buf, size_t max, uint64_t *first_seq);
-	uint64_t (*dropped)(void *ctx, uint64_t end_seq);
-};
-
-/**
- * struct decoder_source - one vCPU's record stream.
- * @vcpu:      the vCPU id reported in decoded records
- * @first_seq: the seq the stream is expected to start at (records before it are reported as
- *             lost: 0 for a trace read from its start)
- * @ops, @ctx: the callbacks and their argument
- */
-struct decoder_source {
-	uint32_t vcpu;
-	uint64_t first_seq;
-	const struct decoder_source_ops *ops;
-	void *ctx;
-};
-
-struct decoder;
-
-/**
- * decoder__new() - a decoder over one or more vCPU streams, merged by time.
- * @src:    the streams (copied)
- * @nr_src: how many, >= 1
- *
- * Streams are merged in runs: a run starts at a record that carries a timestamp and lasts
- * until the next such record of the same vCPU (branch records carry no time). Runs are
- * emitted in order of their start time; the records before a vCPU's first timestamp form a
- * run with time 0. Ties go to the lower vCPU id.
- *
- * Return: the decoder, or NULL with errno set (EINVAL, ENOMEM).
- */
-struct decoder *decoder__new(const struct decoder_source *src, size_t nr_src);
-
-/**
- * decoder__next() - the next decoded item.
- * @d:   decoder
- * @out: receives the item
- *
- * Return: 1 with *@out filled, 0 at the end of every stream, or -errno from a source's read
- * callback (-EIO, ...), after which the decoder is finished.
- */
-int decoder__next(struct decoder *d, struct decoded_record *out);
-
-/**
- * decoder__free() - release the decoder (not the sources' contexts).
- * @d: decoder, may be NULL
- */
-void decoder__free(struct decoder *d);
+void record__decode_one(uint32_t vcpu, uint64_t seq, const struct vbts_record *rec,
+			struct decoded_record *out);
 
 /**
  * decoded_type__name() - the stable name of a type, as used in jsonl ("branch", "gap", ...).
@@ -189,6 +140,32 @@ void decoder__free(struct decoder *d);
  * Return: a static string ("?" for an out-of-range value).
  */
 const char *decoded_type__name(enum decoded_type type);
+
+/**
+ * struct record_name - a stable name and its length, for writers that copy it.
+ * @s:   the name
+ * @len: strlen(@s)
+ */
+struct record_name {
+	const char *s;
+	size_t len;
+};
+
+/**
+ * decoded_type__record_name() - decoded_type__name() with its length.
+ * @type: DECODED_*
+ *
+ * Return: a static name ("?" for an out-of-range value).
+ */
+const struct record_name *decoded_type__record_name(enum decoded_type type);
+
+/**
+ * branch_kind__record_name() - branch_kind__name() with its length.
+ * @kind: kind
+ *
+ * Return: a static name, NULL for VBTS_BR_UNKNOWN and out-of-range values.
+ */
+const struct record_name *branch_kind__record_name(unsigned int kind);
 
 /**
  * branch_kind__name() - the stable name of an enum vbts_branch_kind ("call", "jcc", ...).
@@ -232,4 +209,13 @@ const char *guest_bts_drop__name(uint64_t reason);
  */
 const char *entry_reason__name(uint64_t reason);
 
-#endif /* VBTS_DECODER_DECODER_H */
+/**
+ * start_trace__name() - the stable name of a START record's VBTS_START_CPL_* bits ("all",
+ * "user", "kernel", "none").
+ * @aux: the record's aux payload
+ *
+ * Return: a static string.
+ */
+const char *start_trace__name(uint64_t aux);
+
+#endif /* VBTS_FORMAT_RECORD_H */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ring-reader.c - open, validate and read vbts ring files, live ones included.
+ * ring-reader.c - open, validate and read vbts ring files, live ones included: in order (the
+ * decoder) or one record at a time (the control socket).
  *
  * Live-reader protocol (ring-format.h): c1 = acquire(committed) fixes the window; for each
  * chunk the slots are copied, then c2 = acquire(committed); records older than
@@ -52,6 +53,8 @@ struct ring_reader {
 	uint64_t end;                           /* committed at ring_reader__begin() */
 	uint64_t released;                      /* records before it were released */
 	size_t page_size;
+	dev_t dev;                              /* the file mapped (ring_reader__replaced()) */
+	ino_t ino;
 };
 
 #define HDR_OFF(field) ((unsigned int)__builtin_offsetof(struct vbts_ring_header, field))
@@ -210,6 +213,8 @@ struct ring_reader *ring_reader__open(const char *path, char *err, size_t errlen
 		goto err_unmap;
 	}
 	r->capacity = r->hdr.capacity;
+	r->dev = st.st_dev;
+	r->ino = st.st_ino;
 	r->page_size = (size_t)sysconf(_SC_PAGESIZE);
 	r->slots = (const struct vbts_record *)((const char *)r->map + r->hdr.header_size);
 	if (ring_reader__begin(r)) {
@@ -365,7 +370,86 @@ ssize_t ring_reader__read(struct ring_reader *r, struct vbts_record *buf, size_t
 
 uint64_t ring_reader__lost(const struct ring_reader *r)
 {
-	return __atomic_load_n(&r->live->lost, __ATOMIC_RELAXED);
+	return __atomic_load_n(&r->live->lost, __ATOMIC_ACQUIRE);
+}
+
+/* ---- random access to a live ring --------------------------------------------------------- */
+
+uint64_t ring_reader__committed(const struct ring_reader *r)
+{
+	return load_committed(r);
+}
+
+bool ring_reader__replaced(const struct ring_reader *r)
+{
+	struct stat st;
+
+	if (stat(r->path, &st) < 0)
+		return false;
+	return st.st_dev != r->dev || st.st_ino != r->ino;
+}
+
+/*
+ * Whether the writer appends nothing for now: it closed or froze the ring, or the caller knows
+ * it stopped (@stopped). A writer that is stopped says it records again before it appends
+ * again (with a full fence), so a reader that finds it quiet before and after copying a slot,
+ * with committed unchanged, copied a slot nobody was writing: the oldest one too.
+ */
+static bool quiet(const struct ring_reader *r, bool (*stopped)(void *ctx), void *ctx)
+{
+	bool q;
+
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	q = writer_done(r) || (stopped && stopped(ctx));
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return q;
+}
+
+/* The oldest record still intact when @end is committed, the writer @is_quiet or not. */
+static uint64_t live_first(const struct ring_reader *r, uint64_t end, bool is_quiet)
+{
+	/* Unless quiet, the slot the writer stores next into is not trusted. */
+	uint64_t room = is_quiet ? r->capacity : r->capacity - 1, f = 0;
+
+	if (end > room)
+		f = end - room;
+	if (f < r->hdr.first_seq)
+		f = r->hdr.first_seq; /* a resized ring: nothing before it */
+	return f > end ? end : f;
+}
+
+void ring_reader__live_window(const struct ring_reader *r, bool (*stopped)(void *ctx),
+			      void *ctx, uint64_t *first, uint64_t *end)
+{
+	bool q1, q2;
+	uint64_t e;
+
+	q1 = quiet(r, stopped, ctx);
+	e = load_committed(r);
+	q2 = quiet(r, stopped, ctx);
+	*end = e;
+	*first = live_first(r, e, q1 && q2 && load_committed(r) == e);
+}
+
+int ring_reader__get(const struct ring_reader *r, uint64_t seq, bool (*stopped)(void *ctx),
+		     void *ctx, struct vbts_record *rec)
+{
+	bool q1, q2;
+	uint64_t c1, c2;
+
+	q1 = quiet(r, stopped, ctx);
+	c1 = load_committed(r);
+	if (seq >= c1)
+		return -ENOENT;
+	if (seq < live_first(r, c1, q1))
+		return -ESTALE;
+	copy_slots(r, rec, seq, 1);
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	c2 = load_committed(r);
+	q2 = quiet(r, stopped, ctx);
+	if (seq < live_first(r, c2, q1 && q2 && c1 == c2))
+		return -ESTALE;
+	return 0;
 }
 
 const char *ring_reader__path(const struct ring_reader *r)

@@ -20,12 +20,14 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "text-fmt.h"
+
 /* The buffer, in bytes: what one write to the stream carries at most. */
 #define OUT_BUF_SIZE (256u * 1024)
 /* The most one out_buf__reserve() may ask for. */
 #define OUT_BUF_RESERVE_MAX 4096u
 /* Characters of the longest number the out_buf__fmt_*() helpers write. */
-#define OUT_BUF_NUMBER_MAX 24
+#define OUT_BUF_NUMBER_MAX TEXT_FMT_NUMBER_MAX
 
 /**
  * struct out_buf - a buffered writer.
@@ -134,76 +136,25 @@ static inline void out_buf__putc(struct out_buf *ob, char c)
 	out_buf__commit(ob, p);
 }
 
-/**
- * out_buf__fmt_u64() - @v in decimal at @p (at most 20 characters, no NUL).
- * @p: where
- * @v: the value
- *
- * Return: the end of what was written.
- */
-char *out_buf__fmt_u64(char *p, uint64_t v);
-
-/**
- * out_buf__fmt_i64() - @v in decimal at @p, with a '-' when negative (at most 20 characters).
- * @p: where
- * @v: the value
- *
- * Return: the end of what was written.
- */
-char *out_buf__fmt_i64(char *p, int64_t v);
-
-/**
- * out_buf__fmt_hex() - @v in lowercase hex at @p, without "0x" or leading zeros ("0" for 0),
- * as printf's %x (at most 16 characters).
- * @p: where
- * @v: the value
- *
- * Return: the end of what was written.
- */
-static inline char *out_buf__fmt_hex(char *p, uint64_t v)
+/* The text_fmt__*() helpers (text-fmt.h) under the writers' names. */
+static inline char *out_buf__fmt_u64(char *p, uint64_t v)
 {
-	static const char digits[16] = "0123456789abcdef";
-	int n = v ? (67 - __builtin_clzll(v)) / 4 : 1;
-	char *end = p + n;
-
-	do {
-		*--end = digits[v & 0xf];
-		v >>= 4;
-	} while (end > p);
-	return p + n;
+	return text_fmt__u64(p, v);
 }
 
-/**
- * out_buf__fmt_str() - a string of @n bytes at @p (memcpy with the end returned).
- * @p: where
- * @s: the bytes
- * @n: how many
- *
- * Return: the end of what was written.
- */
+static inline char *out_buf__fmt_i64(char *p, int64_t v)
+{
+	return text_fmt__i64(p, v);
+}
+
+static inline char *out_buf__fmt_hex(char *p, uint64_t v)
+{
+	return text_fmt__hex(p, v);
+}
+
 static inline char *out_buf__fmt_str(char *p, const char *s, size_t n)
 {
-	uint64_t a, b;
-	uint32_t c, d;
-
-	/* Short strings, the common case, without a call: two overlapping loads and stores. */
-	if (n >= 8 && n <= 16) {
-		memcpy(&a, s, 8);
-		memcpy(&b, s + n - 8, 8);
-		memcpy(p, &a, 8);
-		memcpy(p + n - 8, &b, 8);
-	} else if (n >= 4 && n < 8) {
-		memcpy(&c, s, 4);
-		memcpy(&d, s + n - 4, 4);
-		memcpy(p, &c, 4);
-		memcpy(p + n - 4, &d, 4);
-	} else if (n < 4) {
-		for (size_t i = 0; i < n; i++)
-			p[i] = s[i];
-	} else {
-		memcpy(p, s, n);
-	}
-	return p + n;
+	return text_fmt__str(p, s, n);
 }
 
 /**

@@ -25,6 +25,7 @@
 #include "export-format.h"
 #include "export.h"
 #include "out-buf.h"
+#include "record-json.h"
 
 /* Columns of the text output's task label and record type, padded with spaces. */
 #define TEXT_TASK_WIDTH 16
@@ -41,12 +42,6 @@
 struct text_pending {
 	struct decoded_record r;
 	const struct procmap_task *task;
-};
-
-/* A name and its length. */
-struct name {
-	const char *s;
-	size_t len;
 };
 
 /* The formats of their own modules, by enum export_format (NULL: text and jsonl). */
@@ -107,8 +102,6 @@ struct exporter {
 	struct text_pending ahead[TEXT_AHEAD];  /* symbolized text: records held back */
 	unsigned int ahead_first, ahead_len;
 	int err;                /* -ENOMEM met while annotating */
-	struct name types[DECODED_TYPE_MAX];    /* decoded_type__name() */
-	struct name kinds[VBTS_BR_MAX];         /* branch_kind__name(), s NULL when none */
 };
 
 struct exporter *exporter__new(const struct exporter_options *o)
@@ -139,14 +132,6 @@ struct exporter *exporter__new(const struct exporter_options *o)
 		}
 	}
 	e->symbols = o->format == EXPORT_TEXT && annotator__has_symbols(e->annotator);
-	for (unsigned int i = 0; i < DECODED_TYPE_MAX; i++) {
-		e->types[i].s = decoded_type__name((enum decoded_type)i);
-		e->types[i].len = strlen(e->types[i].s);
-	}
-	for (unsigned int i = 0; i < VBTS_BR_MAX; i++) {
-		e->kinds[i].s = branch_kind__name(i);
-		e->kinds[i].len = e->kinds[i].s ? strlen(e->kinds[i].s) : 0;
-	}
 	return e;
 
 err_free:
@@ -184,13 +169,6 @@ const struct procmap_task *exporter__task(struct exporter *e, const struct decod
 	return annotator__task(e->annotator, r);
 }
 
-static const char *start_filter_name(uint64_t aux)
-{
-	bool user = aux & VBTS_START_CPL_USER, kernel = aux & VBTS_START_CPL_KERNEL;
-
-	return user && kernel ? "all" : user ? "user" : kernel ? "kernel" : "none";
-}
-
 /* A string constant at @p. */
 #define PUT(p, lit) out_buf__fmt_str((p), (lit), sizeof(lit) - 1)
 
@@ -199,35 +177,7 @@ static char *put_str(char *p, const char *s)
 	return out_buf__fmt_str(p, s, strlen(s));
 }
 
-/* The name of a record's type (every decoded type has one). */
-static const struct name *type_name(const struct exporter *e, enum decoded_type type)
-{
-	static const struct name unknown = { "?", 1 };
-
-	return (unsigned int)type < DECODED_TYPE_MAX ? &e->types[type] : &unknown;
-}
-
-/* The name of a branch kind, or NULL when the kind has none. */
-static const struct name *kind_name(const struct exporter *e, unsigned int kind)
-{
-	return kind < VBTS_BR_MAX && e->kinds[kind].s ? &e->kinds[kind] : NULL;
-}
-
 /* ---- jsonl -------------------------------------------------------------------------------- */
-
-/* An address member; an unknown address (an orphan gap half) is left out. */
-static char *json_addr(char *p, const char *key_quoted, size_t key_len, uint64_t v, bool valid)
-{
-	if (!valid)
-		return p;
-	p = out_buf__fmt_str(p, key_quoted, key_len);
-	p = out_buf__fmt_hex(p, v);
-	*p++ = '"';
-	return p;
-}
-
-#define JSON_ADDR(p, key, v, valid) \
-	json_addr((p), ",\"" key "\":\"0x", sizeof(key) + 6, (v), (valid))
 
 /*
  * "task", and for a Linux task "pid" and "tgid"; for a record of a thread the trace named,
@@ -251,142 +201,19 @@ static void json_task(struct exporter *e, const struct decoded_record *r)
 	if (!r->thread_valid)
 		return;
 	p = out_buf__reserve(&e->ob, 16 + 2 * OUT_BUF_NUMBER_MAX);
-	p = PUT(p, ",\"pid\":");
-	p = out_buf__fmt_u64(p, r->thread_pid);
-	p = PUT(p, ",\"tgid\":");
-	p = out_buf__fmt_u64(p, r->thread_tgid);
-	out_buf__commit(&e->ob, p);
+	out_buf__commit(&e->ob, record_json__thread(p, r));
 }
 
-/* Room for a jsonl record without its task members: names and numbers are bounded. */
-#define JSONL_RECORD_MAX 512
-
+/* One jsonl line: the record's shape (record-json.h) with decode's task labels in it. */
 static void jsonl_record(struct exporter *e, const struct decoded_record *r)
 {
-	char *p = out_buf__reserve(&e->ob, JSONL_RECORD_MAX);
-	const struct name *type = type_name(e, r->type), *kind;
-	const char *reason;
+	char *p = out_buf__reserve(&e->ob, RECORD_JSON_MAX);
 
-	p = PUT(p, "{\"type\":\"");
-	p = out_buf__fmt_str(p, type->s, type->len);
-	p = PUT(p, "\",\"vcpu\":");
-	p = out_buf__fmt_u64(p, r->vcpu);
-	p = PUT(p, ",\"seq\":");
-	p = out_buf__fmt_u64(p, r->seq);
-	switch (r->type) {
-	case DECODED_BRANCH:
-		p = JSON_ADDR(p, "from", r->from, true);
-		p = JSON_ADDR(p, "to", r->to, true);
-		if (r->cpl_valid) {
-			p = PUT(p, ",\"cpl\":");
-			p = out_buf__fmt_u64(p, r->cpl);
-		}
-		kind = kind_name(e, r->kind);
-		if (kind) {
-			p = PUT(p, ",\"kind\":\"");
-			p = out_buf__fmt_str(p, kind->s, kind->len);
-			*p++ = '"';
-		}
-		if (r->vector_valid) {
-			p = PUT(p, ",\"vector\":");
-			p = out_buf__fmt_u64(p, r->vector);
-		}
+	p = record_json__begin(p, r);
+	if (record_json__has_task(r)) {
 		out_buf__commit(&e->ob, p);
 		json_task(e, r);
 		p = out_buf__reserve(&e->ob, 2);
-		break;
-	case DECODED_TASK_ARRIVE:
-	case DECODED_TASK_DEPART:
-		p = JSON_ADDR(p, "cr3", r->cr3, true);
-		p = PUT(p, ",\"time\":");
-		p = out_buf__fmt_u64(p, r->time);
-		out_buf__commit(&e->ob, p);
-		json_task(e, r);
-		p = out_buf__reserve(&e->ob, 2);
-		break;
-	case DECODED_GAP:
-		p = JSON_ADDR(p, "from", r->from, r->from_valid);
-		p = JSON_ADDR(p, "to", r->to, r->to_valid);
-		p = PUT(p, ",\"reason\":\"");
-		p = put_str(p, gap_reason__name(r->aux));
-		*p++ = '"';
-		break;
-	case DECODED_LOST:
-		p = PUT(p, ",\"count\":");
-		p = out_buf__fmt_u64(p, r->count);
-		break;
-	case DECODED_START:
-		p = PUT(p, ",\"time\":");
-		p = out_buf__fmt_u64(p, r->time);
-		p = PUT(p, ",\"trace\":\"");
-		p = put_str(p, start_filter_name(r->aux));
-		*p++ = '"';
-		break;
-	case DECODED_FREEZE:
-		p = PUT(p, ",\"time\":");
-		p = out_buf__fmt_u64(p, r->time);
-		p = PUT(p, ",\"reason\":\"");
-		p = put_str(p, freeze_reason__name(r->aux));
-		*p++ = '"';
-		break;
-	case DECODED_GUEST_BTS_DROP:
-		/* the kernel's count: how many, not which branch */
-		if (r->aux == VBTS_GUEST_BTS_DROP_KERNEL) {
-			p = PUT(p, ",\"records\":");
-			p = out_buf__fmt_u64(p, r->from);
-		} else {
-			p = JSON_ADDR(p, "from", r->from, r->from_valid);
-		}
-		p = PUT(p, ",\"reason\":\"");
-		p = put_str(p, guest_bts_drop__name(r->aux));
-		*p++ = '"';
-		break;
-	case DECODED_TIME:
-	case DECODED_STOP:
-		p = PUT(p, ",\"time\":");
-		p = out_buf__fmt_u64(p, r->time);
-		break;
-	case DECODED_TASK_PID:
-		/* What the trace itself says, beside the labels from events.jsonl */
-		p = PUT(p, ",\"guest_pid\":");
-		p = out_buf__fmt_u64(p, (uint32_t)r->payload);
-		p = PUT(p, ",\"guest_tgid\":");
-		p = out_buf__fmt_u64(p, r->payload >> 32);
-		out_buf__commit(&e->ob, p);
-		json_task(e, r);
-		p = out_buf__reserve(&e->ob, 2);
-		break;
-	case DECODED_THREAD:
-		/* The thread it names: its "pid" and "tgid" are the task members. */
-		out_buf__commit(&e->ob, p);
-		json_task(e, r);
-		p = out_buf__reserve(&e->ob, 2);
-		break;
-	case DECODED_ENTRY:
-		p = JSON_ADDR(p, "to", r->to, r->to_valid);
-		p = PUT(p, ",\"reason\":");
-		reason = entry_reason__name(r->aux);
-		if (reason) {
-			*p++ = '"';
-			p = put_str(p, reason);
-			*p++ = '"';
-		} else {
-			/* A reason this decoder does not know: the number the record gave. */
-			p = out_buf__fmt_u64(p, r->aux);
-		}
-		out_buf__commit(&e->ob, p);
-		json_task(e, r);
-		p = out_buf__reserve(&e->ob, 2);
-		break;
-	default:
-		p = PUT(p, ",\"kind\":");
-		p = out_buf__fmt_u64(p, r->esc_kind);
-		p = PUT(p, ",\"payload\":\"0x");
-		p = out_buf__fmt_hex(p, r->payload);
-		p = PUT(p, "\",\"aux\":\"0x");
-		p = out_buf__fmt_hex(p, r->aux);
-		*p++ = '"';
-		break;
 	}
 	p = PUT(p, "}\n");
 	out_buf__commit(&e->ob, p);
@@ -524,7 +351,7 @@ static void text_record(struct exporter *e, const struct decoded_record *r,
 			const struct procmap_task *t)
 {
 	char *p = out_buf__reserve(&e->ob, TEXT_RECORD_MAX);
-	const struct name *kind, *type;
+	const struct record_name *kind, *type;
 	const char *reason;
 
 	p = PUT(p, "  vcpu");
@@ -540,7 +367,7 @@ static void text_record(struct exporter *e, const struct decoded_record *r,
 		out_buf__write(&e->ob, "  =>  ", 6);
 		text_addr(e, t, r->to, true);
 		p = out_buf__reserve(&e->ob, TEXT_RECORD_MAX);
-		kind = kind_name(e, r->kind);
+		kind = branch_kind__record_name(r->kind);
 		if (kind) {
 			p = PUT(p, "  (");
 			p = out_buf__fmt_str(p, kind->s, kind->len);
@@ -558,7 +385,7 @@ static void text_record(struct exporter *e, const struct decoded_record *r,
 	p = PUT(p, " ---- ");
 	p = text_task(e, p, t, r);
 	*p++ = ' ';
-	type = type_name(e, r->type);
+	type = decoded_type__record_name(r->type);
 	p = out_buf__fmt_str(p, type->s, type->len);
 	p = pad(p, type->len, TEXT_TYPE_WIDTH);
 	switch (r->type) {
@@ -590,7 +417,7 @@ static void text_record(struct exporter *e, const struct decoded_record *r,
 		p = PUT(p, " at ");
 		p = out_buf__fmt_u64(p, r->time);
 		p = PUT(p, " ns, tracing ");
-		p = put_str(p, start_filter_name(r->aux));
+		p = put_str(p, start_trace__name(r->aux));
 		break;
 	case DECODED_FREEZE:
 		p = PUT(p, " at ");

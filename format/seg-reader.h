@@ -9,8 +9,8 @@
  * skipped: its records show as a jump of the sequence numbers (lost records), the others are
  * read. At most one segment's records are in memory at a time.
  */
-#ifndef VBTS_DECODER_SEG_READER_H
-#define VBTS_DECODER_SEG_READER_H
+#ifndef VBTS_FORMAT_SEG_READER_H
+#define VBTS_FORMAT_SEG_READER_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -110,4 +110,4 @@ unsigned int seg_reader__damaged(const struct seg_reader *r);
  */
 void seg_reader__close(struct seg_reader *r);
 
-#endif /* VBTS_DECODER_SEG_READER_H */
+#endif /* VBTS_FORMAT_SEG_READER_H */

@@ -3,8 +3,8 @@
  * seg-view.h - random access to one vCPU's stream segments (vbts/segment-format.h) while
  * another thread or process writes them: what the control socket reads in stream mode.
  */
-#ifndef VBTS_VMM_SEG_VIEW_H
-#define VBTS_VMM_SEG_VIEW_H
+#ifndef VBTS_FORMAT_SEG_VIEW_H
+#define VBTS_FORMAT_SEG_VIEW_H
 
 #include <stdint.h>
 #include <vbts/segment-format.h>
@@ -59,4 +59,4 @@ void seg_view__drop_cache(struct seg_view *v);
  */
 void seg_view__free(struct seg_view *v);
 
-#endif /* VBTS_VMM_SEG_VIEW_H */
+#endif /* VBTS_FORMAT_SEG_VIEW_H */
