@@ -6,4 +6,5 @@
 #include "tests.h"
 
 VBTS_CHECK_MAIN(dispatch_suite, multiboot_suite, devices_suite, trace_suite, cli_suite,
-		linux_suite, guest_bts_suite, agent_elf_suite, control_suite)
+		linux_suite, guest_bts_suite, agent_elf_suite, control_suite,
+		control_json_suite)

@@ -16,5 +16,6 @@ Suite *linux_suite(void);
 Suite *guest_bts_suite(void);
 Suite *agent_elf_suite(void);
 Suite *control_suite(void);
+Suite *control_json_suite(void);
 
 #endif /* VBTS_TESTS_UNIT_VMM_TESTS_H */
