@@ -18,6 +18,7 @@
 #include <vbts/agent-proto.h>
 
 #include "agent.h"
+#include "clock.h"
 #include "control.h"
 #include "debug-exit.h"
 #include "guest-bts.h"
@@ -139,7 +140,7 @@ static int core_init(struct run_ctx *c)
 	int ret;
 
 	vm__init(&c->vm);
-	c->vm.start_ns = vm__now_ns();
+	c->vm.start_ns = clock__now_ns();
 	ret = vcpu__install_kick_signal();
 	if (ret < 0) {
 		pr_err("cannot install the vCPU kick signal: %s", strerror(-ret));
@@ -545,7 +546,7 @@ static int collector_init(struct run_ctx *c)
 	}
 	c->vm.cpl = c->opts.cpl;
 	/* Escape-record and event times count from here, next to the ring headers' start. */
-	c->vm.start_ns = vm__now_ns();
+	c->vm.start_ns = clock__now_ns();
 	/* vm.json names the image absolutely: the decoder may run from anywhere. */
 	image = realpath(c->opts.image, NULL);
 	if (image)
@@ -911,7 +912,7 @@ static int wait_vm(struct run_ctx *c)
 		 * its vCPU is kicked, and its tracer stops recording.
 		 */
 		if (c->vm.tasks && c->gone &&
-		    guest_tasks__reap(c->vm.tasks, vm__now_ns() - c->vm.start_ns, c->gone))
+		    guest_tasks__reap(c->vm.tasks, clock__now_ns() - c->vm.start_ns, c->gone))
 			for (unsigned int i = 0; i < c->vm.nr_vcpus; i++)
 				if (c->gone[i])
 					vcpu__kick(c->vm.vcpus[i]);
@@ -944,7 +945,7 @@ static void join_vcpus(struct run_ctx *c, unsigned int started)
 
 static int run_vm(struct run_ctx *c)
 {
-	uint64_t t0 = vm__now_ns();
+	uint64_t t0 = clock__now_ns();
 	unsigned int started = 0;
 	sigset_t stop_set, old_set;
 	int status, ret = 0;
@@ -979,7 +980,7 @@ static int run_vm(struct run_ctx *c)
 	alarm(0); /* the run is over: the --timeout has nothing left to stop */
 	join_vcpus(c, started);
 	if (c->opts.stats)
-		print_stats(c, vm__now_ns() - t0);
+		print_stats(c, clock__now_ns() - t0);
 	return status;
 }
 

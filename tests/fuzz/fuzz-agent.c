@@ -14,8 +14,8 @@
 #include <vbts/agent-proto.h>
 
 #include "agent.h"
+#include "clock.h"
 #include "fuzz.h"
-#include "vm.h"
 
 /* Lines stored at most: small, so that inputs reach the limit. */
 #define MAX_EVENTS 8
@@ -82,7 +82,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FILE *events = open_memstream(&buf, &len);
 
 	FUZZ_ASSERT(events);
-	a = agent__create(2, events, vm__now_ns(), MAX_EVENTS);
+	a = agent__create(2, events, clock__now_ns(), MAX_EVENTS);
 	FUZZ_ASSERT(a);
 	for (size_t i = 0; i < size; i++) {
 		byte = data[i];

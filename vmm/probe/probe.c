@@ -19,6 +19,7 @@
 
 #include <vbts/kvm-bts-uapi.h>
 
+#include "clock.h"
 #include "kvm.h"
 #include "log.h"
 #include "memory.h"
@@ -231,7 +232,7 @@ static int probe_vm_create(struct probe_vm *p, const uint8_t *blob, const uint8_
 	its.it_value.tv_nsec = PROBE_TICK_NS;
 	its.it_interval.tv_nsec = PROBE_TICK_NS;
 	timer_settime(p->timer, 0, &its, NULL);
-	p->deadline_ns = vm__now_ns() + PROBE_TIMEOUT_NS;
+	p->deadline_ns = clock__now_ns() + PROBE_TIMEOUT_NS;
 	return 0;
 
 err:
@@ -245,7 +246,7 @@ static enum probe_event probe_run(struct probe_vm *p, const struct kvm_guest_deb
 	int ret;
 
 	for (;;) {
-		if (++p->exits > PROBE_MAX_EXITS || vm__now_ns() > p->deadline_ns)
+		if (++p->exits > PROBE_MAX_EXITS || clock__now_ns() > p->deadline_ns)
 			return PROBE_EV_BUDGET;
 		if (dbg && kvm__ioctl_quiet(p->vcpu->fd, KVM_SET_GUEST_DEBUG, dbg) < 0)
 			return PROBE_EV_ERROR;

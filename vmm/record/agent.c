@@ -15,8 +15,8 @@
 #include <vbts/agent-proto.h>
 
 #include "agent.h"
+#include "clock.h"
 #include "elf-store.h"
-#include "vm.h"
 
 struct agent_line {
 	uint64_t space; /* the writer's address space */
@@ -129,7 +129,7 @@ static void store_event(struct agent *a, unsigned int vcpu, json_t *out)
 		json_decref(out);
 		return;
 	}
-	json_object_set_new(out, "time", json_integer((json_int_t)(vm__now_ns() - a->start_ns)));
+	json_object_set_new(out, "time", json_integer((json_int_t)(clock__now_ns() - a->start_ns)));
 	json_object_set_new(out, "vcpu", json_integer(vcpu));
 	if (a->events) {
 		/*

@@ -8,18 +8,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "log.h"
+#include "clock.h"
 #include "vm.h"
-
-bool log__debug;
-
-uint64_t vm__now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 void vm__init(struct vm *vm)
 {
@@ -98,7 +88,7 @@ void vm__vcpu_done(struct vm *vm)
 
 int vm__wait(struct vm *vm, uint64_t slice_ns)
 {
-	uint64_t end = vm__now_ns() + slice_ns;
+	uint64_t end = clock__now_ns() + slice_ns;
 	struct timespec deadline = {
 		.tv_sec = end / 1000000000ULL,
 		.tv_nsec = end % 1000000000ULL,

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "cpuid.h"
 #include "crash-report.h"
 #include "guest-tasks.h"
@@ -416,7 +417,7 @@ static void apply_control(struct vcpu *v)
 	unsigned int req = __atomic_exchange_n(&v->ctl_req, 0, __ATOMIC_ACQUIRE);
 	const struct tracer_ops *ops = v->vm->tracer;
 	bool own = ops && ops->control, detach = ops && !strcmp(ops->name, "step");
-	uint64_t now = vm__now_ns() - v->tv.start_ns;
+	uint64_t now = clock__now_ns() - v->tv.start_ns;
 	enum vcpu_recording rec = __atomic_load_n(&v->rec, __ATOMIC_RELAXED);
 
 	if (!v->ring || rec == VCPU_REC_FROZEN)
@@ -545,7 +546,7 @@ void vcpu__note_crash(struct vcpu *v, unsigned int reason)
 		return;
 	if (v->ring)
 		before_append(v);
-	ring_writer__escape(ring, VBTS_ESC_FREEZE, vm__now_ns() - v->tv.start_ns, reason);
+	ring_writer__escape(ring, VBTS_ESC_FREEZE, clock__now_ns() - v->tv.start_ns, reason);
 	v->frozen = true;
 	if (v->ring)
 		set_recording(v, VCPU_REC_FROZEN);
@@ -589,7 +590,7 @@ static void write_crash_report(struct vcpu *v, enum crash_kind kind, const struc
 			pr_warn("more than %u crashes: later ones get no report", CRASH_REPORT_MAX);
 		return;
 	}
-	r.time_ns = vm__now_ns() - v->tv.start_ns;
+	r.time_ns = clock__now_ns() - v->tv.start_ns;
 	r.requested = v->vm->crash_branches;
 	if (kind == CRASH_PROCESS) {
 		r.regs_note = "the process had exited when its exit was seen: the vCPU's registers "
@@ -652,7 +653,7 @@ enum crash_action vcpu__crash(struct vcpu *v, enum crash_kind kind, const struct
 		/* The ring goes on: the FREEZE record marks the crash, the report keeps it. */
 		if (v->tv.ring && !v->frozen)
 			ring_writer__escape(v->tv.ring, VBTS_ESC_FREEZE,
-					    vm__now_ns() - v->tv.start_ns, reason);
+					    clock__now_ns() - v->tv.start_ns, reason);
 	} else {
 		vcpu__note_crash(v, reason);
 	}

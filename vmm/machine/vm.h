@@ -172,11 +172,4 @@ void vm__vcpu_done(struct vm *vm);
  */
 int vm__wait(struct vm *vm, uint64_t slice_ns);
 
-/**
- * vm__now_ns() - CLOCK_MONOTONIC in nanoseconds.
- *
- * Return: the time.
- */
-uint64_t vm__now_ns(void);
-
 #endif /* VBTS_VMM_VM_H */
