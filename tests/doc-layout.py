@@ -116,16 +116,27 @@ def main():
                for d in docs}
     for doc in docs:
         here = os.path.dirname(doc)
-        for n, line in prose_lines(text[doc]):
+        lines = list(prose_lines(text[doc]))
+        # A code span may go on on the next line of its paragraph: look for them in the
+        # paragraph's text, numbered by the line where they start.
+        prose, starts = '', []
+        for n, line in lines:
+            starts.append((len(prose), n))
+            prose += line + '\n'
+        for m in re.finditer(r'`([^`]+)`', prose):
+            words = m.group(1).split()
+            if '\n\n' in m.group(1) or not words:
+                continue
+            path = words[0].rstrip(':,;.)')
+            if path.split('/')[0] + '/' not in tops or '/' not in path:
+                continue
+            if path not in file_set and path.rstrip('/') + '/' not in dirs:
+                n = max(line for off, line in starts if off <= m.start())
+                problems.append(f'{doc}:{n}: `{path}` is not in the tree')
+        for n, line in lines:
             where = f'{doc}:{n}'
             if len(line) > MAX_COLUMNS and doc not in LONG_LINES_ALLOWED:
                 problems.append(f'{where}: {len(line)} columns (at most {MAX_COLUMNS})')
-            for span in re.findall(r'`([^`]+)`', line):
-                path = span.split()[0].rstrip(':,;.)')
-                if path.split('/')[0] + '/' not in tops or '/' not in path:
-                    continue
-                if path not in file_set and path.rstrip('/') + '/' not in dirs:
-                    problems.append(f'{where}: `{path}` is not in the tree')
             for target in re.findall(r'\]\(([^)\s]+)\)', line):
                 if re.match(r'[a-z]+:', target):
                     continue
