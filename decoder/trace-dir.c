@@ -14,10 +14,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "input-file.h"
 #include "escape.h"
+#include "events.h"
+#include "input-file.h"
 #include "seg-reader.h"
 #include "trace-dir.h"
+#include "trace-keys.h"
 
 /* A sane bound on vCPUs; KVM's own limit is lower. */
 #define TRACE_MAX_VCPUS 4096
@@ -219,7 +221,7 @@ static int parse_hex_u64(const char *s, uint64_t *v)
 static int open_rings(struct trace_dir *t, json_t *vm, const char *vm_path, char *err,
 		      size_t errlen)
 {
-	json_t *v = json_object_get(vm, "vcpus");
+	json_t *v = json_object_get(vm, VM_KEY_VCPUS);
 	char ring_err[RING_READER_ERR_MAX], first_err[RING_READER_ERR_MAX];
 	unsigned int i, n, failed = 0;
 	uint64_t vm_id = 0;
@@ -253,13 +255,13 @@ static int open_rings(struct trace_dir *t, json_t *vm, const char *vm_path, char
 			return -ENOENT;
 		}
 	}
-	v = json_object_get(vm, "vm_id");
+	v = json_object_get(vm, VM_KEY_VM_ID);
 	if (json_is_string(v) && !parse_hex_u64(json_string_value(v), &vm_id))
 		have_vm_id = true;
 	else if (json_is_integer(v))
 		vm_id = (uint64_t)json_integer_value(v), have_vm_id = true;
-	v = json_object_get(vm, "mode");
-	stream = json_is_string(v) && !strcmp(json_string_value(v), "stream");
+	v = json_object_get(vm, VM_KEY_MODE);
+	stream = json_is_string(v) && !strcmp(json_string_value(v), VM_MODE_STREAM);
 
 	t->rings = calloc(n, sizeof(*t->rings));
 	t->srcs = calloc(n, sizeof(*t->srcs));
@@ -357,13 +359,13 @@ static void load_image(struct trace_dir *t, json_t *vm)
 	size_t i;
 	int fd;
 
-	want_id = json_string_value(json_object_get(vm, "build_id"));
+	want_id = json_string_value(json_object_get(vm, VM_KEY_BUILD_ID));
 	if (want_id && *want_id && !symbols__build_id_valid(want_id)) {
 		damage(t, "%s/vm.json: build_id is not a hex build ID; ignored", t->dir);
 		want_id = NULL;
 	}
 	if (!image)
-		image = json_string_value(json_object_get(vm, "image"));
+		image = json_string_value(json_object_get(vm, VM_KEY_IMAGE));
 	image = resolve_path(t, image, &alt);
 	if ((!image || !file_exists(image)) && want_id) {
 		for (i = 0; i < sizeof(cached) / sizeof(cached[0]); i++) {
@@ -515,7 +517,7 @@ static void load_kernel(struct trace_dir *t, json_t *vm, bool linux_guest)
 	const char *map = t->opts.system_map, *vmlinux;
 	struct symbols *map_s = NULL, *vmlinux_s = NULL;
 	char *map_alt = NULL, *vmlinux_alt = NULL;
-	json_t *slide = json_object_get(vm, "kaslr_slide");
+	json_t *slide = json_object_get(vm, VM_KEY_KASLR_SLIDE);
 	bool slide_known = t->opts.kaslr_slide_set;
 
 	/* The running kernel's own symbols, which vbts run saved (TRACE_DIR_KALLSYMS). */
@@ -526,11 +528,12 @@ static void load_kernel(struct trace_dir *t, json_t *vm, bool linux_guest)
 	}
 	if (!map && linux_guest) {
 		free(map_alt);
-		map = resolve_path(t, json_string_value(json_object_get(vm, "system_map")),
+		map = resolve_path(t, json_string_value(json_object_get(vm, VM_KEY_SYSTEM_MAP)),
 				   &map_alt);
 	}
 	vmlinux = !linux_guest ? NULL :
-		  resolve_path(t, json_string_value(json_object_get(vm, "vmlinux")), &vmlinux_alt);
+		  resolve_path(t, json_string_value(json_object_get(vm, VM_KEY_VMLINUX)),
+			       &vmlinux_alt);
 	if (t->opts.kaslr_slide_set || json_is_integer(slide)) {
 		t->kaslr_slide_known = true;
 		t->kaslr_slide = t->opts.kaslr_slide_set ? (uint64_t)t->opts.kaslr_slide :
@@ -599,7 +602,7 @@ static int load_symbol_files(struct trace_dir *t)
  */
 static int load_guest_maps(struct trace_dir *t)
 {
-	char *events = path_join(t->dir, "events.jsonl"), *store = path_join(t->dir, "debuginfod");
+	char *events = path_join(t->dir, EVENTS_FILE), *store = path_join(t->dir, "debuginfod");
 	struct guest_maps *gm = NULL;
 	uint64_t bad;
 	int ret = -ENOMEM;
@@ -631,7 +634,7 @@ out:
 
 static int load_symbols(struct trace_dir *t, json_t *vm)
 {
-	bool linux_guest = json_object_get(vm, "kernel") && !json_object_get(vm, "image");
+	bool linux_guest = json_object_get(vm, VM_KEY_KERNEL) && !json_object_get(vm, VM_KEY_IMAGE);
 	int ret;
 
 	t->symbolizer = symbolizer__new();
@@ -646,53 +649,77 @@ static int load_symbols(struct trace_dir *t, json_t *vm)
 	return linux_guest ? load_guest_maps(t) : 0;
 }
 
+/* What load_events() says about events.jsonl besides its events. */
+struct events_load {
+	struct trace_dir *t;
+	const char *path;
+	uint64_t long_lines, first_long;
+	bool cut;
+};
+
+static int load_event(void *ctx, const char *name, json_t *obj, uint64_t lineno)
+{
+	struct events_load *l = ctx;
+
+	return procmap__add_event(l->t->procmap, name, obj, lineno);
+}
+
+static void load_too_long(void *ctx, uint64_t lineno)
+{
+	struct events_load *l = ctx;
+
+	if (!l->long_lines++)
+		l->first_long = lineno;
+}
+
+static void load_cut(void *ctx, int err, uint64_t lineno)
+{
+	struct events_load *l = ctx;
+
+	l->cut = true;
+	if (err == -EFBIG)
+		damage(l->t, "%s: larger than %llu bytes, the lines after line %" PRIu64
+			     " are not read", l->path, EVENTS_FILE_MAX, lineno);
+	else
+		damage(l->t, "%s: read error after line %" PRIu64 ": %s, the rest is not read",
+		       l->path, lineno, strerror(-err));
+}
+
 static int load_events(struct trace_dir *t)
 {
-	uint64_t bad, first, lineno, long_lines = 0, first_long = 0;
+	static const struct events_ops ops = {
+		.event = load_event,
+		.too_long = load_too_long,
+		.cut = load_cut,
+	};
+	struct events_load l = { .t = t };
 	char err[TRACE_DIR_ERR_MAX];
-	struct input_lines *in;
-	char *path, *line;
-	size_t len;
-	int ret = 0;
+	uint64_t bad, first;
+	char *path;
+	int ret;
 
 	t->procmap = procmap__new();
 	if (!t->procmap)
 		return -ENOMEM;
-	path = path_join(t->dir, "events.jsonl");
+	path = path_join(t->dir, EVENTS_FILE);
 	if (!path)
 		return -ENOMEM;
-	in = input_lines__open(path, PROCMAP_LINE_MAX, PROCMAP_FILE_MAX, err, sizeof(err));
-	if (!in) {
+	l.path = path;
+	ret = events__load(path, &ops, &l, err, sizeof(err));
+	if (ret == -ENOMEM)
+		goto out;
+	if (ret && !l.cut) {
 		/* No events.jsonl: a trace without task names, nothing is wrong. */
-		if (errno == ENOMEM)
-			ret = -ENOMEM;
-		else if (errno != ENOENT)
+		if (ret != -ENOENT)
 			damage(t, "%s, no task names", err);
+		ret = 0;
 		goto out;
 	}
-	while ((ret = input_lines__next(in, &line, &len)) != 0) {
-		lineno = input_lines__lineno(in);
-		if (ret == -E2BIG) {
-			if (!long_lines++)
-				first_long = lineno;
-		} else if (ret == -EFBIG) {
-			damage(t, "%s: larger than %llu bytes, the lines after line %" PRIu64
-				  " are not read", path, PROCMAP_FILE_MAX, lineno);
-		} else if (ret < 0) {
-			damage(t, "%s: read error after line %" PRIu64 ": %s, the rest is not read",
-			       path, lineno, strerror(-ret));
-		} else if (procmap__add_line(t->procmap, line, len, lineno)) {
-			ret = -ENOMEM;
-			break;
-		}
-	}
-	input_lines__close(in);
-	if (ret)
-		goto out;
-	if (long_lines)
+	ret = 0;
+	if (l.long_lines)
 		warn(t, "%s: %" PRIu64 " line%s longer than %d bytes ignored (the first is line %"
-			PRIu64 ")", path, long_lines, long_lines == 1 ? "" : "s", PROCMAP_LINE_MAX,
-		     first_long);
+			PRIu64 ")", path, l.long_lines, l.long_lines == 1 ? "" : "s",
+		     EVENTS_LINE_MAX, l.first_long);
 	bad = procmap__bad_lines(t->procmap, &first);
 	if (bad)
 		warn(t, "%s: %" PRIu64 " unusable line%s ignored (the first is line %" PRIu64 ")",
@@ -732,7 +759,7 @@ struct trace_dir *trace_dir__open(const char *dir, const struct trace_dir_option
 	if (opts)
 		t->opts = *opts;
 	t->dir = strdup(dir);
-	vm_path = path_join(dir, "vm.json");
+	vm_path = path_join(dir, VM_JSON_FILE);
 	if (!t->dir || !vm_path) {
 		ret = -ENOMEM;
 		goto err_close;

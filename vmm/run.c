@@ -36,6 +36,7 @@
 #include "ring-writer.h"
 #include "run.h"
 #include "test-hook.h"
+#include "trace-keys.h"
 #include "trace.h"
 #include "uart.h"
 #include "vcpu.h"
@@ -595,7 +596,7 @@ static void save_kvm_counters(struct run_ctx *c)
 		vcpu__stats(c->vm.vcpus[i], &vs);
 		kvm_counters__add(&sum, &vs.kvm);
 	}
-	if (sum.valid && trace__set_json(c->trace, "kvm_tracer", kvm_counters__json(&sum)) < 0)
+	if (sum.valid && trace__set_json(c->trace, VM_KEY_KVM_TRACER, kvm_counters__json(&sum)) < 0)
 		pr_warn("vm.json: the kernel tracer's counters could not be written");
 }
 

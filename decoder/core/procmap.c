@@ -29,9 +29,10 @@
 
 #include <vbts/ring-format.h>
 
-#include "input-file.h"
+#include "events.h"
 #include "procmap-int.h"
 #include "symbols.h"
+#include "trace-keys.h"
 
 struct procmap_exit {
 	int64_t pid, code;
@@ -215,14 +216,16 @@ static int parse_address(json_t *v, uint64_t *out)
 /* The members of a task, thread or exec event; -1 when one is missing or bad. */
 static int parse_task(json_t *root, bool exec, struct procmap_task *t)
 {
-	json_t *pid = json_object_get(root, "pid"), *tgid = json_object_get(root, "tgid");
-	json_t *build_id = json_object_get(root, "build_id"), *exe = json_object_get(root, "exe");
-	json_t *load_base = json_object_get(root, "load_base");
+	json_t *pid = json_object_get(root, EVENTS_KEY_PID);
+	json_t *tgid = json_object_get(root, EVENTS_KEY_TGID);
+	json_t *build_id = json_object_get(root, EVENTS_KEY_BUILD_ID);
+	json_t *exe = json_object_get(root, EVENTS_KEY_EXE);
+	json_t *load_base = json_object_get(root, EVENTS_KEY_LOAD_BASE);
 	const char *cr3s;
 	char *end;
 
-	t->name = json_string_value(json_object_get(root, "name"));
-	cr3s = json_string_value(json_object_get(root, "cr3"));
+	t->name = json_string_value(json_object_get(root, EVENTS_KEY_NAME));
+	cr3s = json_string_value(json_object_get(root, EVENTS_KEY_CR3));
 	if (!json_is_integer(pid) || !t->name || !cr3s)
 		return -1;
 	t->pid = json_integer_value(pid);
@@ -257,65 +260,42 @@ static int parse_task(json_t *root, bool exec, struct procmap_task *t)
 	return 0;
 }
 
-/* Returns 1 for a task line taken, 0 for a well-formed other event, -1 bad, -ENOMEM. */
-static int parse_line(struct procmap *pm, const char *line)
+/* Returns 1 for a task event taken, 0 for a well-formed other event, -1 bad, -ENOMEM. */
+static int parse_event(struct procmap *pm, const char *event, json_t *root)
 {
 	struct procmap_task t = { 0 };
-	json_t *root, *v;
-	const char *event;
 	json_int_t time = 0;
-	int ret = -1;
+	json_t *v;
 
-	root = json_loads(line, JSON_REJECT_DUPLICATES, NULL);
-	if (!root || !json_is_object(root))
-		goto out;
-	event = json_string_value(json_object_get(root, "event"));
-	if (!event)
-		goto out;
-	v = json_object_get(root, "time");
+	v = json_object_get(root, EVENTS_KEY_TIME);
 	if (v) {
 		if (!json_is_integer(v) || json_integer_value(v) < 0)
-			goto out;
+			return -1;
 		time = json_integer_value(v);
 	}
-	if (!strcmp(event, "exit")) {
-		json_t *code = json_object_get(root, "code");
+	if (!strcmp(event, EVENT_EXIT)) {
+		json_t *code = json_object_get(root, EVENTS_KEY_CODE);
 
-		v = json_object_get(root, "pid");
+		v = json_object_get(root, EVENTS_KEY_PID);
 		if (!json_is_integer(v) || (code && !json_is_integer(code)))
-			goto out;
-		ret = procmap__add_exit(pm, json_integer_value(v),
-					code ? json_integer_value(code) : 0,
-					(uint64_t)time) ? -ENOMEM : 1;
-		goto out;
+			return -1;
+		return procmap__add_exit(pm, json_integer_value(v),
+					 code ? json_integer_value(code) : 0,
+					 (uint64_t)time) ? -ENOMEM : 1;
 	}
-	if (strcmp(event, "task") && strcmp(event, "exec") && strcmp(event, "thread")) {
-		ret = 0;
-		goto out;
-	}
-	if (parse_task(root, !strcmp(event, "exec"), &t))
-		goto out;
-	t.thread = !strcmp(event, "thread");
+	if (strcmp(event, EVENT_TASK) && strcmp(event, EVENT_EXEC) && strcmp(event, EVENT_THREAD))
+		return 0;
+	if (parse_task(root, !strcmp(event, EVENT_EXEC), &t))
+		return -1;
+	t.thread = !strcmp(event, EVENT_THREAD);
 	t.start = (uint64_t)time;
-	ret = procmap__add_task(pm, &t) ? -ENOMEM : 1;
-out:
-	json_decref(root);
-	return ret;
+	return procmap__add_task(pm, &t) ? -ENOMEM : 1;
 }
 
-int procmap__add_line(struct procmap *pm, char *line, size_t len, uint64_t lineno)
+int procmap__add_event(struct procmap *pm, const char *event, json_t *obj, uint64_t lineno)
 {
-	int ret;
+	int ret = event ? parse_event(pm, event, obj) : -1;
 
-	if (len > PROCMAP_LINE_MAX || memchr(line, '\0', len)) {
-		note_bad(pm, lineno);
-		return 0;
-	}
-	while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
-		line[--len] = '\0';
-	if (!len)
-		return 0;
-	ret = parse_line(pm, line);
 	if (ret == -ENOMEM)
 		return ret;
 	if (ret < 0)
@@ -323,29 +303,29 @@ int procmap__add_line(struct procmap *pm, char *line, size_t len, uint64_t linen
 	return 0;
 }
 
+static int take_event(void *ctx, const char *event, json_t *obj, uint64_t lineno)
+{
+	return procmap__add_event(ctx, event, obj, lineno);
+}
+
+static void take_too_long(void *ctx, uint64_t lineno)
+{
+	note_bad(ctx, lineno);
+}
+
+static const struct events_ops procmap_events = {
+	.event = take_event,
+	.too_long = take_too_long,
+};
+
+int procmap__add_line(struct procmap *pm, char *line, size_t len, uint64_t lineno)
+{
+	return events__parse_line(line, len, lineno, &procmap_events, pm);
+}
+
 int procmap__load(struct procmap *pm, const char *path)
 {
-	struct input_lines *in;
-	char *line;
-	size_t len;
-	int ret;
-
-	in = input_lines__open(path, PROCMAP_LINE_MAX, PROCMAP_FILE_MAX, NULL, 0);
-	if (!in)
-		return -errno;
-	while ((ret = input_lines__next(in, &line, &len)) != 0) {
-		if (ret == -E2BIG) {
-			note_bad(pm, input_lines__lineno(in));
-			continue;
-		}
-		if (ret < 0)
-			break;
-		ret = procmap__add_line(pm, line, len, input_lines__lineno(in));
-		if (ret)
-			break;
-	}
-	input_lines__close(in);
-	return ret;
+	return events__load(path, &procmap_events, pm, NULL, 0);
 }
 
 /* ---- order and index ---------------------------------------------------------------------- */

@@ -42,12 +42,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "events.h"
+
 struct procmap;
 
-/* Longest events.jsonl line used, newline excluded; the VMM writes far shorter ones. */
-#define PROCMAP_LINE_MAX 4096
-/* Bytes of events.jsonl read at most: VBTS_AGENT_EVENTS_MAX lines of 1 KiB. */
-#define PROCMAP_FILE_MAX (64ULL << 20)
+/* Longest events.jsonl line used, and bytes of it read at most (format/events.h). */
+#define PROCMAP_LINE_MAX EVENTS_LINE_MAX
+#define PROCMAP_FILE_MAX EVENTS_FILE_MAX
 
 /* Bytes of a Linux task's comm: TASK_COMM_LEN less its NUL. */
 #define PROCMAP_COMM_LEN 15
@@ -125,6 +126,20 @@ int procmap__load(struct procmap *pm, const char *path);
  * Return: 0, or -ENOMEM. A line that is not a usable event is counted, not an error.
  */
 int procmap__add_line(struct procmap *pm, char *line, size_t len, uint64_t lineno);
+
+/**
+ * procmap__add_event() - add one event of events.jsonl (events__load()'s event callback).
+ * @pm:     map
+ * @event:  its "event" name, NULL for a line that is no event
+ * @obj:    the line's object
+ * @lineno: its number in the file, for procmap__bad_lines()
+ *
+ * Task, exec, thread and exit events are taken; other events are ignored. An event without
+ * its members, or a line that is no event, is counted (procmap__bad_lines()), not an error.
+ *
+ * Return: 0, or -ENOMEM.
+ */
+int procmap__add_event(struct procmap *pm, const char *event, json_t *obj, uint64_t lineno);
 
 /**
  * procmap__add() - add one task (tests, and sources other than events.jsonl).

@@ -18,8 +18,9 @@
 
 #include "escape.h"
 #include "guest-maps.h"
-#include "input-file.h"
+#include "events.h"
 #include "procmap.h"
+#include "trace-keys.h"
 
 /* Escaped bytes of a path quoted in a warning, at most. */
 #define QUOTE_MAX 256
@@ -111,33 +112,30 @@ static int parse_hex(json_t *v, uint64_t *out)
 	return errno || *end ? -EINVAL : 0;
 }
 
-int guest_maps__add_line(struct guest_maps *gm, const char *line)
+/* An agent-map event into the set: 0 (taken, or counted as bad), -ENOMEM. */
+static int take_map(struct guest_maps *gm, json_t *root)
 {
-	json_t *root, *v;
 	struct map_entry e = { 0 };
-	const char *event, *path, *bid;
+	const char *path, *bid;
 	char id[2 * SYMBOLS_BUILD_ID_MAX + 1];
-	int ret = 0;
+	int ret = -EINVAL;
+	json_t *v;
 
-	root = json_loads(line, JSON_REJECT_DUPLICATES, NULL);
-	event = json_string_value(json_object_get(root, "event"));
-	if (!json_is_object(root) || !event || strcmp(event, "agent-map"))
-		goto out;
-	ret = -EINVAL;
-	v = json_object_get(root, "pid");
+	v = json_object_get(root, EVENTS_KEY_PID);
 	if (!json_is_integer(v) || json_integer_value(v) <= 0)
 		goto out;
 	e.m.pid = json_integer_value(v);
-	v = json_object_get(root, "time");
+	v = json_object_get(root, EVENTS_KEY_TIME);
 	if (v && (!json_is_integer(v) || json_integer_value(v) < 0))
 		goto out;
 	e.m.time = v ? (uint64_t)json_integer_value(v) : 0;
-	if (parse_hex(json_object_get(root, "start"), &e.m.start) ||
-	    parse_hex(json_object_get(root, "end"), &e.m.end) ||
-	    parse_hex(json_object_get(root, "offset"), &e.m.offset) || e.m.start >= e.m.end)
+	if (parse_hex(json_object_get(root, EVENTS_KEY_START), &e.m.start) ||
+	    parse_hex(json_object_get(root, EVENTS_KEY_END), &e.m.end) ||
+	    parse_hex(json_object_get(root, EVENTS_KEY_OFFSET), &e.m.offset) ||
+	    e.m.start >= e.m.end)
 		goto out;
-	path = json_string_value(json_object_get(root, "path"));
-	bid = json_string_value(json_object_get(root, "build_id"));
+	path = json_string_value(json_object_get(root, EVENTS_KEY_PATH));
+	bid = json_string_value(json_object_get(root, EVENTS_KEY_BUILD_ID));
 	if (!path || strlen(path) > GUEST_MAPS_PATH_MAX || !bid || !symbols__build_id_valid(bid))
 		goto out;
 	if (gm->nr >= GUEST_MAPS_MAX)
@@ -170,33 +168,27 @@ out:
 		gm->bad++;
 		ret = 0;
 	}
-	json_decref(root);
 	return ret;
+}
+
+static int take_event(void *ctx, const char *event, json_t *obj, uint64_t lineno)
+{
+	if (!event || strcmp(event, EVENT_AGENT_MAP))
+		return 0;
+	return take_map(ctx, obj);
+}
+
+/* Lines that are no event, too long or cut are not the maps' business: nothing is said. */
+static const struct events_ops guest_maps_events = { .event = take_event };
+
+int guest_maps__add_line(struct guest_maps *gm, const char *line)
+{
+	return events__parse_line(line, strlen(line), 0, &guest_maps_events, gm);
 }
 
 int guest_maps__load(struct guest_maps *gm, const char *path)
 {
-	struct input_lines *in;
-	char *line;
-	size_t len;
-	int ret;
-
-	in = input_lines__open(path, PROCMAP_LINE_MAX, PROCMAP_FILE_MAX, NULL, 0);
-	if (!in)
-		return -errno;
-	while ((ret = input_lines__next(in, &line, &len)) != 0) {
-		if (ret == -E2BIG)
-			continue;
-		if (ret < 0)
-			break;
-		if (memchr(line, '\0', len))
-			continue;
-		ret = guest_maps__add_line(gm, line);
-		if (ret)
-			break;
-	}
-	input_lines__close(in);
-	return ret;
+	return events__load(path, &guest_maps_events, gm, NULL, 0);
 }
 
 static int cmp_map(const void *a, const void *b)

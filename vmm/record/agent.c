@@ -17,6 +17,7 @@
 #include "agent.h"
 #include "clock.h"
 #include "elf-store.h"
+#include "trace-keys.h"
 
 struct agent_line {
 	uint64_t space; /* the writer's address space */
@@ -50,23 +51,23 @@ static const struct {
 	json_type type;
 	size_t max;
 } known_members[] = {
-	{ "event", JSON_STRING, AGENT_STRING_MAX },
+	{ EVENTS_KEY_EVENT, JSON_STRING, AGENT_STRING_MAX },
 	{ "v", JSON_INTEGER, 0 },
-	{ "pid", JSON_INTEGER, 0 },
+	{ EVENTS_KEY_PID, JSON_INTEGER, 0 },
 	{ "tid", JSON_INTEGER, 0 },
 	{ "ppid", JSON_INTEGER, 0 },
-	{ "name", JSON_STRING, AGENT_STRING_MAX },
+	{ EVENTS_KEY_NAME, JSON_STRING, AGENT_STRING_MAX },
 	{ "comm", JSON_STRING, AGENT_STRING_MAX },
-	{ "cr3", JSON_STRING, AGENT_STRING_MAX },
-	{ "code", JSON_INTEGER, 0 },
+	{ EVENTS_KEY_CR3, JSON_STRING, AGENT_STRING_MAX },
+	{ EVENTS_KEY_CODE, JSON_INTEGER, 0 },
 	{ "signal", JSON_INTEGER, 0 },
 	{ "addr", JSON_STRING, AGENT_STRING_MAX },
-	{ "build_id", JSON_STRING, VBTS_AGENT_BUILD_ID_MAX },
-	{ "exe", JSON_STRING, VBTS_AGENT_PATH_MAX },
-	{ "path", JSON_STRING, VBTS_AGENT_PATH_MAX },
-	{ "start", JSON_STRING, AGENT_STRING_MAX },
-	{ "end", JSON_STRING, AGENT_STRING_MAX },
-	{ "offset", JSON_STRING, AGENT_STRING_MAX },
+	{ EVENTS_KEY_BUILD_ID, JSON_STRING, VBTS_AGENT_BUILD_ID_MAX },
+	{ EVENTS_KEY_EXE, JSON_STRING, VBTS_AGENT_PATH_MAX },
+	{ EVENTS_KEY_PATH, JSON_STRING, VBTS_AGENT_PATH_MAX },
+	{ EVENTS_KEY_START, JSON_STRING, AGENT_STRING_MAX },
+	{ EVENTS_KEY_END, JSON_STRING, AGENT_STRING_MAX },
+	{ EVENTS_KEY_OFFSET, JSON_STRING, AGENT_STRING_MAX },
 	{ "bytes", JSON_INTEGER, 0 },
 	{ "dropped", JSON_INTEGER, 0 },
 };
@@ -129,8 +130,9 @@ static void store_event(struct agent *a, unsigned int vcpu, json_t *out)
 		json_decref(out);
 		return;
 	}
-	json_object_set_new(out, "time", json_integer((json_int_t)(clock__now_ns() - a->start_ns)));
-	json_object_set_new(out, "vcpu", json_integer(vcpu));
+	json_object_set_new(out, EVENTS_KEY_TIME,
+			    json_integer((json_int_t)(clock__now_ns() - a->start_ns)));
+	json_object_set_new(out, EVENTS_KEY_VCPU, json_integer(vcpu));
 	if (a->events) {
 		/*
 		 * Each event reaches the file when it is stored: it survives a kill of the VMM.
@@ -260,8 +262,8 @@ static void take_elf(struct agent *a, unsigned int vcpu, uint64_t space, const c
 			a->stats.elf_dropped++;
 			return;
 		}
-		out = json_pack("{s:s, s:s, s:I}", "event", "agent-elf", "build_id", stored,
-				"size", (json_int_t)bytes);
+		out = json_pack("{s:s, s:s, s:I}", EVENTS_KEY_EVENT, EVENT_AGENT_ELF,
+				EVENTS_KEY_BUILD_ID, stored, EVENTS_KEY_SIZE, (json_int_t)bytes);
 		if (out)
 			store_event(a, vcpu, out);
 	}
@@ -276,15 +278,16 @@ static void take_line(struct agent *a, unsigned int vcpu, uint64_t space, const 
 	json_error_t jerr;
 
 	in = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
-	if (!in || !json_is_object(in) || !json_is_string(json_object_get(in, "event")) ||
-	    !keep_member("event", json_object_get(in, "event"))) {
+	if (!in || !json_is_object(in) ||
+	    !json_is_string(json_object_get(in, EVENTS_KEY_EVENT)) ||
+	    !keep_member(EVENTS_KEY_EVENT, json_object_get(in, EVENTS_KEY_EVENT))) {
 		a->stats.invalid++;
 		json_decref(in);
 		return;
 	}
-	ev = json_string_value(json_object_get(in, "event"));
+	ev = json_string_value(json_object_get(in, EVENTS_KEY_EVENT));
 	if (a->introspected &&
-	    (!strcmp(ev, "task") || !strcmp(ev, "exec") || !strcmp(ev, "exit"))) {
+	    (!strcmp(ev, EVENT_TASK) || !strcmp(ev, EVENT_EXEC) || !strcmp(ev, EVENT_EXIT))) {
 		a->stats.forged++;
 		json_decref(in);
 		return;

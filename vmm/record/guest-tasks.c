@@ -24,6 +24,7 @@
 #include "introspect/kernel-info.h"
 #include "introspect/vmlinux.h"
 #include "log.h"
+#include "trace-keys.h"
 #include "memory.h"
 #include "gva.h"
 #include "x86.h"
@@ -557,10 +558,10 @@ static void announce(struct guest_tasks *gt, const char *event, const struct gue
 	char cr3[24];
 
 	snprintf(cr3, sizeof(cr3), "%#" PRIx64, id);
-	write_event(gt, json_pack("{s:s, s:i, s:i, s:o, s:s, s:I, s:i}", "event", event,
-				  "pid", (int)t->pid, "tgid", (int)t->tgid,
-				  "name", guest_string(t->comm), "cr3", cr3,
-				  "time", (json_int_t)time, "vcpu", (int)vcpu));
+	write_event(gt, json_pack("{s:s, s:i, s:i, s:o, s:s, s:I, s:i}", EVENTS_KEY_EVENT, event,
+				  EVENTS_KEY_PID, (int)t->pid, EVENTS_KEY_TGID, (int)t->tgid,
+				  EVENTS_KEY_NAME, guest_string(t->comm), EVENTS_KEY_CR3, cr3,
+				  EVENTS_KEY_TIME, (json_int_t)time, EVENTS_KEY_VCPU, (int)vcpu));
 }
 
 /*
@@ -663,7 +664,8 @@ static bool flush(struct guest_tasks *gt, struct gt_proc *p, bool force)
 		    !name_matches(exe, t.comm, NULL))) {
 		return false;
 	}
-	announce(gt, p->pend_exec ? "exec" : "task", &t, p->pend_id, p->pend_time, p->pend_vcpu);
+	announce(gt, p->pend_exec ? EVENT_EXEC : EVENT_TASK, &t, p->pend_id, p->pend_time,
+		 p->pend_vcpu);
 	memcpy(p->comm, t.comm, sizeof(p->comm));
 	p->pending = false;
 	if (gt->nr_sel && !p->traced && t.pid && selected(gt, &t, NULL)) {
@@ -768,10 +770,10 @@ static void check_exit(struct guest_tasks *gt, struct gt_proc *p, uint64_t time,
 	flush(gt, p, true);
 	if (!ret && t.pid == p->pid && (t.exit_code & 0x7f) && fatal_signal(t.exit_code & 0x7f))
 		queue_crash(gt, p, &t, t.exit_code & 0x7f, time, vcpu);
-	write_event(gt, json_pack("{s:s, s:i, s:i, s:I, s:i}", "event", "exit", "pid",
-				  (int)p->pid, "code",
+	write_event(gt, json_pack("{s:s, s:i, s:i, s:I, s:i}", EVENTS_KEY_EVENT, EVENT_EXIT,
+				  EVENTS_KEY_PID, (int)p->pid, EVENTS_KEY_CODE,
 				  !ret && t.pid == p->pid ? exit_status(t.exit_code) : 0,
-				  "time", (json_int_t)time, "vcpu", (int)vcpu));
+				  EVENTS_KEY_TIME, (json_int_t)time, EVENTS_KEY_VCPU, (int)vcpu));
 	p->used = false;
 	for (unsigned int i = 0; i < gt->nr_vcpus; i++)
 		if (gt->current[i] == (int)(p - gt->procs))
@@ -1015,7 +1017,7 @@ void guest_tasks__thread(struct guest_tasks *gt, unsigned int vcpu, int32_t pid,
 	gt->threads[slot].task = task;
 	gt->threads[slot].id = owner->id;
 	gt->threads[slot].traced = owner->traced;
-	announce(gt, "thread", &t, owner->id, time_ns, vcpu);
+	announce(gt, EVENT_THREAD, &t, owner->id, time_ns, vcpu);
 out:
 	pthread_mutex_unlock(&gt->lock);
 }

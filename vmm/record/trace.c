@@ -24,6 +24,7 @@
 #include "ring-writer.h"
 #include "seg-writer.h"
 #include "test-hook.h"
+#include "trace-keys.h"
 #include "trace.h"
 
 struct trace {
@@ -280,8 +281,8 @@ static int save_vm_json(struct trace *t)
 	char *path, *tmp;
 	int ret;
 
-	path = path_in(t, "vm.json");
-	tmp = path_in(t, ".vm.json.tmp");
+	path = path_in(t, VM_JSON_FILE);
+	tmp = path_in(t, "." VM_JSON_FILE ".tmp");
 	if (!path || !tmp) {
 		ret = -ENOMEM;
 		goto out;
@@ -300,17 +301,17 @@ out:
 /* vm.json's "attached": {"pid": N, "via": "pid"|"qemu"|"libvirt"[, "domain": NAME]}. */
 static int attach_info(json_t *o, const struct trace_config *cfg)
 {
-	json_t *a = json_pack("{s:i, s:s}", "pid", cfg->attach_pid, "via",
-			      cfg->attach_via ? cfg->attach_via : "pid");
+	json_t *a = json_pack("{s:i, s:s}", VM_KEY_ATTACHED_PID, cfg->attach_pid,
+			      VM_KEY_ATTACHED_VIA, cfg->attach_via ? cfg->attach_via : "pid");
 
 	if (!a)
 		return -EINVAL;
 	if (cfg->attach_domain &&
-	    json_object_set_new(a, "domain", json_string(cfg->attach_domain))) {
+	    json_object_set_new(a, VM_KEY_ATTACHED_DOMAIN, json_string(cfg->attach_domain))) {
 		json_decref(a);
 		return -EINVAL; /* not UTF-8 */
 	}
-	return json_object_set_new(o, "attached", a) ? -EINVAL : 0;
+	return json_object_set_new(o, VM_KEY_ATTACHED, a) ? -EINVAL : 0;
 }
 
 static int write_vm_json(struct trace *t, const struct trace_config *cfg, uint64_t start_ns)
@@ -320,28 +321,28 @@ static int write_vm_json(struct trace *t, const struct trace_config *cfg, uint64
 
 	snprintf(id, sizeof(id), "%016" PRIx64, t->vm_id);
 	o = json_pack("{s:i, s:s, s:s?, s:o, s:i, s:i, s:s, s:s, s:I, s:I}",
-		      "version", 1,
-		      "vm_id", id,
-		      cfg->linux_kernel ? "kernel" : "image", cfg->image,
-		      "build_id", cfg->build_id && cfg->build_id[0] ?
+		      VM_KEY_VERSION, 1,
+		      VM_KEY_VM_ID, id,
+		      cfg->linux_kernel ? VM_KEY_KERNEL : VM_KEY_IMAGE, cfg->image,
+		      VM_KEY_BUILD_ID, cfg->build_id && cfg->build_id[0] ?
 				json_string(cfg->build_id) : json_null(),
-		      "vcpus", (int)cfg->vcpus,
-		      "memory_mib", (int)cfg->memory_mib,
-		      "backend", cfg->backend,
-		      "cpl", trace__cpl_name(cfg->cpl),
-		      "ring_records", (json_int_t)cfg->collector.ring_records,
-		      "start_time_ns", (json_int_t)start_ns);
+		      VM_KEY_VCPUS, (int)cfg->vcpus,
+		      VM_KEY_MEMORY_MIB, (int)cfg->memory_mib,
+		      VM_KEY_BACKEND, cfg->backend,
+		      VM_KEY_CPL, trace__cpl_name(cfg->cpl),
+		      VM_KEY_RING_RECORDS, (json_int_t)cfg->collector.ring_records,
+		      VM_KEY_START_TIME_NS, (json_int_t)start_ns);
 	if (!o)
 		return -EINVAL; /* e.g. an image path that is not UTF-8 */
 	if (cfg->collector.mode == TRACE_MODE_STREAM &&
-	    (json_object_set_new(o, "mode", json_string("stream")) ||
-	     json_object_set_new(o, "segment_records",
+	    (json_object_set_new(o, VM_KEY_MODE, json_string(VM_MODE_STREAM)) ||
+	     json_object_set_new(o, VM_KEY_SEGMENT_RECORDS,
 				 json_integer((json_int_t)cfg->collector.segment_records)))) {
 		json_decref(o);
 		return -ENOMEM;
 	}
 	if (cfg->system_map &&
-	    json_object_set_new(o, "system_map", json_string(cfg->system_map))) {
+	    json_object_set_new(o, VM_KEY_SYSTEM_MAP, json_string(cfg->system_map))) {
 		json_decref(o);
 		return -EINVAL;
 	}
@@ -357,7 +358,7 @@ int trace__set_kaslr_slide(struct trace *t, uint64_t slide)
 {
 	if (slide > INT64_MAX || !t->vm)
 		return -EINVAL;
-	if (json_object_set_new(t->vm, "kaslr_slide", json_integer((json_int_t)slide)))
+	if (json_object_set_new(t->vm, VM_KEY_KASLR_SLIDE, json_integer((json_int_t)slide)))
 		return -ENOMEM;
 	return save_vm_json(t);
 }
@@ -405,8 +406,8 @@ static void remove_all(struct trace *t)
 	}
 	if (t->collector.mode == TRACE_MODE_STREAM)
 		remove_segments(t);
-	remove_in(t, "events.jsonl");
-	remove_in(t, "vm.json");
+	remove_in(t, EVENTS_FILE);
+	remove_in(t, VM_JSON_FILE);
 	if (t->made_dir)
 		rmdir(t->dir);
 }
@@ -513,7 +514,7 @@ struct trace *trace__create(const struct trace_config *cfg, char *err, size_t er
 		t->nr_rings = i + 1;
 		test_hook__stop_at(name);
 	}
-	path = path_in(t, "events.jsonl");
+	path = path_in(t, EVENTS_FILE);
 	if (!path) {
 		ret = -ENOMEM;
 		errmsg__set(err, errlen, "out of memory");
