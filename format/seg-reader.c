@@ -24,7 +24,7 @@
 
 #define HDR_OFF(field) ((unsigned int)__builtin_offsetof(struct vbts_seg_header, field))
 /* The open segment's place in the index list: after every closed one. */
-#define OPEN_INDEX UINT64_MAX
+#define OPEN_INDEX SEG_READER_OPEN_INDEX
 /* zstd's own overhead on top of the transform, at most (frame header, blocks, checksum). */
 #define FRAME_SLACK(n) ((n) / 64 + 1024)
 
@@ -149,10 +149,9 @@ bool seg_reader__exists(const char *dir, unsigned int vcpu)
 	return found;
 }
 
-/* Checks a header against its file: 0 or -EINVAL with @err set. Sets *@n to the records. */
-static int check_header(const struct vbts_seg_header *h, uint64_t size, uint64_t index,
-			unsigned int vcpu, const char *path, uint64_t *n, char *err,
-			size_t errlen)
+int seg_reader__check_header(const struct vbts_seg_header *h, uint64_t size, uint64_t index,
+			     unsigned int vcpu, const char *path, uint64_t *n, char *err,
+			     size_t errlen)
 {
 	const uint32_t known = VBTS_SEG_F_CLOSED | VBTS_SEG_F_FROZEN | VBTS_SEG_F_LAST;
 	uint64_t slots, end;
@@ -284,8 +283,8 @@ static int load_once(struct seg_reader *r, size_t i, bool hdr_only, struct vbts_
 		set_err(err, sizeof(err), path, "%s", strerror(-ret));
 		goto out_damage;
 	}
-	ret = check_header(h, (uint64_t)st.st_size, r->index[i], r->vcpu, path, &n, err,
-			   sizeof(err));
+	ret = seg_reader__check_header(h, (uint64_t)st.st_size, r->index[i], r->vcpu, path, &n,
+				       err, sizeof(err));
 	if (ret && retry && r->index[i] != OPEN_INDEX && h->encoding == VBTS_SEG_ENC_RAW) {
 		ret = -EAGAIN;
 		goto out_retry;

@@ -25,6 +25,31 @@ struct seg_reader;
 /* Segments of one vCPU a reader accepts. */
 #define SEG_READER_MAX_SEGMENTS (1U << 20)
 
+/* The index that seg_reader__check_header() takes for an open segment: any. */
+#define SEG_READER_OPEN_INDEX UINT64_MAX
+
+/**
+ * seg_reader__check_header() - check a segment header against its file: the one check of a
+ * segment header, for this reader and for the live view of seg-view.h.
+ * @h:      the header
+ * @size:   the file's size in bytes (at least VBTS_SEG_HEADER_SIZE)
+ * @index:  the index its name says, SEG_READER_OPEN_INDEX for the open segment
+ * @vcpu:   the vCPU its name says
+ * @path:   the file, for @err
+ * @n:      receives the records it holds (for -ERANGE: the whole records the file holds)
+ * @err:    receives one line ("PATH: offset 0xN: what is wrong") on failure, may be NULL
+ * @errlen: its size
+ *
+ * Checks magic, version, sizes, flags, vCPU, index, the record counts against the segment
+ * size and the file, the encoding and, for a compressed one, its payload size.
+ *
+ * Return: 0; -ERANGE for a raw segment whose file ends before its committed records; -EINVAL
+ * for anything else wrong.
+ */
+int seg_reader__check_header(const struct vbts_seg_header *h, uint64_t size, uint64_t index,
+			     unsigned int vcpu, const char *path, uint64_t *n, char *err,
+			     size_t errlen);
+
 /**
  * seg_reader__exists() - whether a directory holds any segment of a vCPU.
  * @dir:  the trace directory

@@ -12,9 +12,9 @@
  * its header again after the copy. Closed segments `vcpuN.SSSSSSSS.vseg` are found by a binary
  * search over their headers (at most log2 of the segments, one pread each), their records
  * read whole (raw) or decompressed (zstd) and kept until another segment is read. Every
- * header is checked before it is used: a closed segment holds at most the run's segment size,
- * a payload is read only when its size is the file's; the last one found damaged is not
- * read again. Removed segments (a consumer took the
+ * header is checked before it is used, by the segment reader's check
+ * (seg_reader__check_header()), and a closed segment holds at most the run's segment size;
+ * the last one found damaged is not read again. Removed segments (a consumer took the
  * oldest away) are skipped; their records are gone (-ESTALE).
  */
 #include <errno.h>
@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "seg-codec.h"
+#include "seg-reader.h"
 #include "seg-view.h"
 
 #define TRIES 8                 /* reads of a moving header before -EAGAIN */
@@ -101,6 +102,7 @@ static int map_open(struct seg_view *v)
 	const struct vbts_seg_header *h;
 	char path[PATH_MAX];
 	struct stat st;
+	uint64_t n;
 	void *map;
 	int fd;
 
@@ -122,11 +124,11 @@ static int map_open(struct seg_view *v)
 	if (map == MAP_FAILED)
 		return -errno;
 	h = map;
-	if (__atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) != VBTS_SEG_MAGIC ||
-	    h->version != VBTS_SEG_VERSION || h->header_size != VBTS_SEG_HEADER_SIZE ||
-	    h->record_size != sizeof(struct vbts_record) || h->vcpu_id != v->vcpu ||
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	/* The segment reader's check, and what a mapped open segment needs besides. */
+	if (seg_reader__check_header(h, (uint64_t)st.st_size, SEG_READER_OPEN_INDEX, v->vcpu,
+				     path, &n, NULL, 0) ||
 	    h->encoding != VBTS_SEG_ENC_RAW || h->capacity < 2 ||
-	    h->capacity > VBTS_SEG_MAX_RECORDS ||
 	    h->capacity > ((uint64_t)st.st_size - VBTS_SEG_HEADER_SIZE) /
 				  sizeof(struct vbts_record)) {
 		munmap(map, (size_t)st.st_size);
@@ -207,7 +209,7 @@ static int open_closed(const struct seg_view *v, uint64_t index, struct vbts_seg
 {
 	char path[PATH_MAX];
 	struct stat st;
-	uint64_t size;
+	uint64_t n;
 	int fd;
 
 	closed_path(v, index, path, sizeof(path));
@@ -217,10 +219,9 @@ static int open_closed(const struct seg_view *v, uint64_t index, struct vbts_seg
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
 	    pread(fd, h, sizeof(*h), 0) != (ssize_t)sizeof(*h))
 		goto damaged;
-	size = (uint64_t)st.st_size - sizeof(*h);
-	if (h->magic != VBTS_SEG_MAGIC || h->version != VBTS_SEG_VERSION ||
-	    h->header_size != VBTS_SEG_HEADER_SIZE ||
-	    h->record_size != sizeof(struct vbts_record) || h->vcpu_id != v->vcpu ||
+	/* The segment reader's check (any index: a recycled raw file is told apart below). */
+	if (seg_reader__check_header(h, (uint64_t)st.st_size, SEG_READER_OPEN_INDEX, v->vcpu,
+				     path, &n, NULL, 0) ||
 	    (v->hdr && h->vm_id != v->vm_id))
 		goto damaged;
 	if (h->index != index || (h->encoding == VBTS_SEG_ENC_RAW && !h->committed)) {
@@ -231,20 +232,8 @@ static int open_closed(const struct seg_view *v, uint64_t index, struct vbts_seg
 		}
 		goto damaged;
 	}
-	if (!h->committed || h->committed > v->max_records ||
-	    h->first_seq > UINT64_MAX - h->committed)
+	if (!h->committed || h->committed > v->max_records)
 		goto damaged;
-	if (h->encoding == VBTS_SEG_ENC_RAW) {
-		if (h->committed > h->capacity ||
-		    size / sizeof(struct vbts_record) < h->committed)
-			goto damaged;
-	} else if (h->encoding == VBTS_SEG_ENC_ZSTD_DV1) {
-		if (h->payload_size != size ||
-		    h->payload_size > h->committed * VBTS_SEG_DV1_MAX_BYTES + 4096)
-			goto damaged;
-	} else {
-		goto damaged;
-	}
 	return fd;
 
 damaged:
