@@ -179,9 +179,63 @@ const char *start_trace__name(uint64_t aux)
 	return user && kernel ? "all" : user ? "user" : kernel ? "kernel" : "none";
 }
 
+void record__item_members(const struct parsed_record *p, struct decoded_record *d)
+{
+	switch (p->type) {
+	case DECODED_BRANCH:
+		d->from = p->from;
+		d->to = p->to;
+		d->from_valid = d->to_valid = true;
+		d->cpl = p->cpl;
+		d->cpl_valid = p->cpl_valid;
+		d->kind = p->kind;
+		d->vector = p->vector;
+		d->vector_valid = p->vector_valid;
+		break;
+	case DECODED_TASK_ARRIVE:
+	case DECODED_TASK_DEPART:
+		d->cr3 = p->payload;
+		d->cr3_valid = true;
+		break;
+	case DECODED_GAP:
+	case DECODED_TIME:
+		break;
+	case DECODED_LOST:
+		d->count = p->payload;
+		break;
+	case DECODED_START:
+	case DECODED_STOP:
+	case DECODED_FREEZE:
+		d->aux = p->aux;
+		break;
+	case DECODED_TASK_PID:
+		d->payload = p->payload;
+		break;
+	case DECODED_THREAD:
+		d->payload = p->payload;
+		d->aux = p->aux;
+		break;
+	case DECODED_ENTRY:
+		d->to = p->payload;
+		d->to_valid = true;
+		d->aux = p->aux;
+		break;
+	case DECODED_GUEST_BTS_DROP:
+		d->from = p->payload;
+		d->from_valid = true;
+		d->aux = p->aux;
+		break;
+	default:
+		d->esc_kind = p->esc_kind;
+		d->payload = p->payload;
+		d->aux = p->aux;
+		break;
+	}
+}
+
 /*
- * What the decoder's stream_consume() queues for a record with nothing before it on its
- * vCPU, and flushes at the end of the stream: the members of the item itself.
+ * What the decoder queues for a record with nothing before it on its vCPU, and flushes at
+ * the end of the stream.
  */
 void record__decode_one(uint32_t vcpu, uint64_t seq, const struct vbts_record *rec,
 			struct decoded_record *out)
@@ -195,23 +249,8 @@ void record__decode_one(uint32_t vcpu, uint64_t seq, const struct vbts_record *r
 	out->seq = seq;
 	out->time = p.time;
 	out->time_valid = p.time_valid;
-	switch (p.type) {
-	case DECODED_BRANCH:
-		out->from = p.from;
-		out->to = p.to;
-		out->from_valid = out->to_valid = true;
-		out->cpl = p.cpl;
-		out->cpl_valid = p.cpl_valid;
-		out->kind = p.kind;
-		out->vector = p.vector;
-		out->vector_valid = p.vector_valid;
-		break;
-	case DECODED_TASK_ARRIVE:
-	case DECODED_TASK_DEPART:
-		out->cr3 = p.payload;
-		out->cr3_valid = true;
-		break;
-	case DECODED_GAP:
+	record__item_members(&p, out);
+	if (p.type == DECODED_GAP) {
 		if (p.gap_end) {
 			/* its GAP_BEGIN is not read: an unknown start and reason */
 			out->to = p.payload;
@@ -223,42 +262,10 @@ void record__decode_one(uint32_t vcpu, uint64_t seq, const struct vbts_record *r
 			out->from_valid = true;
 			out->aux = p.aux;
 		}
-		break;
-	case DECODED_LOST:
-		out->count = p.payload;
-		break;
-	case DECODED_START:
-	case DECODED_STOP:
-	case DECODED_FREEZE:
-		out->aux = p.aux;
-		break;
-	case DECODED_TIME:
-		break;
-	case DECODED_TASK_PID:
-		out->payload = p.payload;
-		break;
-	case DECODED_THREAD:
+	} else if (p.type == DECODED_THREAD) {
+		/* the thread it names is the record's own */
 		out->thread_pid = (uint32_t)p.payload;
 		out->thread_tgid = (uint32_t)(p.payload >> 32);
 		out->thread_valid = true;
-		out->payload = p.payload;
-		out->aux = p.aux;
-		break;
-	case DECODED_ENTRY:
-		out->to = p.payload;
-		out->to_valid = true;
-		out->aux = p.aux;
-		break;
-	case DECODED_GUEST_BTS_DROP:
-		out->from = p.payload;
-		out->from_valid = true;
-		out->aux = p.aux;
-		break;
-	default:
-		out->type = DECODED_UNKNOWN;
-		out->esc_kind = p.esc_kind;
-		out->payload = p.payload;
-		out->aux = p.aux;
-		break;
 	}
 }

@@ -122,6 +122,16 @@ struct decoded_record {
 };
 
 /**
+ * record__item_members() - the members a decoded item takes from its own record alone: a
+ * branch's addresses, CPL, kind and vector; a task's CR3; a lost count; an escape's payload
+ * and aux as its type keeps them. Nothing for a gap (its halves pair up) or a time record;
+ * type, vCPU, seq, time, task and thread are the caller's.
+ * @p: the parsed record
+ * @d: the item, its other members set by the caller
+ */
+void record__item_members(const struct parsed_record *p, struct decoded_record *d);
+
+/**
  * record__decode_one() - one raw record read alone, as the decoder gives it with nothing
  * before it on its vCPU: no task, no thread, no time before it; a gap half is an orphan (a
  * GAP_BEGIN with an unknown end, a GAP_END with an unknown start and reason).

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * decoder.c - the vbts record decoder: pure parser, per-vCPU state, time-ordered merge.
+ * decoder.c - the vbts record decoder: per-vCPU state, time-ordered merge.
  *
- * Layers: record__parse() takes one raw record apart with no state. A struct vcpu_stream
+ * Layers: record__parse() (format/record.c) takes one raw record apart with no state, and
+ * record__item_members() gives an item what its record says alone. A struct vcpu_stream
  * turns one vCPU's parsed records into decoded items, tracking the current task (TASK_ARRIVE/
  * DEPART), the current guest thread (THREAD), the last time seen, pending gap halves, and
  * sequence jumps (lost records). The merge emits per-vCPU runs - a run starts at a
@@ -115,14 +116,6 @@ static void stream_consume(struct vcpu_stream *s, const struct vbts_record *rec,
 	case DECODED_BRANCH:
 		flush_gap(s);
 		d = queue_item(s, DECODED_BRANCH, seq);
-		d->from = p.from;
-		d->to = p.to;
-		d->from_valid = d->to_valid = true;
-		d->cpl = p.cpl;
-		d->cpl_valid = p.cpl_valid;
-		d->kind = p.kind;
-		d->vector = p.vector;
-		d->vector_valid = p.vector_valid;
 		break;
 	case DECODED_TASK_ARRIVE:
 	case DECODED_TASK_DEPART:
@@ -130,8 +123,6 @@ static void stream_consume(struct vcpu_stream *s, const struct vbts_record *rec,
 		if (p.type == DECODED_TASK_ARRIVE)
 			forget_thread(s);
 		d = queue_item(s, p.type, seq);
-		d->cr3 = p.payload;
-		d->cr3_valid = true;
 		s->cr3 = p.payload;
 		s->cr3_valid = p.type == DECODED_TASK_ARRIVE;
 		forget_thread(s);
@@ -143,7 +134,7 @@ static void stream_consume(struct vcpu_stream *s, const struct vbts_record *rec,
 			s->gap_seq = seq;
 			s->gap_from = p.payload;
 			s->gap_reason = p.aux;
-			break;
+			return;
 		}
 		if (s->gap_pending) {
 			d = queue_item(s, DECODED_GAP, s->gap_seq);
@@ -158,12 +149,11 @@ static void stream_consume(struct vcpu_stream *s, const struct vbts_record *rec,
 		}
 		d->to = p.payload;
 		d->to_valid = true;
-		break;
+		return;
 	case DECODED_LOST:
 		/* Lost records may have held the gap's end: the pending half is an orphan. */
 		flush_gap(s);
 		d = queue_item(s, DECODED_LOST, seq);
-		d->count = p.payload;
 		break;
 	case DECODED_START:
 	case DECODED_STOP:
@@ -173,14 +163,11 @@ static void stream_consume(struct vcpu_stream *s, const struct vbts_record *rec,
 		if (p.type == DECODED_START)
 			forget_thread(s);
 		d = queue_item(s, p.type, seq);
-		d->aux = p.aux;
 		break;
 	case DECODED_TIME:
-		queue_item(s, DECODED_TIME, seq);
-		break;
 	case DECODED_TASK_PID:
-		d = queue_item(s, DECODED_TASK_PID, seq);
-		d->payload = p.payload;
+	case DECODED_GUEST_BTS_DROP:
+		d = queue_item(s, p.type, seq);
 		break;
 	case DECODED_THREAD:
 		/* Whatever the numbers are: they name the records until the next thread item. */
@@ -188,30 +175,18 @@ static void stream_consume(struct vcpu_stream *s, const struct vbts_record *rec,
 		s->thread_tgid = (uint32_t)(p.payload >> 32);
 		s->thread_valid = true;
 		d = queue_item(s, DECODED_THREAD, seq);
-		d->payload = p.payload;
-		d->aux = p.aux;
 		break;
 	case DECODED_ENTRY:
 		/* Where the next run begins: a gap half still waiting is an orphan. */
 		flush_gap(s);
 		d = queue_item(s, DECODED_ENTRY, seq);
-		d->to = p.payload;
-		d->to_valid = true;
-		d->aux = p.aux;
-		break;
-	case DECODED_GUEST_BTS_DROP:
-		d = queue_item(s, DECODED_GUEST_BTS_DROP, seq);
-		d->from = p.payload;
-		d->from_valid = true;
-		d->aux = p.aux;
 		break;
 	default:
 		d = queue_item(s, DECODED_UNKNOWN, seq);
-		d->esc_kind = p.esc_kind;
-		d->payload = p.payload;
-		d->aux = p.aux;
 		break;
 	}
+	/* The item's own members: what the record says (record__item_members()). */
+	record__item_members(&p, d);
 }
 
 /*

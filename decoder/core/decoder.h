@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * decoder.h - the vbts record decoder: a pure record parser and a stateful, multi-vCPU
- * decoder with a pull API. It knows nothing about files, ELF or output formats: records come
- * from callbacks (struct decoder_source), and names are resolved by the caller.
+ * decoder.h - the vbts record decoder: a stateful, multi-vCPU decoder with a pull API over the
+ * pure record parser of format/record.h. It knows nothing about files, ELF or output formats:
+ * records come from callbacks (struct decoder_source), and names are resolved by the caller.
  */
 #ifndef VBTS_DECODER_DECODER_H
 #define VBTS_DECODER_DECODER_H
