@@ -55,5 +55,6 @@ extern const struct vbts_command cmd_attach; /* cli/cmd-attach.c */
 extern const struct vbts_command cmd_ctl;    /* cli/cmd-ctl.c */
 extern const struct vbts_command cmd_decode; /* cli/cmd-decode.c */
 extern const struct vbts_command cmd_diff;   /* cli/cmd-diff.c */
+extern const struct vbts_command cmd_gdb;    /* cli/cmd-gdb.c */
 
 #endif /* VBTS_CLI_COMMANDS_H */

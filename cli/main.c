@@ -13,6 +13,7 @@ static const struct vbts_command *const commands[] = {
 	&cmd_probe,
 	&cmd_decode,
 	&cmd_diff,
+	&cmd_gdb,
 	&cmd_ctl,
 };
 

@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * image-mem.c - read-only guest memory from ELF images' loadable segments.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "image-mem.h"
+
+struct segment {
+	uint64_t vaddr, size;   /* [vaddr, vaddr + size) */
+	uint8_t *data;          /* size bytes: the file's, then zeros */
+};
+
+struct image_mem {
+	struct segment *segs;
+	size_t nr, cap;
+};
+
+struct image_mem *image_mem__new(void)
+{
+	return calloc(1, sizeof(struct image_mem));
+}
+
+static int add_segment(struct image_mem *m, int fd, uint64_t file_size, const GElf_Phdr *ph)
+{
+	struct segment *s;
+	ssize_t n;
+
+	if (!ph->p_memsz)
+		return 0;
+	if (ph->p_filesz > ph->p_memsz || ph->p_memsz > IMAGE_MEM_FILE_MAX ||
+	    ph->p_offset > file_size || ph->p_filesz > file_size - ph->p_offset ||
+	    ph->p_vaddr + ph->p_memsz < ph->p_vaddr)
+		return -EINVAL;
+	if (m->nr == m->cap) {
+		size_t cap = m->cap ? 2 * m->cap : 8;
+
+		s = realloc(m->segs, cap * sizeof(*s));
+		if (!s)
+			return -ENOMEM;
+		m->segs = s;
+		m->cap = cap;
+	}
+	s = &m->segs[m->nr];
+	s->vaddr = ph->p_vaddr;
+	s->size = ph->p_memsz;
+	s->data = calloc(1, (size_t)ph->p_memsz);
+	if (!s->data)
+		return -ENOMEM;
+	n = ph->p_filesz ? pread(fd, s->data, (size_t)ph->p_filesz, (off_t)ph->p_offset) : 0;
+	if (n < 0 || (uint64_t)n != ph->p_filesz) {
+		free(s->data);
+		return -EIO;
+	}
+	m->nr++;
+	return 0;
+}
+
+int image_mem__add_elf(struct image_mem *m, const char *path)
+{
+	struct stat st;
+	size_t nr_ph;
+	GElf_Phdr ph;
+	Elf *elf;
+	int fd, ret = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		ret = -EINVAL;
+		goto out_close;
+	}
+	if ((uint64_t)st.st_size > IMAGE_MEM_FILE_MAX) {
+		ret = -EFBIG;
+		goto out_close;
+	}
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &nr_ph)) {
+		ret = -EINVAL;
+		goto out_end;
+	}
+	for (size_t i = 0; i < nr_ph && !ret; i++) {
+		if (!gelf_getphdr(elf, (int)i, &ph)) {
+			ret = -EINVAL;
+			break;
+		}
+		if (ph.p_type == PT_LOAD)
+			ret = add_segment(m, fd, (uint64_t)st.st_size, &ph);
+	}
+out_end:
+	elf_end(elf);
+out_close:
+	close(fd);
+	return ret;
+}
+
+size_t image_mem__read(const struct image_mem *m, uint64_t addr, void *buf, size_t len)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		const struct segment *hit = NULL;
+		uint64_t a = addr + done, off, n;
+
+		for (size_t i = 0; i < m->nr; i++) {
+			if (a >= m->segs[i].vaddr && a - m->segs[i].vaddr < m->segs[i].size) {
+				hit = &m->segs[i];
+				break;
+			}
+		}
+		if (!hit)
+			break;
+		off = a - hit->vaddr;
+		n = hit->size - off;
+		if (n > len - done)
+			n = len - done;
+		memcpy((uint8_t *)buf + done, hit->data + off, (size_t)n);
+		done += (size_t)n;
+	}
+	return done;
+}
+
+void image_mem__free(struct image_mem *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->nr; i++)
+		free(m->segs[i].data);
+	free(m->segs);
+	free(m);
+}

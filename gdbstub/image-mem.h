@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * image-mem.h - read-only guest memory made of ELF images' loadable segments, each at the
+ * virtual address it was linked for: what a post-mortem stub can show of a guest's code.
+ */
+#ifndef VBTS_GDBSTUB_IMAGE_MEM_H
+#define VBTS_GDBSTUB_IMAGE_MEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Largest ELF file mapped, and largest segment (a guest's code, not its disk). */
+#define IMAGE_MEM_FILE_MAX (1ULL << 30)
+
+struct image_mem;
+
+/**
+ * image_mem__new() - an empty memory: every read fails.
+ *
+ * Return: the memory, or NULL with errno ENOMEM.
+ */
+struct image_mem *image_mem__new(void);
+
+/**
+ * image_mem__add_elf() - map the PT_LOAD segments of an ELF file (their file bytes, then
+ * zeros up to their memory size) at their virtual addresses. Segments added earlier win
+ * where they overlap.
+ * @m:    the memory
+ * @path: the ELF file (a regular file of at most IMAGE_MEM_FILE_MAX bytes)
+ *
+ * Return: 0, or -errno: -ENOENT, -EACCES (open), -EINVAL (not a regular file or not an ELF
+ * file), -EFBIG, -EIO, -ENOMEM.
+ */
+int image_mem__add_elf(struct image_mem *m, const char *path);
+
+/**
+ * image_mem__read() - copy guest memory from @addr on.
+ * @m:    the memory
+ * @addr: guest virtual address
+ * @buf:  receives the bytes
+ * @len:  how many are wanted
+ *
+ * Return: how many bytes from @addr on are mapped and were copied (0: @addr is not mapped).
+ */
+size_t image_mem__read(const struct image_mem *m, uint64_t addr, void *buf, size_t len);
+
+/**
+ * image_mem__free() - release the memory.
+ * @m: the memory, may be NULL
+ */
+void image_mem__free(struct image_mem *m);
+
+#endif /* VBTS_GDBSTUB_IMAGE_MEM_H */

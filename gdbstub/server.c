@@ -1,0 +1,682 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * server.c - the gdb remote serial protocol stub: the connection loop and the command
+ * dispatch over a target that does not run (struct gdb_target_ops).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "btrace-xml.h"
+#include "packet.h"
+#include "server.h"
+
+/* Bad checksums in a row before the connection is given up. */
+#define BAD_SUM_MAX 8
+/* Bytes read from the connection at a time. */
+#define READ_CHUNK 4096
+
+static const char target_xml[] =
+	"<?xml version=\"1.0\"?>\n"
+	"<!DOCTYPE target SYSTEM \"gdb-target.dtd\">\n"
+	"<target version=\"1.0\">\n"
+	"<architecture>i386:x86-64</architecture>\n"
+	"<feature name=\"org.gnu.gdb.i386.core\">\n"
+	"<reg name=\"rax\" bitsize=\"64\" type=\"int64\"/>\n"
+	"<reg name=\"rbx\" bitsize=\"64\" type=\"int64\"/>\n"
+	"<reg name=\"rcx\" bitsize=\"64\" type=\"int64\"/>\n"
+	"<reg name=\"rdx\" bitsize=\"64\" type=\"int64\"/>\n"
+	"<reg name=\"rsi\" bitsize=\"64\" type=\"int64\"/>\n"
+	"<reg name=\"rdi\" bitsize=\"64\" type=\"int64\"/>\n"
+	"<reg name=\"rbp\" bitsize=\"64\" type=\"data_ptr\"/>\n"
+	"<reg name=\"rsp\" bitsize=\"64\" type=\"data_ptr\"/>\n"
+	"<reg name=\"r8\" bitsize=\"64\" type=\"int64\"/>\n"
+	"<reg name=\"r9\" bitsize=\"64\" type=\"int64\"/>\n"
+	"<reg name=\"r10\" bitsize=\"64\" type=\"int64\"/>\n"
+	"<reg name=\"r11\" bitsize=\"64\" type=\"int64\"/>\n"
+	"<reg name=\"r12\" bitsize=\"64\" type=\"int64\"/>\n"
+	"<reg name=\"r13\" bitsize=\"64\" type=\"int64\"/>\n"
+	"<reg name=\"r14\" bitsize=\"64\" type=\"int64\"/>\n"
+	"<reg name=\"r15\" bitsize=\"64\" type=\"int64\"/>\n"
+	"<reg name=\"rip\" bitsize=\"64\" type=\"code_ptr\"/>\n"
+	"<reg name=\"eflags\" bitsize=\"32\" type=\"int32\"/>\n"
+	"<reg name=\"cs\" bitsize=\"32\" type=\"int32\"/>\n"
+	"<reg name=\"ss\" bitsize=\"32\" type=\"int32\"/>\n"
+	"<reg name=\"ds\" bitsize=\"32\" type=\"int32\"/>\n"
+	"<reg name=\"es\" bitsize=\"32\" type=\"int32\"/>\n"
+	"<reg name=\"fs\" bitsize=\"32\" type=\"int32\"/>\n"
+	"<reg name=\"gs\" bitsize=\"32\" type=\"int32\"/>\n"
+	"<reg name=\"st0\" bitsize=\"80\" type=\"i387_ext\"/>\n"
+	"<reg name=\"st1\" bitsize=\"80\" type=\"i387_ext\"/>\n"
+	"<reg name=\"st2\" bitsize=\"80\" type=\"i387_ext\"/>\n"
+	"<reg name=\"st3\" bitsize=\"80\" type=\"i387_ext\"/>\n"
+	"<reg name=\"st4\" bitsize=\"80\" type=\"i387_ext\"/>\n"
+	"<reg name=\"st5\" bitsize=\"80\" type=\"i387_ext\"/>\n"
+	"<reg name=\"st6\" bitsize=\"80\" type=\"i387_ext\"/>\n"
+	"<reg name=\"st7\" bitsize=\"80\" type=\"i387_ext\"/>\n"
+	"<reg name=\"fctrl\" bitsize=\"32\" type=\"int\" group=\"float\"/>\n"
+	"<reg name=\"fstat\" bitsize=\"32\" type=\"int\" group=\"float\"/>\n"
+	"<reg name=\"ftag\" bitsize=\"32\" type=\"int\" group=\"float\"/>\n"
+	"<reg name=\"fiseg\" bitsize=\"32\" type=\"int\" group=\"float\"/>\n"
+	"<reg name=\"fioff\" bitsize=\"32\" type=\"int\" group=\"float\"/>\n"
+	"<reg name=\"foseg\" bitsize=\"32\" type=\"int\" group=\"float\"/>\n"
+	"<reg name=\"fooff\" bitsize=\"32\" type=\"int\" group=\"float\"/>\n"
+	"<reg name=\"fop\" bitsize=\"32\" type=\"int\" group=\"float\"/>\n"
+	"</feature>\n"
+	"</target>\n";
+
+/* Registers of target.xml: the core ones of enum gdb_reg, then 8 x87 stack and 8 control. */
+#define NR_X87_ST 8
+#define NR_X87_CTL 8
+#define NR_REGS (GDB_REG_NR + NR_X87_ST + NR_X87_CTL)
+
+/* Size in bytes of register @n of target.xml. */
+static unsigned int reg_size(unsigned int n)
+{
+	if (n <= GDB_REG_RIP)
+		return 8;
+	if (n < GDB_REG_NR)
+		return 4;
+	if (n < GDB_REG_NR + NR_X87_ST)
+		return 10;
+	return 4;
+}
+
+/* A thread's recording state as gdb set it. */
+struct thread_state {
+	bool off;       /* Qbtrace:off was asked */
+	bool read;      /* its trace was read since it was (re)enabled: `new` gives no change */
+};
+
+struct server {
+	int in_fd, out_fd;
+	const struct gdb_target_ops *ops;
+	void *ctx;
+	unsigned int nr_threads;
+	struct thread_state *threads;
+	unsigned int g_thread;  /* Hg: the thread of registers, memory and btrace */
+	bool noack;
+	bool multiprocess;
+	bool done;
+	struct gdb_packet_parser parser;
+	/* The reply being built (payload) and the last one sent (framed, for a `-`). */
+	char reply[GDB_PACKET_MAX + 1];
+	size_t reply_len;
+	char sent[2 * GDB_PACKET_MAX + 8];
+	size_t sent_len;
+	/* The document of the qXfer:btrace:read in progress, kept from its offset 0 on. */
+	char *doc;
+	size_t doc_len;
+};
+
+static void reply_str(struct server *s, const char *str)
+{
+	size_t n = strlen(str);
+
+	if (n > GDB_PACKET_MAX)
+		n = GDB_PACKET_MAX;
+	memcpy(s->reply, str, n);
+	s->reply_len = n;
+}
+
+static void __attribute__((format(printf, 2, 3))) reply_fmt(struct server *s, const char *fmt,
+							       ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(s->reply, sizeof(s->reply), fmt, ap);
+	va_end(ap);
+	s->reply_len = n < 0 ? 0 : (size_t)n >= sizeof(s->reply) ? GDB_PACKET_MAX : (size_t)n;
+}
+
+static void reply_hex(struct server *s, const void *data, size_t len)
+{
+	static const char digits[] = "0123456789abcdef";
+	const uint8_t *d = data;
+
+	for (size_t i = 0; i < len && s->reply_len + 2 <= GDB_PACKET_MAX; i++) {
+		s->reply[s->reply_len++] = digits[d[i] >> 4];
+		s->reply[s->reply_len++] = digits[d[i] & 0xf];
+	}
+}
+
+static int write_all(int fd, const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, buf, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int send_reply(struct server *s)
+{
+	int n = gdb_packet__encode(s->reply, s->reply_len, s->sent, sizeof(s->sent));
+
+	if (n < 0)
+		return n;
+	s->sent_len = (size_t)n;
+	return write_all(s->out_fd, s->sent, s->sent_len);
+}
+
+/* A hex number of at most 16 digits ending at a byte of @stops; *@p moves past it. */
+static int parse_hex(const char **p, const char *stops, uint64_t *v)
+{
+	const char *q = *p;
+	int d, n = 0;
+
+	*v = 0;
+	while ((d = gdb_packet__hex(*q)) >= 0) {
+		if (++n > 16)
+			return -EINVAL;
+		*v = *v << 4 | (uint64_t)d;
+		q++;
+	}
+	if (!n || !strchr(stops, *q))
+		return -EINVAL;
+	*p = q;
+	return 0;
+}
+
+/*
+ * A thread-id: `p<pid>.<tid>`, `<tid>`, with -1 for all and 0 for any. Into *@t the thread
+ * index, or -1 for all or any. Returns 0, or -EINVAL for a malformed or unknown thread.
+ */
+static int parse_thread(const struct server *s, const char *p, long *t)
+{
+	uint64_t v;
+
+	if (*p == 'p') {
+		p++;
+		if (!strcmp(p, "-1")) {
+			*t = -1;
+			return 0;
+		}
+		if (parse_hex(&p, ".", &v) || v != 1)
+			return -EINVAL;
+		p++;
+	}
+	if (!strcmp(p, "-1") || !strcmp(p, "0")) {
+		*t = -1;
+		return 0;
+	}
+	if (parse_hex(&p, "", &v) || v < 1 || v > s->nr_threads)
+		return -EINVAL;
+	*t = (long)v - 1;
+	return 0;
+}
+
+static const char *thread_name(const struct server *s, unsigned int t, char *buf, size_t cap)
+{
+	if (s->multiprocess)
+		snprintf(buf, cap, "p1.%x", t + 1);
+	else
+		snprintf(buf, cap, "%x", t + 1);
+	return buf;
+}
+
+static void reply_stop(struct server *s)
+{
+	char name[32];
+
+	reply_fmt(s, "T05thread:%s;", thread_name(s, s->g_thread, name, sizeof(name)));
+}
+
+/* Part of a document from @off, at most @len bytes: `m` when more follows, `l` at the end. */
+static void reply_xfer(struct server *s, const char *doc, size_t doc_len, uint64_t off,
+		       uint64_t len)
+{
+	size_t n;
+
+	if (off > doc_len) {
+		reply_str(s, "E01");
+		return;
+	}
+	n = doc_len - (size_t)off;
+	if (len > GDB_PACKET_MAX - 1)
+		len = GDB_PACKET_MAX - 1;
+	s->reply[0] = n > len ? 'm' : 'l';
+	if (n > len)
+		n = (size_t)len;
+	memcpy(s->reply + 1, doc + off, n);
+	s->reply_len = n + 1;
+}
+
+/* `OFF,LEN` at the end of a qXfer packet. */
+static int parse_off_len(const char *p, uint64_t *off, uint64_t *len)
+{
+	if (parse_hex(&p, ",", off))
+		return -EINVAL;
+	p++;
+	return parse_hex(&p, "", len);
+}
+
+/* A btrace document of thread @t for @annex (all, new, delta) into s->doc. */
+static int build_btrace(struct server *s, unsigned int t, const char *annex)
+{
+	struct thread_state *ts = &s->threads[t];
+	const struct gdb_btrace_block *blocks;
+	struct gdb_btrace_block stitch;
+	size_t nr;
+	int ret;
+
+	ret = s->ops->btrace(s->ctx, t, &blocks, &nr);
+	if (ret)
+		return ret;
+	free(s->doc);
+	s->doc = NULL;
+	if (!strcmp(annex, "all")) {
+		s->doc = btrace_xml__blocks(blocks, nr, &s->doc_len);
+	} else if (!strcmp(annex, "new")) {
+		/* The trace does not grow: new once, then no change. */
+		s->doc = btrace_xml__blocks(blocks, ts->read ? 0 : nr, &s->doc_len);
+	} else if (!strcmp(annex, "delta")) {
+		if (!ts->read) {
+			s->doc = btrace_xml__blocks(blocks, nr, &s->doc_len);
+		} else {
+			/* Nothing new: only the block gdb stitches to the end of what it has. */
+			stitch.begin = 0;
+			stitch.end = nr ? blocks[0].end : 0;
+			s->doc = btrace_xml__blocks(&stitch, nr ? 1 : 0, &s->doc_len);
+		}
+	} else {
+		return -EINVAL;
+	}
+	if (!s->doc)
+		return -ENOMEM;
+	ts->read = true;
+	return 0;
+}
+
+static void handle_qxfer(struct server *s, const char *p)
+{
+	char conf[128], annex[16];
+	uint64_t off, len;
+	const char *colon;
+	int n, ret;
+
+	if (!strncmp(p, "features:read:target.xml:", 25)) {
+		if (parse_off_len(p + 25, &off, &len))
+			reply_str(s, "E01");
+		else
+			reply_xfer(s, target_xml, sizeof(target_xml) - 1, off, len);
+		return;
+	}
+	if (!strncmp(p, "btrace-conf:read::", 18)) {
+		if (parse_off_len(p + 18, &off, &len)) {
+			reply_str(s, "E01");
+			return;
+		}
+		n = btrace_xml__conf(s->threads[s->g_thread].off ? 0 : s->ops->bts_size, conf,
+				     sizeof(conf));
+		if (n < 0)
+			reply_str(s, "E01");
+		else
+			reply_xfer(s, conf, (size_t)n, off, len);
+		return;
+	}
+	if (!strncmp(p, "btrace:read:", 12)) {
+		p += 12;
+		colon = strchr(p, ':');
+		if (!colon || (size_t)(colon - p) >= sizeof(annex) ||
+		    parse_off_len(colon + 1, &off, &len)) {
+			reply_str(s, "E01");
+			return;
+		}
+		memcpy(annex, p, (size_t)(colon - p));
+		annex[colon - p] = '\0';
+		if (s->threads[s->g_thread].off) {
+			reply_str(s, "E.Branch tracing is not enabled for this thread.");
+			return;
+		}
+		if (!off || !s->doc) {
+			ret = build_btrace(s, s->g_thread, annex);
+			if (ret) {
+				reply_fmt(s, "E.%s", strerror(-ret));
+				return;
+			}
+		}
+		reply_xfer(s, s->doc, s->doc_len, off, len);
+		return;
+	}
+	/* Objects and annexes not announced. */
+	reply_str(s, "");
+}
+
+static void handle_qsupported(struct server *s, const char *p)
+{
+	s->multiprocess = strstr(p, "multiprocess+") != NULL;
+	reply_fmt(s, "PacketSize=%x;QStartNoAckMode+;qXfer:features:read+;"
+		  "qXfer:btrace:read+;qXfer:btrace-conf:read+;Qbtrace:bts+;Qbtrace:off+;"
+		  "Qbtrace-conf:bts:size+%s", GDB_PACKET_MAX,
+		  s->multiprocess ? ";multiprocess+" : "");
+}
+
+static void handle_thread_info(struct server *s, bool first)
+{
+	char name[32];
+
+	if (!first) {
+		reply_str(s, "l");
+		return;
+	}
+	reply_str(s, "m");
+	for (unsigned int t = 0; t < s->nr_threads; t++) {
+		if (s->reply_len + 24 > GDB_PACKET_MAX)
+			break;
+		thread_name(s, t, name, sizeof(name));
+		s->reply_len += (size_t)snprintf(s->reply + s->reply_len,
+						 sizeof(s->reply) - s->reply_len, "%s%s",
+						 t ? "," : "", name);
+	}
+}
+
+static void handle_q(struct server *s, const char *p)
+{
+	char name[32];
+
+	if (!strncmp(p, "qSupported", 10))
+		handle_qsupported(s, p);
+	else if (!strncmp(p, "qXfer:", 6))
+		handle_qxfer(s, p + 6);
+	else if (!strcmp(p, "qfThreadInfo"))
+		handle_thread_info(s, true);
+	else if (!strcmp(p, "qsThreadInfo"))
+		handle_thread_info(s, false);
+	else if (!strcmp(p, "qC"))
+		reply_fmt(s, "QC%s", thread_name(s, s->g_thread, name, sizeof(name)));
+	else if (!strncmp(p, "qAttached", 9))
+		reply_str(s, "1");
+	else if (!strncmp(p, "qSymbol:", 8))
+		reply_str(s, "OK");
+	else
+		reply_str(s, "");
+}
+
+static void handle_Q(struct server *s, const char *p)
+{
+	if (!strcmp(p, "QStartNoAckMode")) {
+		reply_str(s, "OK");
+		s->noack = true;    /* after this reply is acknowledged: see run_loop() */
+	} else if (!strcmp(p, "Qbtrace:bts")) {
+		s->threads[s->g_thread].off = false;
+		s->threads[s->g_thread].read = false;
+		reply_str(s, "OK");
+	} else if (!strcmp(p, "Qbtrace:off")) {
+		s->threads[s->g_thread].off = true;
+		reply_str(s, "OK");
+	} else if (!strncmp(p, "Qbtrace:", 8)) {
+		reply_str(s, "E.Only BTS is served.");
+	} else if (!strncmp(p, "Qbtrace-conf:bts:size=", 22)) {
+		/* A setting for later enables: the recorded trace has the size it has. */
+		reply_str(s, "OK");
+	} else {
+		reply_str(s, "");
+	}
+}
+
+static void handle_regs(struct server *s)
+{
+	struct gdb_regs r = { 0 };
+
+	s->ops->regs(s->ctx, s->g_thread, &r);
+	s->reply_len = 0;
+	for (unsigned int n = 0; n < NR_REGS; n++) {
+		unsigned int size = reg_size(n);
+
+		if (n < GDB_REG_NR && (r.valid & (1u << n))) {
+			reply_hex(s, &r.val[n], size);  /* little-endian host, as the guest */
+		} else {
+			memset(s->reply + s->reply_len, 'x', 2 * size);
+			s->reply_len += 2 * size;
+		}
+	}
+}
+
+static void handle_reg(struct server *s, const char *p)
+{
+	struct gdb_regs r = { 0 };
+	uint64_t n;
+
+	if (parse_hex(&p, "", &n) || n >= NR_REGS) {
+		reply_str(s, "E01");
+		return;
+	}
+	s->ops->regs(s->ctx, s->g_thread, &r);
+	if (n < GDB_REG_NR && (r.valid & (1u << n))) {
+		s->reply_len = 0;
+		reply_hex(s, &r.val[n], reg_size((unsigned int)n));
+	} else {
+		memset(s->reply, 'x', 2 * reg_size((unsigned int)n));
+		s->reply_len = 2 * reg_size((unsigned int)n);
+	}
+}
+
+static void handle_mem(struct server *s, const char *p)
+{
+	uint8_t buf[GDB_PACKET_MAX / 2];
+	uint64_t addr, len;
+	size_t n;
+
+	if (parse_hex(&p, ",", &addr)) {
+		reply_str(s, "E01");
+		return;
+	}
+	p++;
+	if (parse_hex(&p, "", &len)) {
+		reply_str(s, "E01");
+		return;
+	}
+	if (len > sizeof(buf))
+		len = sizeof(buf);
+	n = s->ops->read_mem(s->ctx, s->g_thread, addr, buf, (size_t)len);
+	if (!n && len) {
+		reply_str(s, "E14");    /* EFAULT */
+		return;
+	}
+	s->reply_len = 0;
+	reply_hex(s, buf, n);
+}
+
+static void handle_h(struct server *s, const char *p)
+{
+	long t;
+
+	if ((*p != 'g' && *p != 'c') || parse_thread(s, p + 1, &t)) {
+		reply_str(s, "E01");
+		return;
+	}
+	if (*p == 'g' && t >= 0)
+		s->g_thread = (unsigned int)t;
+	reply_str(s, "OK");
+}
+
+/* One packet's reply into s->reply. */
+static void dispatch(struct server *s, const char *p)
+{
+	long t;
+
+	s->reply_len = 0;
+	switch (p[0]) {
+	case 'q':
+		handle_q(s, p);
+		break;
+	case 'Q':
+		handle_Q(s, p);
+		break;
+	case '?':
+		reply_stop(s);
+		break;
+	case 'H':
+		handle_h(s, p + 1);
+		break;
+	case 'T':
+		reply_str(s, parse_thread(s, p + 1, &t) || t < 0 ? "E01" : "OK");
+		break;
+	case 'g':
+		handle_regs(s);
+		break;
+	case 'p':
+		handle_reg(s, p + 1);
+		break;
+	case 'm':
+		handle_mem(s, p + 1);
+		break;
+	case 'G':
+	case 'P':
+	case 'M':
+	case 'X':
+		reply_str(s, "E.The trace is read-only.");
+		break;
+	case 'c':
+	case 's':
+	case 'C':
+	case 'S':
+		reply_str(s, "E.A recorded trace does not run: use reverse execution or "
+			     "record goto.");
+		break;
+	case 'D':
+		reply_str(s, "OK");
+		s->done = true;
+		break;
+	case 'k':
+		s->done = true;
+		break;
+	case 'v':
+		if (!strcmp(p, "vMustReplyEmpty") || !strcmp(p, "vCont?"))
+			reply_str(s, "");
+		else if (!strncmp(p, "vCont;", 6))
+			reply_str(s, "E.A recorded trace does not run: use reverse execution "
+				     "or record goto.");
+		else if (!strncmp(p, "vKill", 5)) {
+			reply_str(s, "OK");
+			s->done = true;
+		} else {
+			reply_str(s, "");
+		}
+		break;
+	default:
+		reply_str(s, "");
+		break;
+	}
+}
+
+static int set_err(char *err, size_t errlen, int ret, const char *what)
+{
+	snprintf(err, errlen, "%s", what);
+	return ret;
+}
+
+static int run_loop(struct server *s, char *err, size_t errlen)
+{
+	unsigned int bad_sums = 0;
+	uint8_t buf[READ_CHUNK];
+	bool ack_pending = false;
+	ssize_t n;
+	int ret;
+
+	for (;;) {
+		n = read(s->in_fd, buf, sizeof(buf));
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			ret = -errno;
+			snprintf(err, errlen, "read: %s", strerror(errno));
+			return ret;
+		}
+		if (!n) {
+			if (s->parser.state)
+				return set_err(err, errlen, -EPIPE,
+					       "connection closed inside a packet");
+			return 0;
+		}
+		for (ssize_t i = 0; i < n; i++) {
+			switch (gdb_packet_parser__feed(&s->parser, buf[i])) {
+			case GDB_PKT_MORE:
+			case GDB_PKT_ACK:
+			case GDB_PKT_INTERRUPT:
+				break;
+			case GDB_PKT_NAK:
+				if (s->sent_len && !s->noack) {
+					ret = write_all(s->out_fd, s->sent, s->sent_len);
+					if (ret)
+						return set_err(err, errlen, ret, "write failed");
+				}
+				break;
+			case GDB_PKT_BAD_SUM:
+				if (++bad_sums > BAD_SUM_MAX)
+					return set_err(err, errlen, -EPROTO,
+						       "too many packets with bad checksums");
+				if (!s->noack) {
+					ret = write_all(s->out_fd, "-", 1);
+					if (ret)
+						return set_err(err, errlen, ret, "write failed");
+				}
+				break;
+			case GDB_PKT_TOO_LONG:
+				snprintf(err, errlen, "packet longer than %d bytes", GDB_PACKET_MAX);
+				return -EMSGSIZE;
+			case GDB_PKT_BAD:
+				return set_err(err, errlen, -EPROTO, "garbage on the connection");
+			case GDB_PKT_READY:
+				bad_sums = 0;
+				ack_pending = !s->noack;
+				if (ack_pending) {
+					ret = write_all(s->out_fd, "+", 1);
+					if (ret)
+						return set_err(err, errlen, ret, "write failed");
+				}
+				dispatch(s, s->parser.data);
+				if (s->done && !s->reply_len && s->parser.data[0] == 'k')
+					return 0;
+				ret = send_reply(s);
+				if (ret)
+					return set_err(err, errlen, ret, "write failed");
+				if (s->done)
+					return 0;
+				break;
+			}
+		}
+	}
+}
+
+int gdb_server__run(int in_fd, int out_fd, const struct gdb_target_ops *ops, void *ctx,
+		    char *err, size_t errlen)
+{
+	struct server *s = calloc(1, sizeof(*s));
+	int ret;
+
+	if (!s)
+		return set_err(err, errlen, -ENOMEM, "out of memory");
+	s->in_fd = in_fd;
+	s->out_fd = out_fd;
+	s->ops = ops;
+	s->ctx = ctx;
+	s->nr_threads = ops->nr_threads(ctx);
+	s->threads = calloc(s->nr_threads ? s->nr_threads : 1, sizeof(*s->threads));
+	if (!s->nr_threads || !s->threads) {
+		ret = s->nr_threads ? -ENOMEM : -EINVAL;
+		free(s->threads);
+		free(s);
+		return set_err(err, errlen, ret, ret == -ENOMEM ? "out of memory" : "no threads");
+	}
+	gdb_packet_parser__init(&s->parser);
+	ret = run_loop(s, err, errlen);
+	free(s->doc);
+	free(s->threads);
+	free(s);
+	return ret;
+}

@@ -1,0 +1,481 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * trace-target.c - a trace directory as the gdb stub's target: threads are vCPUs, memory is
+ * the guest's images, the branch trace is each vCPU's branches as BTS blocks.
+ *
+ * A thread's address space is where its last branch went: the kernel (CPL 0, any CR3), or
+ * user mode in that branch's CR3. Its blocks keep the branches inside that space; an
+ * excursion out of it (a system call, an interrupt, a fault) that comes back to the
+ * instruction it left or to the next one does not end a block, one that comes back elsewhere
+ * ends the block at the instruction it left.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <Zydis/Zydis.h>
+
+#include "decoder.h"
+#include "image-mem.h"
+#include "input-file.h"
+#include "symbols.h"
+#include "trace-dir.h"
+#include "trace-target.h"
+
+/* The BTS buffer size btrace-conf reports: what gdb asks for by default (64 KiB). */
+#define BTS_SIZE 0x10000
+/* Crash reports looked at: crash.json, crash-1.json, ... (vmm/record/crash-report.h). */
+#define CRASH_FILES_MAX 64
+/* Largest crash report read. */
+#define CRASH_FILE_MAX (4 << 20)
+
+/* One branch as the block builder sees it. */
+struct branch {
+	uint64_t from, to, cr3;
+	unsigned int cpl, kind;
+	bool cpl_valid, cr3_valid;
+	bool after_break;       /* records were lost or tracing stopped before it */
+};
+
+struct thread {
+	uint32_t vcpu;
+	struct branch *br;
+	size_t nr_br, cap_br;
+	struct gdb_btrace_block *blocks;        /* newest first */
+	size_t nr_blocks;
+	bool built;
+	struct gdb_regs regs;
+};
+
+struct trace_target {
+	struct trace_dir *td;
+	struct image_mem *mem;
+	struct thread *threads;
+	unsigned int nr_threads;
+	ZydisDecoder zd;
+};
+
+/* The address space of a thread: a CPL class (kernel or user) and, for user mode, a CR3. */
+struct space {
+	bool any;               /* no CPL known: every branch */
+	bool user;
+	bool cr3_valid;
+	uint64_t cr3;
+};
+
+static bool in_space(const struct space *s, bool cpl_valid, unsigned int cpl, bool cr3_valid,
+		     uint64_t cr3)
+{
+	if (s->any)
+		return true;
+	if (!cpl_valid || (cpl > 0) != s->user)
+		return false;
+	return !s->user || !s->cr3_valid || !cr3_valid || cr3 == s->cr3;
+}
+
+/* The CPL after the newest branch, which no later record tells. */
+static unsigned int cpl_after_last(const struct branch *b)
+{
+	switch (b->kind) {
+	case VBTS_BR_SYSCALL:
+	case VBTS_BR_INT:
+	case VBTS_BR_EXCEPTION:
+	case VBTS_BR_INTERRUPT:
+		return 0;
+	case VBTS_BR_SYSRET:
+		return 3;
+	default:
+		return b->cpl;
+	}
+}
+
+/* The address of the instruction after the one at @addr, or 0 when it cannot be decoded. */
+static uint64_t next_insn(struct trace_target *tt, uint64_t addr)
+{
+	ZydisDecodedInstruction zi;
+	uint8_t bytes[ZYDIS_MAX_INSTRUCTION_LENGTH];
+	size_t n = image_mem__read(tt->mem, addr, bytes, sizeof(bytes));
+
+	if (!n || ZYAN_FAILED(ZydisDecoderDecodeInstruction(&tt->zd, NULL, bytes, n, &zi)))
+		return 0;
+	return addr + zi.length;
+}
+
+static int push_block(struct gdb_btrace_block **v, size_t *nr, size_t *cap, uint64_t begin,
+		      uint64_t end)
+{
+	if (*nr == *cap) {
+		size_t c = *cap ? 2 * *cap : 256;
+		struct gdb_btrace_block *b = realloc(*v, c * sizeof(*b));
+
+		if (!b)
+			return -ENOMEM;
+		*v = b;
+		*cap = c;
+	}
+	(*v)[*nr].begin = begin;
+	(*v)[*nr].end = end;
+	(*nr)++;
+	return 0;
+}
+
+/* The blocks of @th, oldest first while built, then turned newest first. */
+static int build_blocks(struct trace_target *tt, struct thread *th)
+{
+	const struct branch *last;
+	struct gdb_btrace_block *v = NULL;
+	size_t nr = 0, cap = 0;
+	uint64_t begin = 0, exit_from = 0, back;
+	bool have_begin = false, pending = false;
+	struct space sp = { 0 };
+	int ret = 0;
+
+	th->built = true;
+	if (!th->nr_br)
+		return 0;
+	last = &th->br[th->nr_br - 1];
+	sp.any = !last->cpl_valid;
+	sp.user = cpl_after_last(last) > 0;
+	sp.cr3_valid = last->cr3_valid;
+	sp.cr3 = last->cr3;
+	for (size_t i = 0; i < th->nr_br && !ret; i++) {
+		const struct branch *b = &th->br[i], *next = i + 1 < th->nr_br ? b + 1 : NULL;
+		bool fin = in_space(&sp, b->cpl_valid, b->cpl, b->cr3_valid, b->cr3);
+		bool tin = next ? in_space(&sp, next->cpl_valid, next->cpl, next->cr3_valid,
+					   next->cr3) : true;
+
+		if (b->after_break)
+			have_begin = pending = false;
+		if (fin && pending) {
+			/* Back in the space without a branch that says where: lost. */
+			ret = push_block(&v, &nr, &cap, begin, exit_from);
+			have_begin = pending = false;
+		}
+		if (fin && tin) {
+			if (have_begin)
+				ret = push_block(&v, &nr, &cap, begin, b->from);
+			begin = b->to;
+			have_begin = true;
+		} else if (fin) {
+			exit_from = b->from;
+			pending = have_begin;
+		} else if (tin) {
+			if (pending) {
+				back = b->to;
+				if (back == exit_from || back == next_insn(tt, exit_from)) {
+					pending = false;
+					continue;
+				}
+				ret = push_block(&v, &nr, &cap, begin, exit_from);
+			}
+			pending = false;
+			begin = b->to;
+			have_begin = true;
+		}
+	}
+	/* The newest block ends at the PC: where the last branch went. */
+	if (!ret && have_begin && !pending)
+		ret = push_block(&v, &nr, &cap, begin, last->to);
+	if (ret) {
+		free(v);
+		return ret;
+	}
+	for (size_t i = 0; i < nr / 2; i++) {
+		struct gdb_btrace_block t = v[i];
+
+		v[i] = v[nr - 1 - i];
+		v[nr - 1 - i] = t;
+	}
+	th->blocks = v;
+	th->nr_blocks = nr;
+	return 0;
+}
+
+static int push_branch(struct thread *th, const struct decoded_record *r, bool after_break)
+{
+	struct branch *b;
+
+	if (th->nr_br == th->cap_br) {
+		size_t c = th->cap_br ? 2 * th->cap_br : 1024;
+
+		b = realloc(th->br, c * sizeof(*b));
+		if (!b)
+			return -ENOMEM;
+		th->br = b;
+		th->cap_br = c;
+	}
+	b = &th->br[th->nr_br++];
+	b->from = r->from;
+	b->to = r->to;
+	b->cr3 = r->cr3;
+	b->cpl = r->cpl;
+	b->kind = r->kind;
+	b->cpl_valid = r->cpl_valid;
+	b->cr3_valid = r->cr3_valid;
+	b->after_break = after_break;
+	return 0;
+}
+
+/* Every branch of @th's vCPU, oldest first. */
+static int read_branches(struct trace_target *tt, struct thread *th)
+{
+	struct decoder *d = trace_dir__decoder(tt->td, (int)th->vcpu);
+	struct decoded_record r;
+	bool brk = false;
+	int ret;
+
+	if (!d)
+		return -errno;
+	while ((ret = decoder__next(d, &r)) > 0) {
+		switch (r.type) {
+		case DECODED_BRANCH:
+			if (!r.from_valid || !r.to_valid) {
+				brk = true;
+				break;
+			}
+			ret = push_branch(th, &r, brk);
+			brk = false;
+			break;
+		case DECODED_LOST:
+		case DECODED_GAP:
+		case DECODED_START:
+		case DECODED_STOP:
+			brk = true;
+			break;
+		default:
+			break;
+		}
+		if (ret < 0)
+			break;
+	}
+	decoder__free(d);
+	return ret < 0 ? ret : 0;
+}
+
+static bool json_hex(json_t *o, const char *key, uint64_t *v)
+{
+	json_t *j = json_object_get(o, key);
+	const char *s;
+	char *end;
+
+	if (!json_is_string(j))
+		return false;
+	s = json_string_value(j);
+	if (strncmp(s, "0x", 2) && strcmp(s, "0"))
+		return false;
+	errno = 0;
+	*v = strtoull(s, &end, 16);
+	return !errno && !*end;
+}
+
+/* The registers of the newest crash report of each vCPU (crash.json, crash-N.json). */
+static void read_crash_regs(struct trace_target *tt, const char *dir)
+{
+	static const struct {
+		const char *name;
+		enum gdb_reg reg;
+	} names[] = {
+		{ "rax", GDB_REG_RAX }, { "rbx", GDB_REG_RBX }, { "rcx", GDB_REG_RCX },
+		{ "rdx", GDB_REG_RDX }, { "rsi", GDB_REG_RSI }, { "rdi", GDB_REG_RDI },
+		{ "rbp", GDB_REG_RBP }, { "rsp", GDB_REG_RSP }, { "r8", GDB_REG_R8 },
+		{ "r9", GDB_REG_R9 }, { "r10", GDB_REG_R10 }, { "r11", GDB_REG_R11 },
+		{ "r12", GDB_REG_R12 }, { "r13", GDB_REG_R13 }, { "r14", GDB_REG_R14 },
+		{ "r15", GDB_REG_R15 }, { "rflags", GDB_REG_EFLAGS }, { "cs", GDB_REG_CS },
+		{ "ss", GDB_REG_SS },
+	};
+	char path[4096], err[256], *buf;
+	size_t len;
+
+	for (unsigned int i = 0; i < CRASH_FILES_MAX; i++) {
+		json_t *root, *regs, *vcpu;
+		uint64_t v;
+
+		if (i)
+			snprintf(path, sizeof(path), "%s/crash-%u.json", dir, i);
+		else
+			snprintf(path, sizeof(path), "%s/crash.json", dir);
+		if (input_file__read(path, CRASH_FILE_MAX, &buf, &len, err, sizeof(err)))
+			break;
+		root = json_loadb(buf, len, 0, NULL);
+		free(buf);
+		regs = json_object_get(root, "registers");
+		vcpu = json_object_get(root, "vcpu");
+		for (unsigned int t = 0; json_is_object(regs) && json_is_integer(vcpu) &&
+		     t < tt->nr_threads; t++) {
+			struct thread *th = &tt->threads[t];
+
+			if (th->vcpu != json_integer_value(vcpu))
+				continue;
+			/* A later report replaces an earlier one; the PC stays the trace's. */
+			th->regs.valid &= 1u << GDB_REG_RIP;
+			for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+				if (json_hex(regs, names[k].name, &v)) {
+					th->regs.val[names[k].reg] = v;
+					th->regs.valid |= 1u << names[k].reg;
+				}
+			}
+		}
+		json_decref(root);
+	}
+}
+
+static void __attribute__((format(printf, 2, 3))) warn(const struct trace_target_options *o,
+							 const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+
+	if (!o->warn)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	o->warn(o->warn_ctx, line);
+}
+
+struct trace_target *trace_target__open(const char *dir, const struct trace_target_options *opts,
+					char *err, size_t errlen)
+{
+	struct trace_dir_options topts = {
+		.symbol_paths = opts->symbol_paths,
+		.nr_symbol_paths = opts->nr_symbol_paths,
+		.warn = opts->warn,
+		.warn_ctx = opts->warn_ctx,
+	};
+	const struct symbols *img;
+	struct trace_target *tt;
+	unsigned int n;
+	int ret;
+
+	tt = calloc(1, sizeof(*tt));
+	if (!tt)
+		goto err_nomem;
+	ZydisDecoderInit(&tt->zd, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
+	tt->td = trace_dir__open(dir, &topts, err, errlen);
+	if (!tt->td)
+		goto err_free;
+	tt->mem = image_mem__new();
+	if (!tt->mem)
+		goto err_nomem_close;
+	img = trace_dir__symbols(tt->td);
+	if (img && symbols__path(img)) {
+		ret = image_mem__add_elf(tt->mem, symbols__path(img));
+		if (ret)
+			warn(opts, "%s: not mapped: %s", symbols__path(img), strerror(-ret));
+	}
+	for (size_t i = 0; i < opts->nr_symbol_paths; i++) {
+		ret = image_mem__add_elf(tt->mem, opts->symbol_paths[i]);
+		if (ret)
+			warn(opts, "%s: not mapped: %s", opts->symbol_paths[i], strerror(-ret));
+	}
+	n = trace_dir__nr_vcpus(tt->td);
+	tt->threads = calloc(n, sizeof(*tt->threads));
+	if (!tt->threads)
+		goto err_nomem_close;
+	for (unsigned int i = 0; i < n; i++) {
+		uint32_t id = trace_dir__vcpu_id(tt->td, i);
+		struct thread *th;
+
+		if (opts->vcpu >= 0 && id != (uint32_t)opts->vcpu)
+			continue;
+		th = &tt->threads[tt->nr_threads++];
+		th->vcpu = id;
+		ret = read_branches(tt, th);
+		if (ret) {
+			snprintf(err, errlen, "%s: vCPU %u: %s", dir, id, strerror(-ret));
+			errno = -ret;
+			goto err_close;
+		}
+		if (th->nr_br) {
+			th->regs.val[GDB_REG_RIP] = th->br[th->nr_br - 1].to;
+			th->regs.valid = 1u << GDB_REG_RIP;
+		}
+	}
+	if (!tt->nr_threads) {
+		snprintf(err, errlen, "%s: no vCPU %d in this trace", dir, opts->vcpu);
+		errno = ENOENT;
+		goto err_close;
+	}
+	read_crash_regs(tt, dir);
+	return tt;
+
+err_nomem_close:
+	snprintf(err, errlen, "out of memory");
+	errno = ENOMEM;
+err_close:
+	ret = errno;
+	trace_target__close(tt);
+	errno = ret;
+	return NULL;
+err_free:
+	ret = errno;
+	free(tt);
+	errno = ret;
+	return NULL;
+err_nomem:
+	snprintf(err, errlen, "out of memory");
+	errno = ENOMEM;
+	return NULL;
+}
+
+static unsigned int op_nr_threads(void *ctx)
+{
+	return ((struct trace_target *)ctx)->nr_threads;
+}
+
+static void op_regs(void *ctx, unsigned int t, struct gdb_regs *regs)
+{
+	*regs = ((struct trace_target *)ctx)->threads[t].regs;
+}
+
+static size_t op_read_mem(void *ctx, unsigned int t, uint64_t addr, void *buf, size_t len)
+{
+	return image_mem__read(((struct trace_target *)ctx)->mem, addr, buf, len);
+}
+
+static int op_btrace(void *ctx, unsigned int t, const struct gdb_btrace_block **blocks,
+		     size_t *nr)
+{
+	struct trace_target *tt = ctx;
+	struct thread *th = &tt->threads[t];
+	int ret;
+
+	if (!th->built) {
+		ret = build_blocks(tt, th);
+		if (ret)
+			return ret;
+	}
+	*blocks = th->blocks;
+	*nr = th->nr_blocks;
+	return 0;
+}
+
+static const struct gdb_target_ops trace_ops = {
+	.nr_threads = op_nr_threads,
+	.regs = op_regs,
+	.read_mem = op_read_mem,
+	.btrace = op_btrace,
+	.bts_size = BTS_SIZE,
+};
+
+const struct gdb_target_ops *trace_target__ops(void)
+{
+	return &trace_ops;
+}
+
+void trace_target__close(struct trace_target *tt)
+{
+	if (!tt)
+		return;
+	for (unsigned int i = 0; i < tt->nr_threads; i++) {
+		free(tt->threads[i].br);
+		free(tt->threads[i].blocks);
+	}
+	free(tt->threads);
+	image_mem__free(tt->mem);
+	trace_dir__close(tt->td);
+	free(tt);
+}
