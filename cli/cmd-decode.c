@@ -20,7 +20,7 @@
 #include "trace-dir.h"
 
 /* The --format names, for messages. */
-#define FORMAT_NAMES "text, jsonl, calls, folded, callgrind, perfetto, lcov, avro, drcov"
+#define FORMAT_NAMES "text, jsonl, calls, folded, callgrind, perfetto, lcov, avro, drcov, perf"
 
 static const char decode_usage[] =
 	"usage: vbts decode [OPTIONS] DIR\n"
@@ -48,6 +48,11 @@ static const char decode_usage[] =
 	"                       branch's source), DynamoRIO drcov's file (Lighthouse,\n"
 	"                       bncov); modules: --image, --symbols, the guest kernel's\n"
 	"                       vmlinux or System.map; not to a terminal\n"
+	"      perf             the branches as a perf.data file of Intel BTS data, for\n"
+	"                       `perf script --itrace=b` (guest processes as host threads\n"
+	"                       with their --image or --symbols files mapped; see\n"
+	"                       doc/outputs.md); not to a terminal\n"
+	"  -o, --output FILE    write the output to FILE instead of stdout\n"
 	"  --vcpu N             only vCPU N\n"
 	"  --last N             only the N newest branch records, with the other records\n"
 	"                       among and after them (everything when there are fewer)\n"
@@ -90,7 +95,7 @@ static const char decode_usage[] =
 	"                       0x; may be negative) instead of vm.json's kaslr_slide\n"
 	"  --quiet              no progress line: without it, a decode that lasts more than\n"
 	"                       a second shows one on stderr when stderr is a terminal and\n"
-	"                       stdout is not\n"
+	"                       the output (stdout, or -o's FILE) is not\n"
 	"  -h, --help           this text\n"
 	"\n"
 	"Exit status: 0 success, 2 bad arguments or a missing or invalid trace directory\n"
@@ -100,6 +105,7 @@ static const char decode_usage[] =
 
 struct decode_opts {
 	const char *dir;
+	const char *output;     /* -o FILE, or NULL for stdout */
 	const char *image;
 	const char **tasks;     /* --task keys */
 	size_t nr_tasks;
@@ -255,6 +261,7 @@ static int parse_args(int argc, char **argv, struct decode_opts *o)
 		{ "system-map", required_argument, NULL, OPT_SYSTEM_MAP },
 		{ "kaslr-slide", required_argument, NULL, OPT_KASLR_SLIDE },
 		{ "quiet", no_argument, NULL, OPT_QUIET },
+		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -274,7 +281,7 @@ static int parse_args(int argc, char **argv, struct decode_opts *o)
 	}
 	optind = 0; /* full re-initialisation: the command may run more than once */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_FORMAT:
 			if (export_format__parse(optarg, &o->format)) {
@@ -349,6 +356,9 @@ static int parse_args(int argc, char **argv, struct decode_opts *o)
 				return -EINVAL;
 			}
 			break;
+		case 'o':
+			o->output = optarg;
+			break;
 		case 'h':
 			fputs(decode_usage, stdout);
 			return 1;
@@ -366,6 +376,10 @@ static int parse_args(int argc, char **argv, struct decode_opts *o)
 			 o->vcpu >= 0 || o->cpl >= 0 || o->lines || o->format != EXPORT_TEXT)) {
 		fprintf(stderr, "vbts decode: --crash goes with no --task, --crashed, --summary, "
 				"--last, --vcpu, --cpl, --lines or --format\n");
+		return -EINVAL;
+	}
+	if (o->crash && o->output) {
+		fprintf(stderr, "vbts decode: --crash prints to stdout: no -o\n");
 		return -EINVAL;
 	}
 	if (o->nr_tasks && o->crashed) {
@@ -587,6 +601,7 @@ static int decode(int argc, char **argv)
 	struct exporter *e = NULL;
 	struct trace_dir *t;
 	struct decoder *d = NULL;
+	FILE *out = stdout;
 	int ret, status = 0;
 	size_t i;
 
@@ -595,7 +610,7 @@ static int decode(int argc, char **argv)
 		free_opts(&o);
 		return ret > 0 ? 0 : 2;
 	}
-	if (export_format__binary(o.format) && isatty(STDOUT_FILENO)) {
+	if (export_format__binary(o.format) && !o.output && isatty(STDOUT_FILENO)) {
 		fprintf(stderr, "vbts decode: --format %s writes binary data: redirect stdout to "
 				"a file\n", export_format__name(o.format));
 		free_opts(&o);
@@ -618,7 +633,18 @@ static int decode(int argc, char **argv)
 		status = print_crashes(t, &o);
 		goto out_close;
 	}
-	eo.out = stdout;
+	if (o.output) {
+		out = fopen(o.output, "w");
+		if (!out) {
+			char q[256];
+
+			fprintf(stderr, "vbts decode: %s: %s\n",
+				escape__str(q, sizeof(q), o.output), strerror(errno));
+			status = 2;
+			goto out_close;
+		}
+	}
+	eo.out = out;
 	eo.format = o.format;
 	eo.procmap = trace_dir__procmap(t);
 	eo.symbolizer = trace_dir__symbolizer(t);
@@ -642,9 +668,9 @@ static int decode(int argc, char **argv)
 		status = 2;
 		goto out_close;
 	}
-	/* Records go to stdout: a progress line there too would break them. */
+	/* Records to a terminal: a progress line there too would break them. */
 	progress__init(&pg, STDERR_FILENO, "vbts decode", "records", trace_records(t, o.vcpu),
-		       o.quiet || isatty(STDOUT_FILENO), PROGRESS_DELAY_MS);
+		       o.quiet || isatty(fileno(out)), PROGRESS_DELAY_MS);
 	for (;;) {
 		/* With --last, each record is decoded where the FIFO keeps it: no copy. */
 		struct decoded_record *r = o.last ? fifo_tail(&fifo) : &rec;
@@ -690,7 +716,7 @@ static int decode(int argc, char **argv)
 	ret = o.summary ? exporter__summary(e, &sum) : exporter__finish(e);
 	if (ret)
 		goto out_write;
-	if (fflush(stdout)) {
+	if (fflush(out)) {
 		ret = -errno;
 		goto out_write;
 	}
@@ -716,6 +742,10 @@ out_free:
 	decoder__free(d);
 out_close:
 	exporter__free(e);
+	if (out != stdout && fclose(out) && !status) {
+		fprintf(stderr, "vbts decode: write error: %s\n", strerror(errno));
+		status = 1;
+	}
 	free(want);
 	free_opts(&o);
 	trace_dir__close(t);

@@ -21,6 +21,7 @@
 #include "export-calls.h"
 #include "export-folded.h"
 #include "export-lcov.h"
+#include "export-perf.h"
 #include "export-perfetto.h"
 #include "export-format.h"
 #include "export.h"
@@ -53,6 +54,7 @@ static const struct export_format_ops *const formats[EXPORT_FORMAT_MAX] = {
 	[EXPORT_LCOV] = &lcov_format,
 	[EXPORT_AVRO] = &avro_format,
 	[EXPORT_DRCOV] = &drcov_format,
+	[EXPORT_PERF] = &perf_format,
 };
 
 int export_format__parse(const char *name, enum export_format *format)
@@ -84,7 +86,7 @@ bool export_format__symbols(enum export_format format)
 
 bool export_format__binary(enum export_format format)
 {
-	return format == EXPORT_AVRO || format == EXPORT_DRCOV;
+	return format == EXPORT_AVRO || format == EXPORT_DRCOV || format == EXPORT_PERF;
 }
 
 bool export_format__records(enum export_format format)

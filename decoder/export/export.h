@@ -49,6 +49,7 @@ enum export_format {
 	EXPORT_LCOV,
 	EXPORT_AVRO,
 	EXPORT_DRCOV,
+	EXPORT_PERF,
 	EXPORT_FORMAT_MAX
 };
 
@@ -82,7 +83,7 @@ bool export_format__symbols(enum export_format format);
  * export_format__binary() - whether a format writes binary data (not for a terminal).
  * @format: EXPORT_*
  *
- * Return: true for avro and drcov.
+ * Return: true for avro, drcov and perf.
  */
 bool export_format__binary(enum export_format format);
 
