@@ -339,6 +339,36 @@ START_TEST(test_perf_script_branches)
 }
 END_TEST
 
+/*
+ * The golden trace (test-golden.c: two vCPUs, a wrapped ring, tasks, branches of no task, an
+ * image that is a relocatable object perf cannot map): every branch, in jsonl's order.
+ */
+START_TEST(test_perf_golden_trace)
+{
+	static struct branch want[BRANCHES_MAX], got[BRANCHES_MAX];
+	const char *jsonl_argv[] = { "--format", "jsonl", NULL, NULL };
+	const char *perf_args[] = { NULL };
+	char dir[64], path[256], *out, *err;
+	size_t n;
+
+	make_golden_trace(dir);
+	jsonl_argv[2] = dir;
+	ck_assert_int_eq(run_decode_nofile(&out, &err, 0, jsonl_argv), 0);
+	n = parse_jsonl(out, want, BRANCHES_MAX);
+	free(out);
+	free(err);
+	ck_assert_uint_gt(n, 8);
+	export_perf(dir, perf_args, path, sizeof(path), &err);
+	free(err);
+	ck_assert_uint_eq(perf_script(path, got, BRANCHES_MAX), n);
+	for (size_t i = 0; i < n; i++)
+		ck_assert_msg(got[i].from == want[i].from && got[i].to == want[i].to,
+			      "branch %zu: perf %" PRIx64 " => %" PRIx64 ", jsonl %" PRIx64
+			      " => %" PRIx64, i, got[i].from, got[i].to, want[i].from, want[i].to);
+	remove_trace(dir);
+}
+END_TEST
+
 /* --task and --vcpu narrow the export as they narrow jsonl. */
 START_TEST(test_perf_task_filter)
 {
@@ -432,6 +462,7 @@ static Suite *perf_suite(void)
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_perf_script_branches);
+	tcase_add_test(tc, test_perf_golden_trace);
 	tcase_add_test(tc, test_perf_task_filter);
 	tcase_add_test(tc, test_perf_hostile_names);
 	suite_add_tcase(s, tc);
