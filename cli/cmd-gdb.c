@@ -33,6 +33,9 @@ static const char gdb_usage[] =
 	"                       target remote | vbts gdb DIR --stdio\n"
 	"  --listen [ADDR:]PORT  accept one gdb on this TCP port (ADDR defaults to\n"
 	"                       127.0.0.1): in gdb, target remote ADDR:PORT\n"
+	"  --task NAME|PID      only the branches of this guest process (a name or pid of\n"
+	"                       events.jsonl, or a pid or tgid of the trace's threads);\n"
+	"                       the vCPUs it never ran on are left out\n"
 	"  --vcpu N             only vCPU N\n"
 	"  --symbols PATH       another ELF file to show as memory at its link addresses and\n"
 	"                       to symbolize with; repeatable\n"
@@ -47,6 +50,7 @@ struct gdb_opts {
 	bool stdio;
 	const char *listen;
 	int vcpu;
+	const char *task;
 	const char **symbols;
 	size_t nr_symbols;
 };
@@ -58,12 +62,13 @@ static void print_warning(void *ctx, const char *line)
 
 static int parse_args(int argc, char **argv, struct gdb_opts *o)
 {
-	enum { OPT_STDIO = 256, OPT_LISTEN, OPT_VCPU, OPT_SYMBOLS };
+	enum { OPT_STDIO = 256, OPT_LISTEN, OPT_VCPU, OPT_SYMBOLS, OPT_TASK };
 	static const struct option longopts[] = {
 		{ "stdio", no_argument, NULL, OPT_STDIO },
 		{ "listen", required_argument, NULL, OPT_LISTEN },
 		{ "vcpu", required_argument, NULL, OPT_VCPU },
 		{ "symbols", required_argument, NULL, OPT_SYMBOLS },
+		{ "task", required_argument, NULL, OPT_TASK },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -96,6 +101,9 @@ static int parse_args(int argc, char **argv, struct gdb_opts *o)
 				return -EINVAL;
 			}
 			o->vcpu = (int)v;
+			break;
+		case OPT_TASK:
+			o->task = optarg;
 			break;
 		case OPT_SYMBOLS:
 			o->symbols[o->nr_symbols++] = optarg;
@@ -173,6 +181,7 @@ static int gdb_main(int argc, char **argv)
 		return ret > 0 ? 0 : 2;
 	}
 	topts.vcpu = o.vcpu;
+	topts.task = o.task;
 	topts.symbol_paths = o.symbols;
 	topts.nr_symbol_paths = o.nr_symbols;
 	tt = trace_target__open(o.dir, &topts, err, sizeof(err));

@@ -105,11 +105,12 @@ enum gdb_packet_event gdb_packet_parser__feed(struct gdb_packet_parser *p, uint8
 			return GDB_PKT_BAD;
 		}
 	case ST_DATA:
-		if (c == '#' && !p->esc) {
+		/* Neither is ever escaped raw: `}` is followed by the byte ^ 0x20. */
+		if (c == '#') {
 			p->state = ST_SUM;
 			return GDB_PKT_MORE;
 		}
-		if (c == '$' && !p->esc) {
+		if (c == '$') {
 			/* A new packet inside one: the first was cut short. */
 			start_packet(p);
 			return GDB_PKT_BAD;

@@ -52,6 +52,9 @@ struct thread {
 
 struct trace_target {
 	struct trace_dir *td;
+	bool *want;             /* --task: a flag per process of the process map, or NULL */
+	uint32_t task_id;       /* --task as a pid, when task_id_valid */
+	bool task_id_valid;
 	struct image_mem *mem;
 	struct thread *threads;
 	unsigned int nr_threads;
@@ -219,7 +222,32 @@ static int push_branch(struct thread *th, const struct decoded_record *r, bool a
 	return 0;
 }
 
-/* Every branch of @th's vCPU, oldest first. */
+/* Is @r of the --task process: its thread's, or its CR3's task's? */
+static bool task_matches(const struct trace_target *tt, const struct decoded_record *r)
+{
+	const struct procmap *pm = trace_dir__procmap(tt->td);
+	const struct procmap_task *t;
+
+	if (!tt->want)
+		return true;
+	if (r->thread_valid) {
+		if (tt->task_id_valid &&
+		    (r->thread_pid == tt->task_id || r->thread_tgid == tt->task_id))
+			return true;
+		t = procmap__lookup_thread(pm, r->thread_pid, r->thread_tgid, r->time,
+					   r->time_valid);
+		if (t && tt->want[t->process])
+			return true;
+	}
+	t = r->cr3_valid ? procmap__lookup(pm, r->cr3, r->time, r->time_valid) : NULL;
+	return t && tt->want[t->process];
+}
+
+/*
+ * Every branch of @th's vCPU, oldest first; with --task only that process's: the others are
+ * left out without breaking a block (the process was switched out, and comes back where it
+ * left).
+ */
 static int read_branches(struct trace_target *tt, struct thread *th)
 {
 	struct decoder *d = trace_dir__decoder(tt->td, (int)th->vcpu);
@@ -236,6 +264,8 @@ static int read_branches(struct trace_target *tt, struct thread *th)
 				brk = true;
 				break;
 			}
+			if (!task_matches(tt, &r))
+				break;
 			ret = push_branch(th, &r, brk);
 			brk = false;
 			break;
@@ -322,6 +352,30 @@ static void read_crash_regs(struct trace_target *tt, const char *dir)
 	}
 }
 
+/*
+ * The processes --task @key selects into tt->want: by name or pid in events.jsonl, or a pid
+ * the thread records may carry. Returns 0, -ENOENT when the map has none and @key is no pid,
+ * or -ENOMEM.
+ */
+static int select_task(struct trace_target *tt, const char *key)
+{
+	const struct procmap *pm = trace_dir__procmap(tt->td);
+	size_t n = procmap__nr_processes(pm);
+	unsigned long long id;
+	char *end;
+
+	tt->want = calloc(n ? n : 1, sizeof(*tt->want));
+	if (!tt->want)
+		return -ENOMEM;
+	errno = 0;
+	id = strtoull(key, &end, 10);
+	tt->task_id_valid = *key >= '0' && *key <= '9' && !*end && !errno && id <= UINT32_MAX;
+	tt->task_id = (uint32_t)id;
+	if (!procmap__select(pm, key, tt->want) && !tt->task_id_valid)
+		return -ENOENT;
+	return 0;
+}
+
 static void __attribute__((format(printf, 2, 3))) warn(const struct trace_target_options *o,
 							 const char *fmt, ...)
 {
@@ -371,6 +425,14 @@ struct trace_target *trace_target__open(const char *dir, const struct trace_targ
 		if (ret)
 			warn(opts, "%s: not mapped: %s", opts->symbol_paths[i], strerror(-ret));
 	}
+	if (opts->task) {
+		ret = select_task(tt, opts->task);
+		if (ret) {
+			snprintf(err, errlen, "%s: no task '%s' in events.jsonl", dir, opts->task);
+			errno = -ret;
+			goto err_close;
+		}
+	}
 	n = trace_dir__nr_vcpus(tt->td);
 	tt->threads = calloc(n, sizeof(*tt->threads));
 	if (!tt->threads)
@@ -392,10 +454,17 @@ struct trace_target *trace_target__open(const char *dir, const struct trace_targ
 		if (th->nr_br) {
 			th->regs.val[GDB_REG_RIP] = th->br[th->nr_br - 1].to;
 			th->regs.valid = 1u << GDB_REG_RIP;
+		} else if (opts->task) {
+			/* The process never ran here. */
+			tt->nr_threads--;
 		}
 	}
 	if (!tt->nr_threads) {
-		snprintf(err, errlen, "%s: no vCPU %d in this trace", dir, opts->vcpu);
+		if (opts->task)
+			snprintf(err, errlen, "%s: no branch of task '%s'%s", dir, opts->task,
+				 opts->vcpu >= 0 ? " on this vCPU" : "");
+		else
+			snprintf(err, errlen, "%s: no vCPU %d in this trace", dir, opts->vcpu);
 		errno = ENOENT;
 		goto err_close;
 	}
@@ -475,6 +544,7 @@ void trace_target__close(struct trace_target *tt)
 		free(tt->threads[i].blocks);
 	}
 	free(tt->threads);
+	free(tt->want);
 	image_mem__free(tt->mem);
 	trace_dir__close(tt->td);
 	free(tt);

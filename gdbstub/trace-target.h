@@ -16,6 +16,9 @@ struct trace_target;
 /**
  * struct trace_target_options - what to serve.
  * @vcpu:            only this vCPU id, or -1 for every vCPU of the trace
+ * @task:            only the branches of this guest process (a name or pid of events.jsonl,
+ *                   or a pid or tgid of the trace's thread records), or NULL; a vCPU where
+ *                   it never ran is no thread
  * @symbol_paths:    more ELF files mapped into memory at their link addresses (files; a
  *                   directory is left to the decoder's symbols)
  * @nr_symbol_paths: how many
@@ -24,6 +27,7 @@ struct trace_target;
  */
 struct trace_target_options {
 	int vcpu;
+	const char *task;
 	const char *const *symbol_paths;
 	size_t nr_symbol_paths;
 	void (*warn)(void *warn_ctx, const char *line);
@@ -38,7 +42,7 @@ struct trace_target_options {
  * @errlen: size of @err
  *
  * Return: the target, or NULL with errno set: the errors of trace_dir__open(), ENOENT (no
- * such vCPU), EIO (a ring changed under the reader), ENOMEM.
+ * such vCPU, no such task, or no branch of the task on the vCPUs chosen), EIO (a ring changed under the reader), ENOMEM.
  */
 struct trace_target *trace_target__open(const char *dir, const struct trace_target_options *opts,
 					char *err, size_t errlen);
