@@ -205,7 +205,8 @@ static int parse_thread(const struct server *s, const char *p, long *t)
 			*t = -1;
 			return 0;
 		}
-		if (parse_hex(&p, ".", &v) || v != 1)
+		/* pid 0 is any process: ours. */
+		if (parse_hex(&p, ".", &v) || v > 1)
 			return -EINVAL;
 		p++;
 	}
