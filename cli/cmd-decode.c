@@ -742,7 +742,7 @@ out_free:
 	decoder__free(d);
 out_close:
 	exporter__free(e);
-	if (out != stdout && fclose(out) && !status) {
+	if (out && out != stdout && fclose(out) && !status) {
 		fprintf(stderr, "vbts decode: write error: %s\n", strerror(errno));
 		status = 1;
 	}

@@ -455,6 +455,47 @@ START_TEST(test_perf_hostile_names)
 }
 END_TEST
 
+/* -o FILE holds, byte for byte, what stdout gets without it; an unwritable FILE is status 2. */
+START_TEST(test_output_file)
+{
+	static const char *const formats[] = { "text", "jsonl", "perf" };
+	char dir[64], path[256], *out, *err, *file;
+	size_t len;
+
+	make_trace(dir, events);
+	snprintf(path, sizeof(path), "%s/out", dir);
+	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++) {
+		const char *to_stdout[] = { "--format", formats[i], dir, NULL };
+		const char *to_file[] = { "--format", formats[i], "-o", path, dir, NULL };
+		char *stdout_bytes;
+
+		ck_assert_int_eq(run_decode_nofile(&stdout_bytes, &err, 0, to_stdout), 0);
+		free(err);
+		ck_assert_int_eq(run_decode_nofile(&out, &err, 0, to_file), 0);
+		ck_assert_str_eq(out, "");
+		free(out);
+		free(err);
+		file = test__slurp(path, &len);
+		ck_assert_uint_gt(len, 0);
+		ck_assert_msg(!memcmp(file, stdout_bytes, len) && stdout_bytes[len] == '\0',
+			      "--format %s: -o differs from stdout", formats[i]);
+		free(file);
+		free(stdout_bytes);
+	}
+	{
+		const char *bad[] = { "--format", "perf", "-o", "/nonexistent/dir/perf.data", dir,
+				      NULL };
+
+		ck_assert_int_eq(run_decode_nofile(&out, &err, 0, bad), 2);
+		ck_assert_msg(strstr(err, "/nonexistent/dir/perf.data: No such file or directory"),
+			      "%s", err);
+		free(out);
+		free(err);
+	}
+	remove_trace(dir);
+}
+END_TEST
+
 static Suite *perf_suite(void)
 {
 	Suite *s = suite_create("perf");
@@ -465,6 +506,7 @@ static Suite *perf_suite(void)
 	tcase_add_test(tc, test_perf_golden_trace);
 	tcase_add_test(tc, test_perf_task_filter);
 	tcase_add_test(tc, test_perf_hostile_names);
+	tcase_add_test(tc, test_output_file);
 	suite_add_tcase(s, tc);
 	return s;
 }
