@@ -18,6 +18,7 @@
 #include <string.h>
 #include <Zydis/Zydis.h>
 
+#include "bts-blocks.h"
 #include "decoder.h"
 #include "image-mem.h"
 #include "input-file.h"
@@ -96,8 +97,9 @@ static unsigned int cpl_after_last(const struct branch *b)
 }
 
 /* The address of the instruction after the one at @addr, or 0 when it cannot be decoded. */
-static uint64_t next_insn(struct trace_target *tt, uint64_t addr)
+static uint64_t next_insn(void *ctx, uint64_t addr)
 {
+	struct trace_target *tt = ctx;
 	ZydisDecodedInstruction zi;
 	uint8_t bytes[ZYDIS_MAX_INSTRUCTION_LENGTH];
 	size_t n = image_mem__read(tt->mem, addr, bytes, sizeof(bytes));
@@ -107,34 +109,13 @@ static uint64_t next_insn(struct trace_target *tt, uint64_t addr)
 	return addr + zi.length;
 }
 
-static int push_block(struct gdb_btrace_block **v, size_t *nr, size_t *cap, uint64_t begin,
-		      uint64_t end)
-{
-	if (*nr == *cap) {
-		size_t c = *cap ? 2 * *cap : 256;
-		struct gdb_btrace_block *b = realloc(*v, c * sizeof(*b));
-
-		if (!b)
-			return -ENOMEM;
-		*v = b;
-		*cap = c;
-	}
-	(*v)[*nr].begin = begin;
-	(*v)[*nr].end = end;
-	(*nr)++;
-	return 0;
-}
-
-/* The blocks of @th, oldest first while built, then turned newest first. */
+/* The blocks of @th: its branches marked inside or outside its address space. */
 static int build_blocks(struct trace_target *tt, struct thread *th)
 {
 	const struct branch *last;
-	struct gdb_btrace_block *v = NULL;
-	size_t nr = 0, cap = 0;
-	uint64_t begin = 0, exit_from = 0, back;
-	bool have_begin = false, pending = false;
+	struct bts_branch *bb;
 	struct space sp = { 0 };
-	int ret = 0;
+	int ret;
 
 	th->built = true;
 	if (!th->nr_br)
@@ -144,57 +125,23 @@ static int build_blocks(struct trace_target *tt, struct thread *th)
 	sp.user = cpl_after_last(last) > 0;
 	sp.cr3_valid = last->cr3_valid;
 	sp.cr3 = last->cr3;
-	for (size_t i = 0; i < th->nr_br && !ret; i++) {
-		const struct branch *b = &th->br[i], *next = i + 1 < th->nr_br ? b + 1 : NULL;
-		bool fin = in_space(&sp, b->cpl_valid, b->cpl, b->cr3_valid, b->cr3);
-		bool tin = next ? in_space(&sp, next->cpl_valid, next->cpl, next->cr3_valid,
-					   next->cr3) : true;
+	bb = malloc(th->nr_br * sizeof(*bb));
+	if (!bb)
+		return -ENOMEM;
+	for (size_t i = 0; i < th->nr_br; i++) {
+		const struct branch *b = &th->br[i];
 
-		if (b->after_break)
-			have_begin = pending = false;
-		if (fin && pending) {
-			/* Back in the space without a branch that says where: lost. */
-			ret = push_block(&v, &nr, &cap, begin, exit_from);
-			have_begin = pending = false;
-		}
-		if (fin && tin) {
-			if (have_begin)
-				ret = push_block(&v, &nr, &cap, begin, b->from);
-			begin = b->to;
-			have_begin = true;
-		} else if (fin) {
-			exit_from = b->from;
-			pending = have_begin;
-		} else if (tin) {
-			if (pending) {
-				back = b->to;
-				if (back == exit_from || back == next_insn(tt, exit_from)) {
-					pending = false;
-					continue;
-				}
-				ret = push_block(&v, &nr, &cap, begin, exit_from);
-			}
-			pending = false;
-			begin = b->to;
-			have_begin = true;
-		}
+		bb[i].from = b->from;
+		bb[i].to = b->to;
+		bb[i].from_in = in_space(&sp, b->cpl_valid, b->cpl, b->cr3_valid, b->cr3);
+		/* Where it went is where the next branch was taken (or the PC, for the last). */
+		bb[i].to_in = i + 1 == th->nr_br ||
+			      in_space(&sp, b[1].cpl_valid, b[1].cpl, b[1].cr3_valid, b[1].cr3);
+		bb[i].after_break = b->after_break;
 	}
-	/* The newest block ends at the PC: where the last branch went. */
-	if (!ret && have_begin && !pending)
-		ret = push_block(&v, &nr, &cap, begin, last->to);
-	if (ret) {
-		free(v);
-		return ret;
-	}
-	for (size_t i = 0; i < nr / 2; i++) {
-		struct gdb_btrace_block t = v[i];
-
-		v[i] = v[nr - 1 - i];
-		v[nr - 1 - i] = t;
-	}
-	th->blocks = v;
-	th->nr_blocks = nr;
-	return 0;
+	ret = bts_blocks__build(bb, th->nr_br, next_insn, tt, &th->blocks, &th->nr_blocks);
+	free(bb);
+	return ret;
 }
 
 static int push_branch(struct thread *th, const struct decoded_record *r, bool after_break)

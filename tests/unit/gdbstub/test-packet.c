@@ -14,6 +14,7 @@
 
 #include "btrace-xml.h"
 #include "check-main.h"
+#include "gdbstub-test.h"
 #include "packet.h"
 #include "server.h"
 
@@ -408,7 +409,7 @@ START_TEST(test_server_hostile)
 }
 END_TEST
 
-static Suite *gdbstub_suite(void)
+Suite *gdbstub_suite(void)
 {
 	Suite *s = suite_create("gdbstub");
 	TCase *tc = tcase_create("packet");
@@ -427,4 +428,4 @@ static Suite *gdbstub_suite(void)
 	return s;
 }
 
-VBTS_CHECK_MAIN(gdbstub_suite)
+VBTS_CHECK_MAIN(gdbstub_suite, bts_blocks_suite)

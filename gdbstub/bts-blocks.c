@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bts-blocks.c - a thread's branches as gdb's BTS blocks.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "bts-blocks.h"
+
+struct block_vec {
+	struct gdb_btrace_block *v;
+	size_t nr, cap;
+};
+
+static int push(struct block_vec *b, uint64_t begin, uint64_t end)
+{
+	if (b->nr == b->cap) {
+		size_t cap = b->cap ? 2 * b->cap : 256;
+		struct gdb_btrace_block *v = realloc(b->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		b->v = v;
+		b->cap = cap;
+	}
+	b->v[b->nr].begin = begin;
+	b->v[b->nr].end = end;
+	b->nr++;
+	return 0;
+}
+
+int bts_blocks__build(const struct bts_branch *br, size_t nr,
+		      uint64_t (*next_insn)(void *ctx, uint64_t addr), void *ctx,
+		      struct gdb_btrace_block **out, size_t *nr_out)
+{
+	struct block_vec b = { 0 };
+	uint64_t begin = 0, exit_from = 0;
+	bool have_begin = false, pending = false;
+	int ret = 0;
+
+	*out = NULL;
+	*nr_out = 0;
+	for (size_t i = 0; i < nr && !ret; i++) {
+		const struct bts_branch *r = &br[i];
+		bool to_in = i + 1 == nr || r->to_in;
+
+		if (r->after_break)
+			have_begin = pending = false;
+		if (r->from_in && pending) {
+			/*
+			 * Back in the space with no branch that says where: the open block ended
+			 * where it left, what ran since it came back is unknown.
+			 */
+			ret = push(&b, begin, exit_from);
+			have_begin = pending = false;
+		}
+		if (r->from_in && to_in) {
+			if (have_begin)
+				ret = push(&b, begin, r->from);
+			begin = r->to;
+			have_begin = true;
+		} else if (r->from_in) {
+			/* Leaves the space: the block stays open until it comes back. */
+			exit_from = r->from;
+			pending = have_begin;
+		} else if (to_in) {
+			if (pending) {
+				if (r->to == exit_from ||
+				    (next_insn && r->to == next_insn(ctx, exit_from))) {
+					pending = false;
+					continue;
+				}
+				ret = push(&b, begin, exit_from);
+			}
+			pending = false;
+			begin = r->to;
+			have_begin = true;
+		}
+	}
+	/* The newest block ends at the PC: where the newest branch went. */
+	if (!ret && nr && have_begin && !pending)
+		ret = push(&b, begin, br[nr - 1].to);
+	if (ret) {
+		free(b.v);
+		return ret;
+	}
+	for (size_t i = 0; i < b.nr / 2; i++) {
+		struct gdb_btrace_block t = b.v[i];
+
+		b.v[i] = b.v[b.nr - 1 - i];
+		b.v[b.nr - 1 - i] = t;
+	}
+	*out = b.v;
+	*nr_out = b.nr;
+	return 0;
+}

@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * gdbstub-test.h - the suites of check-gdbstub, one per test file.
+ */
+#ifndef VBTS_TESTS_GDBSTUB_TEST_H
+#define VBTS_TESTS_GDBSTUB_TEST_H
+
+#include <check.h>
+
+Suite *gdbstub_suite(void);     /* test-packet.c */
+Suite *bts_blocks_suite(void);  /* test-blocks.c */
+
+#endif /* VBTS_TESTS_GDBSTUB_TEST_H */
