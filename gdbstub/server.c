@@ -111,6 +111,8 @@ struct server {
 	/* The document of the qXfer:btrace:read in progress, kept from its offset 0 on. */
 	char *doc;
 	size_t doc_len;
+	unsigned int doc_thread;
+	unsigned int next_info;         /* the thread qsThreadInfo lists first */
 };
 
 static void reply_str(struct server *s, const char *str)
@@ -343,12 +345,17 @@ static void handle_qxfer(struct server *s, const char *p)
 			reply_str(s, "E.Branch tracing is not enabled for this thread.");
 			return;
 		}
-		if (!off || !s->doc) {
+		if (!off) {
 			ret = build_btrace(s, s->g_thread, annex);
 			if (ret) {
 				reply_fmt(s, "E.%s", strerror(-ret));
 				return;
 			}
+			s->doc_thread = s->g_thread;
+		} else if (!s->doc || s->doc_thread != s->g_thread) {
+			/* Later chunks come from the document read from offset 0. */
+			reply_str(s, "E01");
+			return;
 		}
 		reply_xfer(s, s->doc, s->doc_len, off, len);
 		return;
@@ -366,22 +373,28 @@ static void handle_qsupported(struct server *s, const char *p)
 		  s->multiprocess ? ";multiprocess+" : "");
 }
 
+/* As many threads as a reply holds, from s->next_info on: `m` and a list, `l` at the end. */
 static void handle_thread_info(struct server *s, bool first)
 {
 	char name[32];
+	size_t n;
 
-	if (!first) {
+	if (first)
+		s->next_info = 0;
+	if (s->next_info >= s->nr_threads) {
 		reply_str(s, "l");
 		return;
 	}
 	reply_str(s, "m");
-	for (unsigned int t = 0; t < s->nr_threads; t++) {
-		if (s->reply_len + 24 > GDB_PACKET_MAX)
+	for (; s->next_info < s->nr_threads; s->next_info++) {
+		thread_name(s, s->next_info, name, sizeof(name));
+		n = strlen(name) + 1;
+		if (s->reply_len + n > GDB_PACKET_MAX)
 			break;
-		thread_name(s, t, name, sizeof(name));
-		s->reply_len += (size_t)snprintf(s->reply + s->reply_len,
-						 sizeof(s->reply) - s->reply_len, "%s%s",
-						 t ? "," : "", name);
+		if (s->reply_len > 1)
+			s->reply[s->reply_len++] = ',';
+		memcpy(s->reply + s->reply_len, name, n - 1);
+		s->reply_len += n - 1;
 	}
 }
 

@@ -227,9 +227,10 @@ static const struct gdb_btrace_block fake_blocks[] = {
 	{ 0x1008, 0x1008 }, { 0x1000, 0x1004 },
 };
 
+/* ctx: NULL for two threads, else the count. */
 static unsigned int fake_nr_threads(void *ctx)
 {
-	return 2;
+	return ctx ? *(unsigned int *)ctx : 2;
 }
 
 static void fake_regs(void *ctx, unsigned int t, struct gdb_regs *r)
@@ -267,7 +268,7 @@ static const struct gdb_target_ops fake_ops = {
 };
 
 /* Runs the server on @in (raw bytes); its output into @out. Returns its return value. */
-static int serve(const char *in, size_t len, char *out, size_t cap, char *err)
+static int serve_ctx(const char *in, size_t len, char *out, size_t cap, char *err, void *ctx)
 {
 	int ifd = memfd_create("in", 0), ofd = memfd_create("out", 0), ret;
 	ssize_t n;
@@ -276,7 +277,7 @@ static int serve(const char *in, size_t len, char *out, size_t cap, char *err)
 	ck_assert_int_ge(ofd, 0);
 	ck_assert_int_eq(write(ifd, in, len), (ssize_t)len);
 	lseek(ifd, 0, SEEK_SET);
-	ret = gdb_server__run(ifd, ofd, &fake_ops, NULL, err, 256);
+	ret = gdb_server__run(ifd, ofd, &fake_ops, ctx, err, 256);
 	lseek(ofd, 0, SEEK_SET);
 	n = read(ofd, out, cap - 1);
 	ck_assert_int_ge(n, 0);
@@ -284,6 +285,11 @@ static int serve(const char *in, size_t len, char *out, size_t cap, char *err)
 	close(ifd);
 	close(ofd);
 	return ret;
+}
+
+static int serve(const char *in, size_t len, char *out, size_t cap, char *err)
+{
+	return serve_ctx(in, len, out, cap, err, NULL);
 }
 
 /* The packets of @payloads ('\n'-separated) framed, into @buf. */
@@ -387,6 +393,42 @@ START_TEST(test_server_regs)
 }
 END_TEST
 
+/* More threads than one reply holds: qsThreadInfo goes on where qfThreadInfo stopped. */
+START_TEST(test_server_many_threads)
+{
+	unsigned int nr = 2000, seen = 0, next = 1;
+	char in[256], *out = malloc(1 << 16), err[256], *p, *end;
+	size_t n = frame("QStartNoAckMode\nqSupported:multiprocess+\nqfThreadInfo\nqsThreadInfo\n"
+			 "qsThreadInfo\nqsThreadInfo\nqsThreadInfo\nD", in, sizeof(in));
+	int replies = 0;
+
+	ck_assert_ptr_nonnull(out);
+	ck_assert_int_eq(serve_ctx(in, n, out, 1 << 16, err, &nr), 0);
+	for (p = strstr(out, "$mp"); p && p[1] == 'm'; p = strchr(end, '$')) {
+		end = strchr(p, '#');
+		ck_assert_ptr_nonnull(end);
+		ck_assert_int_le(end - p - 1, GDB_PACKET_MAX);
+		replies++;
+		for (char *q = p + 2; q < end; q++) {
+			unsigned int tid;
+
+			ck_assert_int_eq(sscanf(q, "p1.%x", &tid), 1);
+			ck_assert_uint_eq(tid, next);
+			next++;
+			seen++;
+			q = strchr(q, ',');
+			if (!q || q > end)
+				break;
+		}
+	}
+	ck_assert_uint_eq(seen, nr);
+	ck_assert_int_gt(replies, 1);
+	ck_assert_ptr_nonnull(p);
+	ck_assert_int_eq(p[1], 'l');
+	free(out);
+}
+END_TEST
+
 /* Hostile connections end with an error, a clean close without one. */
 START_TEST(test_server_hostile)
 {
@@ -423,6 +465,7 @@ Suite *gdbstub_suite(void)
 	tc = tcase_create("server");
 	tcase_add_test(tc, test_server_session);
 	tcase_add_test(tc, test_server_regs);
+	tcase_add_test(tc, test_server_many_threads);
 	tcase_add_test(tc, test_server_hostile);
 	suite_add_tcase(s, tc);
 	return s;
