@@ -398,6 +398,22 @@ static void handle_thread_info(struct server *s, bool first)
 	}
 }
 
+/* qThreadExtraInfo: the target's words on a thread, hex-encoded. */
+static void handle_extra_info(struct server *s, const char *p)
+{
+	char text[128] = "";
+	long t;
+
+	if (parse_thread(s, p, &t) || t < 0) {
+		reply_str(s, "E01");
+		return;
+	}
+	if (s->ops->describe)
+		s->ops->describe(s->ctx, (unsigned int)t, text, sizeof(text));
+	s->reply_len = 0;
+	reply_hex(s, text, strlen(text));
+}
+
 static void handle_q(struct server *s, const char *p)
 {
 	char name[32];
@@ -412,6 +428,8 @@ static void handle_q(struct server *s, const char *p)
 		handle_thread_info(s, false);
 	else if (!strcmp(p, "qC"))
 		reply_fmt(s, "QC%s", thread_name(s, s->g_thread, name, sizeof(name)));
+	else if (!strncmp(p, "qThreadExtraInfo,", 17))
+		handle_extra_info(s, p + 17);
 	else if (!strncmp(p, "qAttached", 9))
 		reply_str(s, "1");
 	else if (!strncmp(p, "qSymbol:", 8))

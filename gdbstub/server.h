@@ -44,6 +44,8 @@ struct gdb_regs {
  *              returns how many bytes could be read from @addr on (0: none)
  * @btrace:     thread @t's branch trace, newest block first, the first ending at its PC;
  *              the array stays the target's. Returns 0 or -errno.
+ * @describe:   optional: a few words on thread @t for gdb's `info threads`
+ *              (qThreadExtraInfo) into @buf, NUL-terminated
  * @bts_size:   the size reported in btrace-conf (bytes)
  */
 struct gdb_target_ops {
@@ -52,6 +54,7 @@ struct gdb_target_ops {
 	size_t (*read_mem)(void *ctx, unsigned int t, uint64_t addr, void *buf, size_t len);
 	int (*btrace)(void *ctx, unsigned int t, const struct gdb_btrace_block **blocks,
 		      size_t *nr);
+	void (*describe)(void *ctx, unsigned int t, char *buf, size_t cap);
 	uint64_t bts_size;
 };
 

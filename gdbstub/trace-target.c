@@ -41,8 +41,12 @@ struct branch {
 	bool after_break;       /* records were lost or tracing stopped before it */
 };
 
+/* A gdb thread: a vCPU, or a guest thread the trace's thread records name. */
 struct thread {
-	uint32_t vcpu;
+	uint32_t vcpu;          /* a vCPU thread's vCPU */
+	bool guest;             /* a guest thread: pid and tgid as its thread records give them */
+	uint32_t pid, tgid;
+	bool brk;               /* records were lost since its last branch */
 	struct branch *br;
 	size_t nr_br, cap_br;
 	struct gdb_btrace_block *blocks;        /* newest first */
@@ -53,6 +57,8 @@ struct thread {
 
 struct trace_target {
 	struct trace_dir *td;
+	struct thread *guests;  /* the guest threads while the trace is read */
+	unsigned int nr_guests, cap_guests;
 	bool *want;             /* --task: a flag per process of the process map, or NULL */
 	uint32_t task_id;       /* --task as a pid, when task_id_valid */
 	bool task_id_valid;
@@ -190,37 +196,99 @@ static bool task_matches(const struct trace_target *tt, const struct decoded_rec
 	return t && tt->want[t->process];
 }
 
-/*
- * Every branch of @th's vCPU, oldest first; with --task only that process's: the others are
- * left out without breaking a block (the process was switched out, and comes back where it
- * left).
- */
-static int read_branches(struct trace_target *tt, struct thread *th)
+/* The guest thread @pid's index in tt->guests, added when new; -ENOMEM. */
+static int guest_thread(struct trace_target *tt, uint32_t pid, uint32_t tgid)
 {
-	struct decoder *d = trace_dir__decoder(tt->td, (int)th->vcpu);
-	struct decoded_record r;
-	bool brk = false;
-	int ret;
+	struct thread *g;
 
-	if (!d)
-		return -errno;
+	for (unsigned int i = 0; i < tt->nr_guests; i++)
+		if (tt->guests[i].pid == pid)
+			return (int)i;
+	if (tt->nr_guests == tt->cap_guests) {
+		unsigned int cap = tt->cap_guests ? 2 * tt->cap_guests : 16;
+
+		if (cap > INT32_MAX)
+			return -ENOMEM;
+		g = realloc(tt->guests, cap * sizeof(*g));
+		if (!g)
+			return -ENOMEM;
+		tt->guests = g;
+		tt->cap_guests = cap;
+	}
+	g = &tt->guests[tt->nr_guests];
+	memset(g, 0, sizeof(*g));
+	g->guest = true;
+	g->pid = pid;
+	g->tgid = tgid;
+	return (int)tt->nr_guests++;
+}
+
+/*
+ * Every branch of the vCPUs in tt->threads (@vcpu, or -1 for all), oldest first, into their
+ * vCPU's thread and into the guest thread that took it (tt->guests, when the trace names its
+ * threads). With --task only that process's branches: the others are left out without
+ * breaking a block (the process was switched out, and comes back where it left). A loss, a
+ * gap, a start or a stop breaks the blocks of the vCPU and of its guest thread; a thread's
+ * entry record (it resumes elsewhere than where it left) breaks that thread's.
+ */
+static int read_branches(struct trace_target *tt, int vcpu)
+{
+	struct decoder *d = trace_dir__decoder(tt->td, vcpu);
+	int *cur = calloc(tt->nr_threads, sizeof(*cur));  /* guest thread on each vCPU, or -1 */
+	struct decoded_record r;
+	struct thread *vt;
+	unsigned int v;
+	int ret = 0, g;
+
+	if (!d || !cur) {
+		ret = d ? -ENOMEM : -errno;
+		goto out;
+	}
+	for (v = 0; v < tt->nr_threads; v++)
+		cur[v] = -1;
 	while ((ret = decoder__next(d, &r)) > 0) {
+		for (v = 0; v < tt->nr_threads && tt->threads[v].vcpu != r.vcpu; v++)
+			;
+		if (v == tt->nr_threads)
+			continue;
+		vt = &tt->threads[v];
+		g = cur[v];
+		if (r.thread_valid && (g < 0 || tt->guests[g].pid != r.thread_pid)) {
+			g = guest_thread(tt, r.thread_pid, r.thread_tgid);
+			if (g < 0) {
+				ret = g;
+				break;
+			}
+			cur[v] = g;
+		}
 		switch (r.type) {
 		case DECODED_BRANCH:
 			if (!r.from_valid || !r.to_valid) {
-				brk = true;
+				vt->brk = true;
+				if (g >= 0)
+					tt->guests[g].brk = true;
 				break;
 			}
 			if (!task_matches(tt, &r))
 				break;
-			ret = push_branch(th, &r, brk);
-			brk = false;
+			ret = push_branch(vt, &r, vt->brk);
+			vt->brk = false;
+			if (!ret && g >= 0 && r.thread_valid) {
+				ret = push_branch(&tt->guests[g], &r, tt->guests[g].brk);
+				tt->guests[g].brk = false;
+			}
 			break;
 		case DECODED_LOST:
 		case DECODED_GAP:
 		case DECODED_START:
 		case DECODED_STOP:
-			brk = true;
+			vt->brk = true;
+			if (g >= 0)
+				tt->guests[g].brk = true;
+			break;
+		case DECODED_ENTRY:
+			if (g >= 0)
+				tt->guests[g].brk = true;
 			break;
 		default:
 			break;
@@ -228,6 +296,8 @@ static int read_branches(struct trace_target *tt, struct thread *th)
 		if (ret < 0)
 			break;
 	}
+out:
+	free(cur);
 	decoder__free(d);
 	return ret < 0 ? ret : 0;
 }
@@ -267,7 +337,7 @@ static void read_crash_regs(struct trace_target *tt, const char *dir)
 	size_t len;
 
 	for (unsigned int i = 0; i < CRASH_FILES_MAX; i++) {
-		json_t *root, *regs, *vcpu;
+		json_t *root, *regs, *vcpu, *pid;
 		uint64_t v;
 
 		if (i)
@@ -280,11 +350,13 @@ static void read_crash_regs(struct trace_target *tt, const char *dir)
 		free(buf);
 		regs = json_object_get(root, "registers");
 		vcpu = json_object_get(root, "vcpu");
-		for (unsigned int t = 0; json_is_object(regs) && json_is_integer(vcpu) &&
-		     t < tt->nr_threads; t++) {
+		pid = json_object_get(json_object_get(root, "process"), "pid");
+		for (unsigned int t = 0; json_is_object(regs) && t < tt->nr_threads; t++) {
 			struct thread *th = &tt->threads[t];
 
-			if (th->vcpu != json_integer_value(vcpu))
+			/* A guest thread's report is its process's (by pid), a vCPU's its own. */
+			if (th->guest ? !json_is_integer(pid) || th->pid != json_integer_value(pid) :
+			    !json_is_integer(vcpu) || th->vcpu != json_integer_value(vcpu))
 				continue;
 			/* A later report replaces an earlier one; the PC stays the trace's. */
 			th->regs.valid &= 1u << GDB_REG_RIP;
@@ -386,32 +458,53 @@ struct trace_target *trace_target__open(const char *dir, const struct trace_targ
 		goto err_nomem_close;
 	for (unsigned int i = 0; i < n; i++) {
 		uint32_t id = trace_dir__vcpu_id(tt->td, i);
-		struct thread *th;
 
-		if (opts->vcpu >= 0 && id != (uint32_t)opts->vcpu)
+		if (opts->vcpu < 0 || id == (uint32_t)opts->vcpu)
+			tt->threads[tt->nr_threads++].vcpu = id;
+	}
+	if (!tt->nr_threads) {
+		snprintf(err, errlen, "%s: no vCPU %d in this trace", dir, opts->vcpu);
+		errno = ENOENT;
+		goto err_close;
+	}
+	ret = read_branches(tt, opts->vcpu);
+	if (ret) {
+		snprintf(err, errlen, "%s: %s", dir, strerror(-ret));
+		errno = -ret;
+		goto err_close;
+	}
+	/* A trace that names its guest threads: they are gdb's threads, not the vCPUs. */
+	if (tt->nr_guests) {
+		for (unsigned int i = 0; i < tt->nr_threads; i++)
+			free(tt->threads[i].br);
+		free(tt->threads);
+		tt->threads = tt->guests;
+		tt->nr_threads = tt->nr_guests;
+		tt->guests = NULL;
+		tt->nr_guests = 0;
+	}
+	/* A thread with no branch has no PC; with --task, it is a vCPU the task never ran on. */
+	n = tt->nr_threads;
+	tt->nr_threads = 0;
+	for (unsigned int i = 0; i < n; i++) {
+		struct thread *th = &tt->threads[i];
+
+		if (!th->nr_br && (th->guest || opts->task)) {
+			free(th->br);
 			continue;
-		th = &tt->threads[tt->nr_threads++];
-		th->vcpu = id;
-		ret = read_branches(tt, th);
-		if (ret) {
-			snprintf(err, errlen, "%s: vCPU %u: %s", dir, id, strerror(-ret));
-			errno = -ret;
-			goto err_close;
 		}
 		if (th->nr_br) {
 			th->regs.val[GDB_REG_RIP] = th->br[th->nr_br - 1].to;
 			th->regs.valid = 1u << GDB_REG_RIP;
-		} else if (opts->task) {
-			/* The process never ran here. */
-			tt->nr_threads--;
 		}
+		tt->threads[tt->nr_threads++] = *th;
 	}
 	if (!tt->nr_threads) {
 		if (opts->task)
 			snprintf(err, errlen, "%s: no branch of task '%s'%s", dir, opts->task,
 				 opts->vcpu >= 0 ? " on this vCPU" : "");
 		else
-			snprintf(err, errlen, "%s: no vCPU %d in this trace", dir, opts->vcpu);
+			snprintf(err, errlen, "%s: no branch of a named thread", dir);
 		errno = ENOENT;
 		goto err_close;
 	}
@@ -469,11 +562,22 @@ static int op_btrace(void *ctx, unsigned int t, const struct gdb_btrace_block **
 	return 0;
 }
 
+static void op_describe(void *ctx, unsigned int t, char *buf, size_t cap)
+{
+	const struct thread *th = &((struct trace_target *)ctx)->threads[t];
+
+	if (th->guest)
+		snprintf(buf, cap, "pid %u tgid %u", th->pid, th->tgid);
+	else
+		snprintf(buf, cap, "vCPU %u", th->vcpu);
+}
+
 static const struct gdb_target_ops trace_ops = {
 	.nr_threads = op_nr_threads,
 	.regs = op_regs,
 	.read_mem = op_read_mem,
 	.btrace = op_btrace,
+	.describe = op_describe,
 	.bts_size = BTS_SIZE,
 };
 
@@ -490,7 +594,10 @@ void trace_target__close(struct trace_target *tt)
 		free(tt->threads[i].br);
 		free(tt->threads[i].blocks);
 	}
+	for (unsigned int i = 0; i < tt->nr_guests; i++)
+		free(tt->guests[i].br);
 	free(tt->threads);
+	free(tt->guests);
 	free(tt->want);
 	image_mem__free(tt->mem);
 	trace_dir__close(tt->td);
