@@ -9,5 +9,6 @@
 
 Suite *gdbstub_suite(void);     /* test-packet.c */
 Suite *bts_blocks_suite(void);  /* test-blocks.c */
+Suite *trace_target_suite(void); /* test-target.c */
 
 #endif /* VBTS_TESTS_GDBSTUB_TEST_H */
