@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * test-files.c - whole-file reads and writes for the Check tests, failing the test on any I/O
- * error.
+ * test-files.c - whole-file reads and writes, and directories, for the Check tests, failing
+ * the test on any I/O error.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <check.h>
@@ -124,4 +125,13 @@ void test__copy_file(const char *from, const char *dir, const char *name)
 
 	test__write_file(dir, name, buf, len);
 	free(buf);
+}
+
+void test__make_dir(const char *dir, const char *name)
+{
+	char buf[PATH_MAX];
+	const char *path = join(buf, dir, name);
+
+	unlink(path);
+	ck_assert_msg(!mkdir(path, 0755), "%s: %s", path, strerror(errno));
 }

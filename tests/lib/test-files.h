@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * test-files.h - whole-file reads and writes for the Check tests. An I/O error fails the
- * running test (ck_assert) with the path and the error, so callers check nothing.
+ * test-files.h - whole-file reads and writes, and directories, for the Check tests. An I/O
+ * error fails the running test (ck_assert) with the path and the error, so callers check
+ * nothing.
  */
 #ifndef VBTS_TESTS_TEST_FILES_H
 #define VBTS_TESTS_TEST_FILES_H
@@ -84,5 +85,13 @@ void test__write_temp(char *path, const void *data, size_t len);
  * @name: the copy's name in @dir.
  */
 void test__copy_file(const char *from, const char *dir, const char *name);
+
+/**
+ * test__make_dir() - create the directory @dir/@name (mode 0755), in place of a file of that
+ * name if there is one.
+ * @dir: the directory it goes in, or NULL when @name is the whole path.
+ * @name: its name in @dir (its parent must exist).
+ */
+void test__make_dir(const char *dir, const char *name);
 
 #endif /* VBTS_TESTS_TEST_FILES_H */
