@@ -140,6 +140,20 @@ int run_decode(char **out, char **err, char **argv);
 int run_command(const struct vbts_command *cmd, char **out, char **err, char **argv);
 
 /**
+ * run_command_fds() - run a vbts command (commands.h) in this process with its stdout and
+ * stderr into open files.
+ * @cmd:  the command
+ * @ofd:  where stdout goes
+ * @efd:  where stderr goes
+ * @argv: the command's name and its arguments, NULL-terminated
+ *
+ * This process's stdout and stderr are flushed around the command and then restored.
+ *
+ * Return: the command's exit status.
+ */
+int run_command_fds(const struct vbts_command *cmd, int ofd, int efd, char **argv);
+
+/**
  * run_decode_nofile() - `vbts decode ARGS...` in a child process, with a hang guard and,
  * outside valgrind and AddressSanitizer, an address-space limit.
  * @out, @err: receive its stdout and stderr

@@ -20,6 +20,7 @@
 #include "decoder-test.h"
 #include "flow.h"
 #include "test-files.h"
+#include "test-run.h"
 
 /* Debian's python3, whose packages (python3-avro) the project installs: not another on PATH. */
 #define PYTHON3 "/usr/bin/python3"
@@ -35,27 +36,17 @@ static int decode_into(const char *path, const char *dir, const char *const *arg
 {
 	char epath[] = "/tmp/vbts-export-err-XXXXXX";
 	int ofd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644), efd = mkstemp(epath);
-	int saved_out = dup(1), saved_err = dup(2), argc = 0, status;
+	int argc = 0, status;
 	char *argv[24];
 	ssize_t n;
 
-	ck_assert(ofd >= 0 && efd >= 0 && saved_out >= 0 && saved_err >= 0);
+	ck_assert(ofd >= 0 && efd >= 0);
 	argv[argc++] = "decode";
 	for (size_t i = 0; args[i]; i++)
 		argv[argc++] = (char *)args[i];
 	argv[argc++] = (char *)dir;
 	argv[argc] = NULL;
-	fflush(stdout);
-	fflush(stderr);
-	dup2(ofd, 1);
-	dup2(efd, 2);
-	status = cmd_decode.fn(argc, argv);
-	fflush(stdout);
-	fflush(stderr);
-	dup2(saved_out, 1);
-	dup2(saved_err, 2);
-	close(saved_out);
-	close(saved_err);
+	status = run_command_fds(&cmd_decode, ofd, efd, argv);
 	close(ofd);
 	n = pread(efd, err, TOOL_OUT_MAX - 1, 0);
 	err[n > 0 ? n : 0] = '\0';
@@ -64,43 +55,10 @@ static int decode_into(const char *path, const char *dir, const char *const *arg
 	return status;
 }
 
-/*
- * Runs a program (PATH searched) in @cwd (NULL: this one) with stdout and stderr into @out (at most TOOL_OUT_MAX
- * bytes, NUL-terminated); returns its exit status, or 127 + a message when it could not run.
- */
-static int run_tool_in(const char *cwd, const char *const *argv, char *out)
-{
-	char path[] = "/tmp/vbts-tool-XXXXXX";
-	int fd = mkstemp(path), status;
-	ssize_t n;
-	pid_t pid;
-
-	ck_assert(fd >= 0);
-	fflush(stdout);
-	fflush(stderr);
-	pid = fork();
-	ck_assert(pid >= 0);
-	if (!pid) {
-		dup2(fd, 1);
-		dup2(fd, 2);
-		if (cwd && chdir(cwd))
-			_exit(126);
-		execvp(argv[0], (char *const *)argv);
-		fprintf(stderr, "%s: %s (the project's ./vbts installs it)\n", argv[0],
-			strerror(errno));
-		_exit(127);
-	}
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	n = pread(fd, out, TOOL_OUT_MAX - 1, 0);
-	out[n > 0 ? n : 0] = '\0';
-	close(fd);
-	unlink(path);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
+/* Runs a program (PATH searched) with stdout and stderr into @out (TOOL_OUT_MAX bytes). */
 static int run_tool(const char *const *argv, char *out)
 {
-	return run_tool_in(NULL, argv, out);
+	return test__run(NULL, argv, out, TOOL_OUT_MAX, NULL, 0);
 }
 
 /* A consumer script of tests/unit/decoder/consumers/. */
@@ -300,7 +258,8 @@ START_TEST(test_lcov_genhtml)
 	snprintf(out, sizeof(out), "%s/trace.info", dir);
 	snprintf(html, sizeof(html), "%s/html", dir);
 	ck_assert_msg(decode_into(out, dir, args, err) == 0, "%s", err);
-	ck_assert_msg(run_tool_in(CONSUMERS_DIR "/..", gen, tool) == 0, "%s", tool);
+	ck_assert_msg(test__run(CONSUMERS_DIR "/..", gen, tool, TOOL_OUT_MAX, NULL, 0) == 0,
+		      "%s", tool);
 	assert_lines(tool, summary);
 	snprintf(page, sizeof(page), "%s/decoder/symtest.S.gcov.html", html);
 	text = test__slurp_or_null(page, NULL);

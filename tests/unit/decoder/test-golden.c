@@ -158,13 +158,11 @@ int run_decode(char **out, char **err, char **argv)
 	return run_command(&cmd_decode, out, err, argv);
 }
 
-int run_command(const struct vbts_command *cmd, char **out, char **err, char **argv)
+int run_command_fds(const struct vbts_command *cmd, int ofd, int efd, char **argv)
 {
-	char opath[] = "/tmp/vbts-out-XXXXXX", epath[] = "/tmp/vbts-err-XXXXXX";
-	int ofd = mkstemp(opath), efd = mkstemp(epath);
 	int saved_out = dup(1), saved_err = dup(2), argc = 0, status;
 
-	ck_assert(ofd >= 0 && efd >= 0 && saved_out >= 0 && saved_err >= 0);
+	ck_assert(saved_out >= 0 && saved_err >= 0);
 	while (argv[argc])
 		argc++;
 	fflush(stdout);
@@ -178,6 +176,16 @@ int run_command(const struct vbts_command *cmd, char **out, char **err, char **a
 	dup2(saved_err, 2);
 	close(saved_out);
 	close(saved_err);
+	return status;
+}
+
+int run_command(const struct vbts_command *cmd, char **out, char **err, char **argv)
+{
+	char opath[] = "/tmp/vbts-out-XXXXXX", epath[] = "/tmp/vbts-err-XXXXXX";
+	int ofd = mkstemp(opath), efd = mkstemp(epath), status;
+
+	ck_assert(ofd >= 0 && efd >= 0);
+	status = run_command_fds(cmd, ofd, efd, argv);
 	close(ofd);
 	close(efd);
 	*out = test__slurp(opath, NULL);

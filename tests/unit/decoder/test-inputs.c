@@ -195,15 +195,6 @@ static void make_symlink(const char *dir, const char *name, const char *target)
 	ck_assert_int_eq(symlink(target, path), 0);
 }
 
-static void make_dir(const char *dir, const char *name)
-{
-	char path[512];
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	unlink(path);
-	ck_assert_int_eq(mkdir(path, 0755), 0);
-}
-
 /* Extends @name to @size bytes without writing them (a sparse file of zeros). */
 static void make_sparse(const char *dir, const char *name, off_t size)
 {
@@ -323,7 +314,7 @@ static void setup_input(const char *dir, enum input_setup setup)
 		make_symlink(dir, "vm.json", "/dev/zero");
 		break;
 	case VMJSON_DIR:
-		make_dir(dir, "vm.json");
+		test__make_dir(dir, "vm.json");
 		break;
 	case VMJSON_BIG:
 		/* Valid JSON, padded with spaces to 2 MiB. */
@@ -342,7 +333,7 @@ static void setup_input(const char *dir, enum input_setup setup)
 		make_symlink(dir, "vcpu1.ring", "/dev/zero");
 		break;
 	case RING_DIR:
-		make_dir(dir, "vcpu1.ring");
+		test__make_dir(dir, "vcpu1.ring");
 		break;
 	case RING_BAD_MAGIC:
 		patch_ring(dir, "vcpu1.ring", 0, 0);
@@ -372,7 +363,7 @@ static void setup_input(const char *dir, enum input_setup setup)
 		make_symlink(dir, "events.jsonl", "/dev/zero");
 		break;
 	case EVENTS_DIR:
-		make_dir(dir, "events.jsonl");
+		test__make_dir(dir, "events.jsonl");
 		break;
 	case EVENTS_ENDLESS_LINE:
 		make_sparse(dir, "events.jsonl", 3LL << 30);
@@ -406,7 +397,7 @@ static void setup_input(const char *dir, enum input_setup setup)
 	case IMAGE_DIR:
 		snprintf(path, sizeof(path), "%s/image", dir);
 		write_vm_json(dir, path, 2);
-		make_dir(dir, "image");
+		test__make_dir(dir, "image");
 		break;
 	case BUILD_ID_PATH:
 		/* DIR/symbols/../escape/executable is DIR/escape/executable, a valid ELF. */
@@ -414,8 +405,8 @@ static void setup_input(const char *dir, enum input_setup setup)
 			"{\"version\":1,\"vm_id\":\"00000000000000ab\","
 			"\"image\":\"/nonexistent/image\",\"vcpus\":2,\"backend\":\"step\","
 			"\"build_id\":\"../escape\"}\n");
-		make_dir(dir, "symbols");
-		make_dir(dir, "escape");
+		test__make_dir(dir, "symbols");
+		test__make_dir(dir, "escape");
 		snprintf(path, sizeof(path), "%s/escape/executable", dir);
 		ck_assert_int_eq(symlink(SYMTEST64, path), 0);
 		break;

@@ -119,14 +119,6 @@ static const struct vbts_record linux_ring[] = {
 #define NO_LOAD_BASE "1 task runs a PIE or shared object whose load base the events do not " \
 		     "give, not symbolized (the first: vbts-linux-pie[53]: "
 
-static void make_dir(const char *dir, const char *name)
-{
-	char path[512];
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	ck_assert_msg(!mkdir(path, 0755), "%s: %s", path, strerror(errno));
-}
-
 static void write_vm_json(const char *dir, const char *slide)
 {
 	char vm[512];
@@ -150,10 +142,10 @@ static void make_linux_trace(char *dir)
 	test__write_text(dir, "System.map", system_map);
 	test__write_text(dir, "events.jsonl", linux_events);
 	write_ring(dir, 0, 64, linux_ring, sizeof(linux_ring) / sizeof(linux_ring[0]), 0);
-	make_dir(dir, "rootfs");
-	make_dir(dir, "rootfs/bin");
-	make_dir(dir, "rootfs/usr");
-	make_dir(dir, "rootfs/usr/bin");
+	test__make_dir(dir, "rootfs");
+	test__make_dir(dir, "rootfs/bin");
+	test__make_dir(dir, "rootfs/usr");
+	test__make_dir(dir, "rootfs/usr/bin");
 	test__copy_file(LINUX_STATIC, dir, "rootfs/bin/vbts-linux-static");
 	test__copy_file(LINUX_PIE, dir, "rootfs/usr/bin/vbts-linux-pie");
 }
@@ -776,9 +768,9 @@ static void make_agent_trace(char *dir, const void *pie, size_t pie_len, const v
 	make_linux_trace(dir);
 	snprintf(events, sizeof(events), "%s%s", linux_events, agent_maps);
 	test__write_text(dir, "events.jsonl", events);
-	make_dir(dir, "debuginfod");
-	make_dir(dir, "debuginfod/" PIE_BUILD_ID);
-	make_dir(dir, "debuginfod/" STATIC_BUILD_ID);
+	test__make_dir(dir, "debuginfod");
+	test__make_dir(dir, "debuginfod/" PIE_BUILD_ID);
+	test__make_dir(dir, "debuginfod/" STATIC_BUILD_ID);
 	test__write_file(dir, "debuginfod/" PIE_BUILD_ID "/executable", pie, pie_len);
 	test__write_file(dir, "debuginfod/" STATIC_BUILD_ID "/executable", stat, stat_len);
 }
@@ -970,7 +962,7 @@ START_TEST(test_linux_ambiguous)
 
 	make_linux_trace(dir);
 	/* A second, different vbts-linux-static: pid 52 (by name only) has no program. */
-	make_dir(dir, "rootfs/opt");
+	test__make_dir(dir, "rootfs/opt");
 	test__copy_file(LINUX_PIE, dir, "rootfs/opt/vbts-linux-static");
 	ck_assert_int_eq(decode_linux(dir, args, &out, &err), 0);
 	ck_assert_msg(strstr(err, "1 task matches different ELF files by path or name, not "

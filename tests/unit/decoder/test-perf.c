@@ -19,6 +19,7 @@
 #include "check-main.h"
 #include "decoder-test.h"
 #include "test-files.h"
+#include "test-run.h"
 
 #define PERF "/usr/bin/perf"
 
@@ -91,14 +92,6 @@ struct branch {
 	char from_sym[128], to_sym[128];
 };
 
-static void make_dir(const char *dir, const char *name)
-{
-	char path[512];
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	ck_assert_msg(!mkdir(path, 0755), "%s: %s", path, strerror(errno));
-}
-
 /* The trace in @dir (room for 64 bytes) and its guest's root file system DIR/rootfs. */
 static void make_trace(char *dir, const char *ev)
 {
@@ -108,44 +101,12 @@ static void make_trace(char *dir, const char *ev)
 			 "\"kernel\":\"/boot/vmlinuz-test\",\"vcpus\":1,\"backend\":\"step\"}\n");
 	test__write_text(dir, "events.jsonl", ev);
 	write_ring(dir, 0, 64, ring, sizeof(ring) / sizeof(ring[0]), 0);
-	make_dir(dir, "rootfs");
-	make_dir(dir, "rootfs/bin");
-	make_dir(dir, "rootfs/usr");
-	make_dir(dir, "rootfs/usr/bin");
+	test__make_dir(dir, "rootfs");
+	test__make_dir(dir, "rootfs/bin");
+	test__make_dir(dir, "rootfs/usr");
+	test__make_dir(dir, "rootfs/usr/bin");
 	test__copy_file(LINUX_STATIC, dir, "rootfs/bin/vbts-linux-static");
 	test__copy_file(LINUX_PIE, dir, "rootfs/usr/bin/vbts-linux-pie");
-}
-
-/* Runs @argv with stdout into @out and stderr into @err (NUL-terminated); its exit status. */
-static int run_tool(const char *const *argv, char *out, char *err)
-{
-	char opath[] = "/tmp/vbts-perf-out-XXXXXX", epath[] = "/tmp/vbts-perf-err-XXXXXX";
-	int ofd = mkstemp(opath), efd = mkstemp(epath), status;
-	ssize_t n;
-	pid_t pid;
-
-	ck_assert(ofd >= 0 && efd >= 0);
-	unlink(opath);
-	unlink(epath);
-	fflush(stdout);
-	fflush(stderr);
-	pid = fork();
-	ck_assert(pid >= 0);
-	if (!pid) {
-		dup2(ofd, 1);
-		dup2(efd, 2);
-		execv(argv[0], (char *const *)argv);
-		fprintf(stderr, "%s: %s\n", argv[0], strerror(errno));
-		_exit(127);
-	}
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	n = pread(ofd, out, TOOL_OUT_MAX - 1, 0);
-	out[n > 0 ? n : 0] = '\0';
-	n = pread(efd, err, TOOL_OUT_MAX - 1, 0);
-	err[n > 0 ? n : 0] = '\0';
-	close(ofd);
-	close(efd);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 /* @n bytes at @p, little-endian. */
@@ -279,7 +240,8 @@ static size_t perf_script(const char *path, struct branch *b, size_t max)
 	size_t n;
 
 	ck_assert(out && err);
-	ck_assert_msg(run_tool(argv, out, err) == 0, "perf script: %s%s", out, err);
+	ck_assert_msg(test__run(NULL, argv, out, TOOL_OUT_MAX, err, TOOL_OUT_MAX) == 0,
+		      "perf script: %s%s", out, err);
 	n = parse_perf(out, b, max);
 	free(out);
 	free(err);
