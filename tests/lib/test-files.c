@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * test-files.c - whole-file reads and writes, and directories, for the Check tests, failing
- * the test on any I/O error.
+ * test-files.c - whole-file reads and writes, directories and line counts for the Check tests,
+ * failing the test on an I/O error.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -134,4 +135,35 @@ void test__make_dir(const char *dir, const char *name)
 
 	unlink(path);
 	ck_assert_msg(!mkdir(path, 0755), "%s: %s", path, strerror(errno));
+}
+
+/* nftw() callback of test__remove_tree(): remove one entry, children before their parent. */
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path) ? -errno : 0;
+}
+
+int test__remove_tree(const char *dir)
+{
+	struct stat st;
+	int ret;
+
+	if (lstat(dir, &st))
+		return errno == ENOENT ? 0 : -errno;
+	ret = nftw(dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+	if (ret == -1)
+		return -errno;
+	return ret;
+}
+
+size_t test__count_lines(const char *s)
+{
+	size_t n = 0;
+
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
 }

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * test-files.h - whole-file reads and writes, and directories, for the Check tests. An I/O
- * error fails the running test (ck_assert) with the path and the error, so callers check
- * nothing.
+ * test-files.h - whole-file reads and writes, directories and line counts for the Check
+ * tests. An I/O error fails the running test (ck_assert) with the path and the error, so
+ * callers check nothing (test__remove_tree() returns it instead, for a caller to assert on).
  */
 #ifndef VBTS_TESTS_TEST_FILES_H
 #define VBTS_TESTS_TEST_FILES_H
@@ -93,5 +93,21 @@ void test__copy_file(const char *from, const char *dir, const char *name);
  * @name: its name in @dir (its parent must exist).
  */
 void test__make_dir(const char *dir, const char *name);
+
+/**
+ * test__remove_tree() - remove @dir and everything under it, as `rm -rf` does.
+ * @dir: the directory (or file); that it does not exist is not an error.
+ *
+ * Return: 0, or -errno of the first entry that could not be removed (the walk stops there).
+ */
+int test__remove_tree(const char *dir);
+
+/**
+ * test__count_lines() - the number of newline characters in the string @s.
+ * @s: the text.
+ *
+ * Return: how many lines @s has, counting only those that end in a newline.
+ */
+size_t test__count_lines(const char *s);
 
 #endif /* VBTS_TESTS_TEST_FILES_H */
