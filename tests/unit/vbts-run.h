@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "test-files.h"
 #include "test-run.h"
 
 /* What one vbts command printed. */
@@ -34,29 +35,12 @@ static inline void vbts_run__vbts(const char *const *args, struct vbts_output *o
 	ck_assert_int_lt(o->status, 128);
 }
 
-static inline int vbts_run__lines(const char *s)
-{
-	int n = 0;
-
-	for (; *s; s++)
-		n += *s == '\n';
-	return n;
-}
-
 static inline void vbts_run__touch(const char *path)
 {
 	int fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
 
 	ck_assert_int_ge(fd, 0);
 	close(fd);
-}
-
-static inline void vbts_run__rm(const char *dir)
-{
-	char cmd[256];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	ck_assert_int_eq(system(cmd), 0);
 }
 
 #endif /* VBTS_TESTS_UNIT_VBTS_RUN_H */

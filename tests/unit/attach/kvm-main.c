@@ -107,7 +107,7 @@ START_TEST(test_qemu_qmp_and_fds)
 	}
 	quit_qemu(q, pid);
 	free(fds);
-	vbts_run__rm(dir);
+	ck_assert_int_eq(test__remove_tree(dir), 0);
 }
 END_TEST
 
@@ -139,7 +139,7 @@ START_TEST(test_no_attach_support)
 			ck_assert_msg(o.status == 2, "status %d: %s", o.status, o.err);
 			ck_assert_msg(strstr(o.err, "cannot trace a VM that another process runs "
 						    "(no KVM_CAP_X86_BTS_ATTACH)"), "%s", o.err);
-			ck_assert_int_eq(vbts_run__lines(o.err), 1);
+			ck_assert_int_eq(test__count_lines(o.err), 1);
 			ck_assert_int_eq(stat(trace, &st), -1);
 		}
 	}
@@ -176,7 +176,7 @@ START_TEST(test_no_attach_support)
 		ck_assert_str_eq(status, "prelaunch");
 	}
 	quit_qemu(q, pid);
-	vbts_run__rm(dir);
+	ck_assert_int_eq(test__remove_tree(dir), 0);
 }
 END_TEST
 

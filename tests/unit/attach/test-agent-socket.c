@@ -25,6 +25,7 @@
 
 #include "agent-socket.h"
 #include "readelf-id.h"
+#include "test-files.h"
 #include "tests.h"
 
 struct peer {
@@ -137,15 +138,13 @@ static void peer_run(struct peer *p, const char *elf, const char *id)
 
 static void peer_fini(struct peer *p)
 {
-	char cmd[128];
 	int status;
 
 	ck_assert_int_eq(waitpid(p->pid, &status, 0), p->pid);
 	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	close(p->listen_fd);
 	fclose(p->ev);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", p->dir);
-	ck_assert_int_eq(system(cmd), 0);
+	ck_assert_int_eq(test__remove_tree(p->dir), 0);
 }
 
 static int events(FILE *ev, const char *name)

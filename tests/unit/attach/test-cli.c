@@ -82,10 +82,10 @@ START_TEST(test_option_errors)
 	vbts_run__vbts(args, &o);
 	ck_assert_msg(o.status == 2, "status %d: %s", o.status, o.err);
 	ck_assert_msg(strstr(o.err, option_errors[_i].words), "%s", o.err);
-	ck_assert_int_eq(vbts_run__lines(o.err), 1);
+	ck_assert_int_eq(test__count_lines(o.err), 1);
 	ck_assert_str_eq(o.out, "");
 	ck_assert_int_eq(stat(trace, &st), -1);
-	vbts_run__rm(dir);
+	ck_assert_int_eq(test__remove_tree(dir), 0);
 }
 END_TEST
 

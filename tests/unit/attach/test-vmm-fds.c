@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "test-files.h"
 #include "tests.h"
 #include "vmm-fds.h"
 
@@ -90,10 +91,7 @@ static void fake_link(struct fake *f, const char *name, const char *text)
 
 static void fake_fini(struct fake *f)
 {
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->root);
-	ck_assert_int_eq(system(cmd), 0);
+	ck_assert_int_eq(test__remove_tree(f->root), 0);
 }
 
 START_TEST(test_scan_qemu_like)

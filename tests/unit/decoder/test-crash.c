@@ -21,6 +21,7 @@
 #include "decoder-test.h"
 #include "ring-writer.h"
 #include "seg-writer.h"
+#include "test-files.h"
 
 #define CR3_PING 0x203000
 #define CR3_CRASH 0x204000
@@ -96,7 +97,7 @@ END_TEST
  */
 START_TEST(test_collect_stream)
 {
-	char dir[] = "/tmp/vbts-crash-seg-XXXXXX", cmd[64];
+	char dir[] = "/tmp/vbts-crash-seg-XXXXXX";
 	struct seg_budget budget = { .limit = 1ULL << 30 };
 	struct seg_writer_config sc = {
 		.segment_records = 8, .budget = &budget, .on_full = SEG_ON_FULL_STALL,
@@ -124,8 +125,7 @@ START_TEST(test_collect_stream)
 	for (unsigned int i = 0; i < 30; i++)
 		ck_assert_uint_eq(out[i].from, 0x1000 + 10 + i);
 	ck_assert_int_eq(ring_writer__close(w), 0);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	ck_assert_int_eq(system(cmd), 0);
+	ck_assert_int_eq(test__remove_tree(dir), 0);
 }
 END_TEST
 

@@ -14,7 +14,6 @@
 #include <signal.h>
 #include <stddef.h>
 #include <sys/wait.h>
-#include <ftw.h>
 #include <jansson.h>
 #include <locale.h>
 #include <stdio.h>
@@ -143,14 +142,9 @@ void make_golden_trace(char *dir)
 	write_ring(dir, 1, 4, vcpu1, sizeof(vcpu1) / sizeof(vcpu1[0]), 2);
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	return remove(path);
-}
-
 void remove_trace(const char *dir)
 {
-	nftw(dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+	test__remove_tree(dir);
 }
 
 int run_decode(char **out, char **err, char **argv)

@@ -157,15 +157,6 @@ int run_decode_nofile(char **out, char **err, rlim_t nofile, const char *const *
 	return WEXITSTATUS(status);
 }
 
-static unsigned int count_lines(const char *s)
-{
-	unsigned int n = 0;
-
-	for (; *s; s++)
-		n += *s == '\n';
-	return n;
-}
-
 /* Replaces "DIR" in @pattern by @dir. */
 static void expand(char *buf, size_t size, const char *pattern, const char *dir)
 {
@@ -463,8 +454,8 @@ START_TEST(test_bad_inputs)
 		      err);
 	expand(want, sizeof(want), input_cases[_i].want, dir);
 	ck_assert_msg(strstr(err, want), "stderr:\n%s\nlacks: %s", err, want);
-	ck_assert_msg(count_lines(err) == input_cases[_i].lines, "%u lines, not %u:\n%s",
-		      count_lines(err), input_cases[_i].lines, err);
+	ck_assert_msg(test__count_lines(err) == input_cases[_i].lines, "%zu lines, not %u:\n%s",
+		      test__count_lines(err), input_cases[_i].lines, err);
 	ref = expected_output(input_cases[_i].expect);
 	ck_assert_msg(!strcmp(out, ref), "stdout:\n%s\nwanted:\n%s", out, ref);
 	free(ref);

@@ -178,15 +178,6 @@ static int decode_linux(const char *dir, const char *const *args, char **out, ch
 	return run_decode_nofile(out, err, 0, argv);
 }
 
-static size_t count_lines(const char *s)
-{
-	size_t n = 0;
-
-	for (; *s; s++)
-		n += *s == '\n';
-	return n;
-}
-
 static const struct {
 	const char *golden;
 	const char *args[8];
@@ -220,7 +211,7 @@ START_TEST(test_linux_golden)
 		ck_assert_msg(!strncmp(err, "vbts decode: warning: " NO_LOAD_BASE,
 				       strlen("vbts decode: warning: " NO_LOAD_BASE)), "%s", err);
 		ck_assert_msg(strstr(err, "/rootfs/usr/bin/vbts-linux-pie)\n"), "%s", err);
-		ck_assert_uint_eq(count_lines(err), 1);
+		ck_assert_uint_eq(test__count_lines(err), 1);
 	} else {
 		ck_assert_str_eq(err, "");
 	}
@@ -334,7 +325,7 @@ START_TEST(test_linux_slide)
 		ck_assert_msg(strstr(err, slide_cases[_i].warning), "stderr: %s", err);
 	else
 		ck_assert_str_eq(err, "");
-	ck_assert_uint_eq(count_lines(err), slide_cases[_i].lines);
+	ck_assert_uint_eq(test__count_lines(err), slide_cases[_i].lines);
 	assert_printable(err, slide_cases[_i].lines);
 	free(out);
 	free(err);
@@ -422,7 +413,7 @@ START_TEST(test_linux_hostile_map)
 	ck_assert_str_eq(out, good);
 	ck_assert_msg(strstr(err, "/System.map: 4 malformed lines ignored (the first is line 1)\n"),
 		      "%s", err);
-	ck_assert_uint_eq(count_lines(err), 2);        /* and pid 53's load base */
+	ck_assert_uint_eq(test__count_lines(err), 2);        /* and pid 53's load base */
 	assert_printable(err, 2);
 	free(out);
 	free(err);
@@ -476,7 +467,7 @@ START_TEST(test_linux_symbols_loops)
 	ck_assert_str_eq(out, good);
 	ck_assert_msg(strstr(err, "/rootfs: 3 symbolic links back to a directory being searched, "
 				  "not followed (the first: "), "%s", err);
-	ck_assert_uint_eq(count_lines(err), 2);        /* and pid 53's load base */
+	ck_assert_uint_eq(test__count_lines(err), 2);        /* and pid 53's load base */
 	assert_printable(err, 2);
 	free(out);
 	free(err);
@@ -517,7 +508,7 @@ START_TEST(test_linux_symbols_bad_path)
 	ck_assert_int_eq(decode_linux(dir, args, &out, &err), 2);
 	ck_assert_str_eq(out, good);
 	ck_assert_msg(strstr(err, bad_paths[_i].error), "%s", err);
-	ck_assert_uint_eq(count_lines(err), 2);        /* and pid 53's load base */
+	ck_assert_uint_eq(test__count_lines(err), 2);        /* and pid 53's load base */
 	assert_printable(err, 2);
 	free(out);
 	free(err);
@@ -648,8 +639,8 @@ START_TEST(test_linux_lying_elf)
 	test__write_file(dir, "rootfs/usr/bin/vbts-linux-pie", pie, pie_len);
 	ck_assert_int_eq(decode_linux(dir, args, &out, &err), 0);
 	assert_printable(err, 10);
-	assert_printable(out, count_lines(good));
-	ck_assert_uint_eq(count_lines(out), count_lines(good));
+	assert_printable(out, test__count_lines(good));
+	ck_assert_uint_eq(test__count_lines(out), test__count_lines(good));
 	/* The kernel's symbols do not depend on the programs. */
 	ck_assert_msg(strstr(out, "0xffffffff82001000 entry_SYSCALL_64+0x0"), "%s", out);
 	free(out);
@@ -683,7 +674,7 @@ START_TEST(test_linux_lying_elf_warnings)
 	ck_assert_int_eq(decode_linux(dir, args, &out, &err), 0);
 	ck_assert_msg(strstr(err, "/rootfs: 2 ELF files whose headers cannot be read, skipped "
 				  "(the first: "), "%s", err);
-	ck_assert_uint_eq(count_lines(err), 1);
+	ck_assert_uint_eq(test__count_lines(err), 1);
 	ck_assert_msg(strstr(out, "vbts-linux-stat[50] 0x10001000 [unknown]  =>  0x10001020 "
 				  "[unknown]"), "%s", out);
 	free(out);
@@ -697,7 +688,7 @@ START_TEST(test_linux_lying_elf_warnings)
 	free(im);
 	ck_assert_int_eq(decode_linux(dir, args, &out, &err), 0);
 	ck_assert_msg(strstr(err, "/rootfs/bin/vbts-linux-static: no symbol table\n"), "%s", err);
-	ck_assert_uint_eq(count_lines(err), 2);        /* and pid 53's load base */
+	ck_assert_uint_eq(test__count_lines(err), 2);        /* and pid 53's load base */
 	ck_assert_msg(strstr(out, "vbts-linux-stat[50] 0x10001000 [unknown]  =>  0x10001020 "
 				  "[unknown]"), "%s", out);
 	free(out);
@@ -837,8 +828,8 @@ START_TEST(test_linux_agent_lying_elf)
 	test__write_file(dir, "debuginfod/" STATIC_BUILD_ID "/executable", st, st_len);
 	ck_assert_int_eq(decode_linux(dir, args, &out, &err), 0);
 	assert_printable(err, 10);
-	assert_printable(out, count_lines(good));
-	ck_assert_uint_eq(count_lines(out), count_lines(good));
+	assert_printable(out, test__count_lines(good));
+	ck_assert_uint_eq(test__count_lines(out), test__count_lines(good));
 	free(out);
 	free(err);
 	free(good);
@@ -1190,7 +1181,7 @@ START_TEST(test_debian_vmlinux)
 	else
 		ck_assert_str_eq(err, "");
 	assert_printable(err, 1);
-	ck_assert_uint_eq(count_lines(out), sizeof(linux_ring) / sizeof(linux_ring[0]));
+	ck_assert_uint_eq(test__count_lines(out), sizeof(linux_ring) / sizeof(linux_ring[0]));
 	free(out);
 	free(err);
 	symbols__free(s);

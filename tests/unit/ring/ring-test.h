@@ -39,7 +39,7 @@ static inline int ring_test_record_ok(const struct vbts_record *r, uint64_t seq)
 void ring_test_tmpdir(char *buf);
 
 /**
- * ring_test_rmdir() - remove a directory and the files in it.
+ * ring_test_rmdir() - remove a directory and everything in it.
  * @dir: directory
  */
 void ring_test_rmdir(const char *dir);

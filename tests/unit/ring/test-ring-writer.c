@@ -5,7 +5,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +18,7 @@
 #include "ring-reader.h"
 #include "ring-writer.h"
 #include "ring-test.h"
+#include "test-files.h"
 
 void ring_test_tmpdir(char *buf)
 {
@@ -30,20 +30,7 @@ void ring_test_tmpdir(char *buf)
 
 void ring_test_rmdir(const char *dir)
 {
-	struct dirent *de;
-	char path[512];
-	DIR *d = opendir(dir);
-
-	if (!d)
-		return;
-	while ((de = readdir(d))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		unlink(path);
-	}
-	closedir(d);
-	rmdir(dir);
+	test__remove_tree(dir);
 }
 
 static struct ring_writer *new_ring(const char *dir, const char *name, uint64_t capacity,

@@ -43,10 +43,7 @@ static void make_tmp(void)
 
 static void remove_tmp(void)
 {
-	char cmd[PATH_MAX + 16];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
-	ck_assert_int_eq(system(cmd), 0);
+	ck_assert_int_eq(test__remove_tree(tmp), 0);
 }
 
 /*
@@ -124,15 +121,6 @@ static char *slurp(const char *name)
 	free(slurped);
 	slurped = test__slurp_or_null(path, NULL);
 	return slurped;
-}
-
-static int lines(const char *s)
-{
-	int n = 0;
-
-	for (; *s; s++)
-		n += *s == '\n';
-	return n;
 }
 
 /* Entries of the directory tmp/@name other than . and ..; -1 when it cannot be opened. */
@@ -222,7 +210,8 @@ START_TEST(test_run_trace)
 						HELLO_ELF, NULL }), 67);
 	ev = slurp("trace/events.jsonl");
 	ck_assert_ptr_nonnull(ev);
-	ck_assert_int_eq(lines(ev), 1); /* the over-long and the hostile line are dropped */
+	/* the over-long and the hostile line are dropped */
+	ck_assert_int_eq(test__count_lines(ev), 1);
 	o = json_loads(ev, JSON_DISABLE_EOF_CHECK, NULL);
 	ck_assert_ptr_nonnull(o);
 	ck_assert_str_eq(json_string_value(json_object_get(o, "name")), "hello");
@@ -296,7 +285,7 @@ START_TEST(test_signal_during_startup)
 	if (_i & 1)
 		ck_assert_int_eq(mkdir(dir, 0755), 0);
 	expect_exit(vbts_signal_at(args, point, sig), 128 + sig, point);
-	ck_assert_int_eq(lines(slurp("err")), 1);
+	ck_assert_int_eq(test__count_lines(slurp("err")), 1);
 	ck_assert_ptr_nonnull(strstr(slurp("err"), "start-up"));
 	if (_i & 1)
 		ck_assert_int_eq(entries("trace"), 0);
@@ -334,7 +323,7 @@ START_TEST(test_timeout_during_startup)
 	snprintf(fifo, sizeof(fifo), "%s/fifo", tmp);
 	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
 	ck_assert_int_eq(vbts(with_fifo), 1);
-	ck_assert_int_eq(lines(slurp("err")), 1);
+	ck_assert_int_eq(test__count_lines(slurp("err")), 1);
 	ck_assert_ptr_nonnull(strstr(slurp("err"), "--timeout"));
 	ck_assert_int_eq(access(dir, F_OK), -1);
 	remove_tmp();
@@ -415,13 +404,13 @@ START_TEST(test_bad_input)
 	/* tmp is not empty (keep, and the out/err files). */
 	ck_assert_int_eq(vbts((const char *[]){ "run", "--trace", tmp, HELLO_ELF, NULL }), 2);
 	ck_assert_ptr_nonnull(strstr(slurp("err"), "exists and is not empty"));
-	ck_assert_int_eq(lines(slurp("err")), 1);
+	ck_assert_int_eq(test__count_lines(slurp("err")), 1);
 	ck_assert_int_eq(access(file, F_OK), 0);
 
 	snprintf(dir, sizeof(dir), "%s/t", tmp);
 	ck_assert_int_eq(vbts((const char *[]){ "run", "--trace", dir, "--ring", "0", HELLO_ELF,
 						NULL }), 2);
-	ck_assert_int_eq(lines(slurp("err")), 1);
+	ck_assert_int_eq(test__count_lines(slurp("err")), 1);
 	ck_assert_int_eq(access(dir, F_OK), -1);
 	ck_assert_int_eq(vbts((const char *[]){ "run", "--trace", dir, "--ring", "999999999999",
 						HELLO_ELF, NULL }), 2);
@@ -430,7 +419,7 @@ START_TEST(test_bad_input)
 	ck_assert_int_eq(vbts((const char *[]){ "run", "--trace", dir, "--mode", "stream",
 						"--segment", "99999999", HELLO_ELF, NULL }), 2);
 	ck_assert_ptr_nonnull(strstr(slurp("err"), "the limit is 2 to 4194304"));
-	ck_assert_int_eq(lines(slurp("err")), 1);
+	ck_assert_int_eq(test__count_lines(slurp("err")), 1);
 	ck_assert_int_eq(vbts((const char *[]){ "run", "--trace", dir, "--mode", "stream",
 						"--disk-budget", "1000000G", HELLO_ELF, NULL }), 2);
 	ck_assert_ptr_nonnull(strstr(slurp("err"), "free on the trace directory's file system"));
@@ -486,14 +475,14 @@ START_TEST(test_refused_run_changes_nothing)
 
 	ck_assert_int_eq(vbts((const char *[]){ "run", "--console", console, "--trace", full,
 						HELLO_ELF, NULL }), 2);
-	ck_assert_int_eq(lines(slurp("err")), 1);
+	ck_assert_int_eq(test__count_lines(slurp("err")), 1);
 	ck_assert_ptr_nonnull(strstr(slurp("err"), "exists and is not empty"));
 	ck_assert_str_eq(slurp("console"), "keep\n");
 	ck_assert_int_eq(entries("full"), 1);
 
 	ck_assert_int_eq(vbts((const char *[]){ "run", "--console", console, "--trace", dir,
 						file, NULL }), 2);
-	ck_assert_int_eq(lines(slurp("err")), 1);
+	ck_assert_int_eq(test__count_lines(slurp("err")), 1);
 	ck_assert_str_eq(slurp("console"), "keep\n");
 	ck_assert_int_eq(access(dir, F_OK), -1);
 
@@ -504,22 +493,19 @@ START_TEST(test_refused_run_changes_nothing)
 	status = vbts((const char *[]){ "run", "--console", console, "--trace", dir, "--backend",
 					"kvm", HELLO_ELF, NULL });
 	if (status == 2) {
-		ck_assert_int_eq(lines(slurp("err")), 1);
+		ck_assert_int_eq(test__count_lines(slurp("err")), 1);
 		ck_assert_str_eq(slurp("console"), "keep\n");
 		ck_assert_int_eq(access(dir, F_OK), -1);
 	} else {
-		char cmd[PATH_MAX + 32];
-
 		ck_assert_int_eq(status, 0);
 		ck_assert_int_eq(access(dir, F_OK), 0);
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-		ck_assert_int_eq(system(cmd), 0);
+		ck_assert_int_eq(test__remove_tree(dir), 0);
 	}
 
 	/* A console that cannot be opened: no trace directory is left. */
 	ck_assert_int_eq(vbts((const char *[]){ "run", "--console", full, "--trace", dir,
 						HELLO_ELF, NULL }), 2);
-	ck_assert_int_eq(lines(slurp("err")), 1);
+	ck_assert_int_eq(test__count_lines(slurp("err")), 1);
 	ck_assert_int_eq(access(dir, F_OK), -1);
 	ck_assert_int_eq(entries("full"), 1);
 	remove_tmp();
@@ -539,14 +525,14 @@ START_TEST(test_image_not_regular)
 	snprintf(big, sizeof(big), "%s/big.elf", tmp);
 	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
 	ck_assert_int_eq(vbts((const char *[]){ "run", fifo, NULL }), 2);
-	ck_assert_int_eq(lines(slurp("err")), 1);
+	ck_assert_int_eq(test__count_lines(slurp("err")), 1);
 	ck_assert_ptr_nonnull(strstr(slurp("err"), "not a regular file"));
 	ck_assert_int_eq(vbts((const char *[]){ "run", tmp, NULL }), 2);
-	ck_assert_int_eq(lines(slurp("err")), 1);
+	ck_assert_int_eq(test__count_lines(slurp("err")), 1);
 	put_file("big.elf", "");
 	ck_assert_int_eq(truncate(big, (3 << 20) + 1), 0);
 	ck_assert_int_eq(vbts((const char *[]){ "run", "--memory", "3", big, NULL }), 2);
-	ck_assert_int_eq(lines(slurp("err")), 1);
+	ck_assert_int_eq(test__count_lines(slurp("err")), 1);
 	ck_assert_ptr_nonnull(strstr(slurp("err"), "larger than"));
 	remove_tmp();
 }
@@ -561,7 +547,7 @@ START_TEST(test_trace_is_a_file)
 	snprintf(file, sizeof(file), "%s/file", tmp);
 	put_file("file", "data\n");
 	ck_assert_int_eq(vbts((const char *[]){ "run", "--trace", file, HELLO_ELF, NULL }), 2);
-	ck_assert_int_eq(lines(slurp("err")), 1);
+	ck_assert_int_eq(test__count_lines(slurp("err")), 1);
 	ck_assert_ptr_nonnull(strstr(slurp("err"), "is not a directory"));
 	ck_assert_ptr_null(strstr(slurp("err"), "not empty"));
 	ck_assert_str_eq(slurp("file"), "data\n");
@@ -585,7 +571,7 @@ START_TEST(test_probe)
 	make_tmp();
 	ck_assert_int_eq(vbts((const char *[]){ "probe", NULL }), 0);
 	out = slurp("out");
-	ck_assert_int_eq(lines(out), 7);
+	ck_assert_int_eq(test__count_lines(out), 7);
 	ck_assert_ptr_nonnull(strstr(out, "\nkvm bts modes: "));
 	for (int i = 0; i < 6; i++) {
 		char *p = strstr(out, names[i]);

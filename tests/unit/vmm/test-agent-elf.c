@@ -82,13 +82,10 @@ static void fixture_init(struct fixture *f)
 
 static void fixture_fini(struct fixture *f)
 {
-	char cmd[128];
-
 	agent__destroy(f->a);
 	fclose(f->ev);
 	free(f->hello.buf);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
-	ck_assert_int_eq(system(cmd), 0);
+	ck_assert_int_eq(test__remove_tree(f->dir), 0);
 }
 
 static bool stored(const struct fixture *f, const char *id)

@@ -145,9 +145,9 @@ START_TEST(test_option_error)
 	vbts_run__vbts(option_errors[_i].args, o);
 	ck_assert_int_eq(o->status, 2);
 	ck_assert_str_eq(o->out, "");
-	ck_assert_msg(vbts_run__lines(o->err) >= 1 && vbts_run__lines(o->err) <= 2,
-		      "vbts %s printed %d lines", option_errors[_i].args[0],
-		      vbts_run__lines(o->err));
+	ck_assert_msg(test__count_lines(o->err) >= 1 && test__count_lines(o->err) <= 2,
+		      "vbts %s printed %zu lines", option_errors[_i].args[0],
+		      test__count_lines(o->err));
 	ck_assert_msg(strstr(o->err, option_errors[_i].mention), "'%s' not in: %s",
 		      option_errors[_i].mention, o->err);
 	ck_assert_int_eq(access("/tmp/check-vmm-cli-no-trace", F_OK), -1);
@@ -166,7 +166,7 @@ START_TEST(test_help_prints_usage)
 		vbts_run__vbts((const char *[]){ "help", cmds[i], NULL }, o);
 		ck_assert_int_eq(o->status, 0);
 		ck_assert_ptr_nonnull(strstr(o->out, "usage: vbts"));
-		ck_assert_int_gt(vbts_run__lines(o->out), 5);
+		ck_assert_int_gt(test__count_lines(o->out), 5);
 	}
 	free(o);
 }

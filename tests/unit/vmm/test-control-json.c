@@ -22,6 +22,7 @@
 #include "export.h"
 #include "ring-reader.h"
 #include "ring-writer.h"
+#include "test-files.h"
 #include "tests.h"
 
 /* One record of each kind, and of each shape a kind's members take. */
@@ -109,7 +110,7 @@ static char *decode_jsonl(const char *path, unsigned int vcpu)
 START_TEST(test_get_is_decode_jsonl)
 {
 	struct ring_writer_config rc = { .capacity = 16, .mode = VBTS_RING_WRAP };
-	char dir[PATH_MAX], path[PATH_MAX + 32], line[96], cmd[PATH_MAX + 16], err[512];
+	char dir[PATH_MAX], path[PATH_MAX + 32], line[96], err[512];
 	struct control_config cfg = { .ring_records = 16, .backend = "step" };
 	const struct vbts_record *recs;
 	struct control *c;
@@ -158,8 +159,7 @@ START_TEST(test_get_is_decode_jsonl)
 		json_decref(resp);
 	}
 	control__destroy(c);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	ck_assert_int_eq(system(cmd), 0);
+	ck_assert_int_eq(test__remove_tree(dir), 0);
 }
 END_TEST
 

@@ -395,12 +395,9 @@ static json_t *event_line(FILE *f, int n)
 static int count_lines(FILE *f)
 {
 	char buf[1 << 14];
-	int n = 0;
 
 	test__read_stream(f, buf, sizeof(buf));
-	for (char *p = buf; *p; p++)
-		n += *p == '\n';
-	return n;
+	return (int)test__count_lines(buf);
 }
 
 START_TEST(test_agent_good_line)

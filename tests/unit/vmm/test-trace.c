@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "ring-writer.h"
+#include "test-files.h"
 #include "tests.h"
 #include "trace.h"
 
@@ -31,10 +32,7 @@ static void make_base(void)
 
 static void remove_tree(const char *dir)
 {
-	char cmd[PATH_MAX + 16];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	ck_assert_int_eq(system(cmd), 0);
+	ck_assert_int_eq(test__remove_tree(dir), 0);
 }
 
 static int count_entries(const char *dir)
