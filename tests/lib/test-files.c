@@ -137,6 +137,15 @@ void test__make_dir(const char *dir, const char *name)
 	ck_assert_msg(!mkdir(path, 0755), "%s: %s", path, strerror(errno));
 }
 
+void test__make_temp_dir(char *buf, size_t size, const char *name)
+{
+	const char *tmp = getenv("TMPDIR");
+	int n = snprintf(buf, size, "%s/%s-XXXXXX", tmp && *tmp ? tmp : "/tmp", name);
+
+	ck_assert_msg(n >= 0 && (size_t)n < size, "%s: too long a path", buf);
+	ck_assert_msg(mkdtemp(buf), "%s: %s", buf, strerror(errno));
+}
+
 /* nftw() callback of test__remove_tree(): remove one entry, children before their parent. */
 static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {

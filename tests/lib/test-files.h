@@ -95,6 +95,15 @@ void test__copy_file(const char *from, const char *dir, const char *name);
 void test__make_dir(const char *dir, const char *name);
 
 /**
+ * test__make_temp_dir() - create a new directory $TMPDIR/@name-XXXXXX (/tmp when TMPDIR is
+ * unset or empty), as mkdtemp() does.
+ * @buf: receives its path; the test fails when it does not fit.
+ * @size: the size of @buf.
+ * @name: the start of the directory's name.
+ */
+void test__make_temp_dir(char *buf, size_t size, const char *name);
+
+/**
  * test__remove_tree() - remove @dir and everything under it, as `rm -rf` does.
  * @dir: the directory (or file); that it does not exist is not an error.
  *

@@ -22,10 +22,7 @@
 
 void ring_test_tmpdir(char *buf)
 {
-	const char *base = getenv("TMPDIR");
-
-	snprintf(buf, 64, "%.32s/vbts-ring-XXXXXX", base && *base ? base : "/tmp");
-	ck_assert_ptr_nonnull(mkdtemp(buf));
+	test__make_temp_dir(buf, 64, "vbts-ring");
 }
 
 void ring_test_rmdir(const char *dir)

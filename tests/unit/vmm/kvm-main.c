@@ -36,9 +36,7 @@ static char *slurped;
 
 static void make_tmp(void)
 {
-	snprintf(tmp, sizeof(tmp), "%s/check-vmm-kvm-XXXXXX",
-		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	ck_assert_ptr_nonnull(mkdtemp(tmp));
+	test__make_temp_dir(tmp, sizeof(tmp), "check-vmm-kvm");
 }
 
 static void remove_tmp(void)

@@ -117,9 +117,7 @@ START_TEST(test_get_is_decode_jsonl)
 	unsigned int nr;
 
 	recs = records(&nr);
-	snprintf(dir, sizeof(dir), "%s/check-control-json-XXXXXX",
-		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
+	test__make_temp_dir(dir, sizeof(dir), "check-control-json");
 	for (unsigned int i = 0; i < nr; i++) {
 		struct ring_writer *w;
 

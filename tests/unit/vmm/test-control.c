@@ -28,6 +28,7 @@
 #include "control.h"
 #include "ring-writer.h"
 #include "seg-writer.h"
+#include "test-files.h"
 #include "tests.h"
 #include "tracer.h"
 #include "vcpu.h"
@@ -114,9 +115,7 @@ static void setup(void)
 	struct ring_writer_config rc = { .capacity = RING_CAP, .mode = VBTS_RING_WRAP };
 	char path[PATH_MAX + 32];
 
-	snprintf(dir, sizeof(dir), "%s/check-control-XXXXXX",
-		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
+	test__make_temp_dir(dir, sizeof(dir), "check-control");
 	ck_assert_uint_lt(strlen(dir), 90); /* room for the socket's name in sun_path */
 	memcpy(sock_path, dir, strlen(dir));
 	memcpy(sock_path + strlen(dir), "/s", 3);

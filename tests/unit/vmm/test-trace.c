@@ -25,9 +25,7 @@ static char base[PATH_MAX];
 
 static void make_base(void)
 {
-	snprintf(base, sizeof(base), "%s/check-vmm-trace-XXXXXX",
-		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	ck_assert_ptr_nonnull(mkdtemp(base));
+	test__make_temp_dir(base, sizeof(base), "check-vmm-trace");
 }
 
 static void remove_tree(const char *dir)
