@@ -3,6 +3,7 @@
  * image-mem.c - read-only guest memory from ELF images' loadable segments.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
@@ -28,7 +29,11 @@ struct image_mem *image_mem__new(void)
 	return calloc(1, sizeof(struct image_mem));
 }
 
-static int add_segment(struct image_mem *m, int fd, uint64_t file_size, const GElf_Phdr *ph)
+/* Page size the lowest segment's start is aligned down to, for a load base. */
+#define LOAD_ALIGN 4096ULL
+
+static int add_segment(struct image_mem *m, int fd, uint64_t file_size, const GElf_Phdr *ph,
+		       uint64_t bias)
 {
 	struct segment *s;
 	ssize_t n;
@@ -37,7 +42,7 @@ static int add_segment(struct image_mem *m, int fd, uint64_t file_size, const GE
 		return 0;
 	if (ph->p_filesz > ph->p_memsz || ph->p_memsz > IMAGE_MEM_FILE_MAX ||
 	    ph->p_offset > file_size || ph->p_filesz > file_size - ph->p_offset ||
-	    ph->p_vaddr + ph->p_memsz < ph->p_vaddr)
+	    ph->p_vaddr + bias + ph->p_memsz < ph->p_vaddr + bias)
 		return -EINVAL;
 	if (m->nr == m->cap) {
 		size_t cap = m->cap ? 2 * m->cap : 8;
@@ -49,7 +54,7 @@ static int add_segment(struct image_mem *m, int fd, uint64_t file_size, const GE
 		m->cap = cap;
 	}
 	s = &m->segs[m->nr];
-	s->vaddr = ph->p_vaddr;
+	s->vaddr = ph->p_vaddr + bias;
 	s->size = ph->p_memsz;
 	s->data = calloc(1, (size_t)ph->p_memsz);
 	if (!s->data)
@@ -63,8 +68,13 @@ static int add_segment(struct image_mem *m, int fd, uint64_t file_size, const GE
 	return 0;
 }
 
-int image_mem__add_elf(struct image_mem *m, const char *path)
+/*
+ * Maps @path's PT_LOAD segments at their link addresses; with @loaded, all moved so that the
+ * lowest one (page aligned) starts at @load_base.
+ */
+static int add_elf(struct image_mem *m, const char *path, bool loaded, uint64_t load_base)
 {
+	uint64_t bias = 0, low = UINT64_MAX;
 	struct stat st;
 	size_t nr_ph;
 	GElf_Phdr ph;
@@ -88,19 +98,40 @@ int image_mem__add_elf(struct image_mem *m, const char *path)
 		ret = -EINVAL;
 		goto out_end;
 	}
+	for (size_t i = 0; loaded && i < nr_ph; i++) {
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && ph.p_vaddr < low)
+			low = ph.p_vaddr;
+	}
+	if (loaded) {
+		if (low == UINT64_MAX) {
+			ret = -EINVAL;
+			goto out_end;
+		}
+		bias = load_base - (low & ~(LOAD_ALIGN - 1));
+	}
 	for (size_t i = 0; i < nr_ph && !ret; i++) {
 		if (!gelf_getphdr(elf, (int)i, &ph)) {
 			ret = -EINVAL;
 			break;
 		}
 		if (ph.p_type == PT_LOAD)
-			ret = add_segment(m, fd, (uint64_t)st.st_size, &ph);
+			ret = add_segment(m, fd, (uint64_t)st.st_size, &ph, bias);
 	}
 out_end:
 	elf_end(elf);
 out_close:
 	close(fd);
 	return ret;
+}
+
+int image_mem__add_elf(struct image_mem *m, const char *path)
+{
+	return add_elf(m, path, false, 0);
+}
+
+int image_mem__add_elf_loaded(struct image_mem *m, const char *path, uint64_t load_base)
+{
+	return add_elf(m, path, true, load_base);
 }
 
 size_t image_mem__read(const struct image_mem *m, uint64_t addr, void *buf, size_t len)

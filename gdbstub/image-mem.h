@@ -34,6 +34,18 @@ struct image_mem *image_mem__new(void);
 int image_mem__add_elf(struct image_mem *m, const char *path);
 
 /**
+ * image_mem__add_elf_loaded() - image_mem__add_elf() of a program loaded elsewhere than it
+ * was linked for: its segments moved so that its lowest one (page aligned) starts at
+ * @load_base.
+ * @m:         the memory
+ * @path:      the ELF file
+ * @load_base: where its lowest loadable segment was mapped (a Linux exec's load base)
+ *
+ * Return: as image_mem__add_elf(), and -EINVAL for a file without a loadable segment.
+ */
+int image_mem__add_elf_loaded(struct image_mem *m, const char *path, uint64_t load_base);
+
+/**
  * image_mem__read() - copy guest memory from @addr on.
  * @m:    the memory
  * @addr: guest virtual address

@@ -22,6 +22,8 @@
 #include "decoder.h"
 #include "image-mem.h"
 #include "input-file.h"
+#include "symbol-files.h"
+#include "symbolizer.h"
 #include "symbols.h"
 #include "trace-dir.h"
 #include "trace-target.h"
@@ -47,6 +49,10 @@ struct thread {
 	bool guest;             /* a guest thread: pid and tgid as its thread records give them */
 	uint32_t pid, tgid;
 	bool brk;               /* records were lost since its last branch */
+	uint64_t last_time;     /* the time of its last branch, when last_time_valid */
+	bool last_time_valid;
+	struct image_mem *mem;  /* its program, where its process's exec named one */
+	bool mem_done;          /* mem was looked for */
 	struct branch *br;
 	size_t nr_br, cap_br;
 	struct gdb_btrace_block *blocks;        /* newest first */
@@ -102,13 +108,71 @@ static unsigned int cpl_after_last(const struct branch *b)
 	}
 }
 
+/*
+ * The program of @th's process mapped where it was loaded, into th->mem, when the trace's
+ * exec events and the decoder's symbol files name it (a Linux guest's task: its build ID or
+ * path, found in --symbols or the trace's build-ID store): looked for once.
+ */
+static void thread_program(struct trace_target *tt, struct thread *th)
+{
+	const struct symbolizer *sz = trace_dir__symbolizer(tt->td);
+	const struct procmap_task *t;
+	const struct symbol_file *sf;
+	const struct branch *last;
+	int ret;
+
+	if (th->mem_done)
+		return;
+	th->mem_done = true;
+	if (!th->nr_br || !sz)
+		return;
+	last = &th->br[th->nr_br - 1];
+	if (!last->cr3_valid)
+		return;
+	t = procmap__lookup(trace_dir__procmap(tt->td), last->cr3, th->last_time,
+			    th->last_time_valid);
+	sf = t ? symbolizer__file(sz, t) : NULL;
+	if (!sf || !sf->path)
+		return;
+	th->mem = image_mem__new();
+	if (!th->mem)
+		return;
+	if (t->load_base_valid)
+		ret = image_mem__add_elf_loaded(th->mem, sf->path, t->load_base);
+	else
+		ret = image_mem__add_elf(th->mem, sf->path);
+	if (ret) {
+		image_mem__free(th->mem);
+		th->mem = NULL;
+	}
+}
+
+/* Thread @th's memory: its program where it has one, then the guest's images. */
+static size_t thread_read(struct trace_target *tt, struct thread *th, uint64_t addr, void *buf,
+			  size_t len)
+{
+	size_t n = 0;
+
+	thread_program(tt, th);
+	if (th->mem)
+		n = image_mem__read(th->mem, addr, buf, len);
+	return n ? n : image_mem__read(tt->mem, addr, buf, len);
+}
+
+/* The thread whose blocks are being built, for next_insn(). */
+struct insn_ctx {
+	struct trace_target *tt;
+	struct thread *th;
+};
+
 /* The address of the instruction after the one at @addr, or 0 when it cannot be decoded. */
 static uint64_t next_insn(void *ctx, uint64_t addr)
 {
-	struct trace_target *tt = ctx;
+	struct insn_ctx *ic = ctx;
+	struct trace_target *tt = ic->tt;
 	ZydisDecodedInstruction zi;
 	uint8_t bytes[ZYDIS_MAX_INSTRUCTION_LENGTH];
-	size_t n = image_mem__read(tt->mem, addr, bytes, sizeof(bytes));
+	size_t n = thread_read(tt, ic->th, addr, bytes, sizeof(bytes));
 
 	if (!n || ZYAN_FAILED(ZydisDecoderDecodeInstruction(&tt->zd, NULL, bytes, n, &zi)))
 		return 0;
@@ -118,6 +182,7 @@ static uint64_t next_insn(void *ctx, uint64_t addr)
 /* The blocks of @th: its branches marked inside or outside its address space. */
 static int build_blocks(struct trace_target *tt, struct thread *th)
 {
+	struct insn_ctx ic = { .tt = tt, .th = th };
 	const struct branch *last;
 	struct bts_branch *bb;
 	struct space sp = { 0 };
@@ -145,7 +210,7 @@ static int build_blocks(struct trace_target *tt, struct thread *th)
 			      in_space(&sp, b[1].cpl_valid, b[1].cpl, b[1].cr3_valid, b[1].cr3);
 		bb[i].after_break = b->after_break;
 	}
-	ret = bts_blocks__build(bb, th->nr_br, next_insn, tt, &th->blocks, &th->nr_blocks);
+	ret = bts_blocks__build(bb, th->nr_br, next_insn, &ic, &th->blocks, &th->nr_blocks);
 	free(bb);
 	return ret;
 }
@@ -172,6 +237,8 @@ static int push_branch(struct thread *th, const struct decoded_record *r, bool a
 	b->cpl_valid = r->cpl_valid;
 	b->cr3_valid = r->cr3_valid;
 	b->after_break = after_break;
+	th->last_time = r->time;
+	th->last_time_valid = r->time_valid;
 	return 0;
 }
 
@@ -542,7 +609,9 @@ static void op_regs(void *ctx, unsigned int t, struct gdb_regs *regs)
 
 static size_t op_read_mem(void *ctx, unsigned int t, uint64_t addr, void *buf, size_t len)
 {
-	return image_mem__read(((struct trace_target *)ctx)->mem, addr, buf, len);
+	struct trace_target *tt = ctx;
+
+	return thread_read(tt, &tt->threads[t], addr, buf, len);
 }
 
 static int op_btrace(void *ctx, unsigned int t, const struct gdb_btrace_block **blocks,
@@ -593,6 +662,7 @@ void trace_target__close(struct trace_target *tt)
 	for (unsigned int i = 0; i < tt->nr_threads; i++) {
 		free(tt->threads[i].br);
 		free(tt->threads[i].blocks);
+		image_mem__free(tt->threads[i].mem);
 	}
 	for (unsigned int i = 0; i < tt->nr_guests; i++)
 		free(tt->guests[i].br);

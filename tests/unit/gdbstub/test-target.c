@@ -3,8 +3,8 @@
  * test-target.c - the gdb stub's target over trace directories written here: a thread per
  * vCPU, its PC and a crash report's registers; a thread per guest thread when thread records
  * name them, its branches across vCPUs and its blocks broken where it resumes elsewhere;
- * blocks filtered to the thread's CPL with an excursion that comes back left out; --task and
- * --vcpu.
+ * blocks filtered to the thread's CPL with an excursion that comes back left out; a Linux
+ * program's memory where its exec loaded it; --task and --vcpu.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -232,6 +232,57 @@ START_TEST(test_target_threads)
 }
 END_TEST
 
+/*
+ * A Linux program (linux-prog.S linked at 0x10000000, by its build ID) exec'd with a load base
+ * of 0x20000000: its thread reads it there; the same file given as --symbols is also mapped
+ * at its link address, for every thread.
+ */
+#define PROG_CR3 0x3000000ULL
+#define PROG_BASE 0x20000000ULL
+#define PROG_TEXT 0x1000ULL     /* .text from the load base */
+
+static const struct vbts_record vcpu0_prog[] = {
+	START,
+	ESC(VBTS_ESC_TASK_ARRIVE, PROG_CR3, 100),
+	BR(PROG_BASE + PROG_TEXT, PROG_BASE + PROG_TEXT + 0x20, 3, VBTS_BR_CALL),
+};
+
+static const struct vbts_record vcpu1_none[] = {
+	START,
+	BR(0x1000, 0x1100, 3, VBTS_BR_JMP),
+};
+
+START_TEST(test_target_program)
+{
+	static const char *const paths[] = { LINUX_STATIC };
+	struct trace_target_options o = { .vcpu = -1, .symbol_paths = paths,
+					  .nr_symbol_paths = 1 };
+	uint8_t at_base[16], at_link[16], none[16];
+	struct trace_target *tt;
+	char dir[64], err[1024];
+
+	make_trace(dir, vcpu0_prog, sizeof(vcpu0_prog) / sizeof(vcpu0_prog[0]), vcpu1_none,
+		   sizeof(vcpu1_none) / sizeof(vcpu1_none[0]),
+		   "{\"time\":100,\"vcpu\":0,\"event\":\"exec\",\"pid\":41,\"tgid\":41,"
+		   "\"name\":\"prog\",\"cr3\":\"0x3000000\",\"load_base\":\"0x20000000\","
+		   "\"build_id\":\"5747a71c0000000000000000000000000000000a\"}\n");
+	tt = trace_target__open(dir, &o, err, sizeof(err));
+	ck_assert_msg(tt != NULL, "%s", err);
+	ck_assert_uint_eq(trace_target__ops()->read_mem(tt, 0, PROG_BASE + PROG_TEXT, at_base,
+							sizeof(at_base)), sizeof(at_base));
+	ck_assert_uint_eq(trace_target__ops()->read_mem(tt, 0, 0x10000000 + PROG_TEXT, at_link,
+							sizeof(at_link)), sizeof(at_link));
+	ck_assert_mem_eq(at_base, at_link, sizeof(at_base));
+	/* vCPU 1 ran no task of that program: only the link address is mapped. */
+	ck_assert_uint_eq(trace_target__ops()->read_mem(tt, 1, PROG_BASE + PROG_TEXT, none,
+							sizeof(none)), 0);
+	ck_assert_uint_eq(trace_target__ops()->read_mem(tt, 1, 0x10000000 + PROG_TEXT, none,
+							sizeof(none)), sizeof(none));
+	trace_target__close(tt);
+	remove_trace(dir);
+}
+END_TEST
+
 START_TEST(test_target_errors)
 {
 	struct trace_target_options o = { .vcpu = 5 };
@@ -264,6 +315,7 @@ Suite *trace_target_suite(void)
 
 	tcase_add_test(tc, test_target_vcpus);
 	tcase_add_test(tc, test_target_threads);
+	tcase_add_test(tc, test_target_program);
 	tcase_add_test(tc, test_target_errors);
 	suite_add_tcase(s, tc);
 	return s;
