@@ -232,6 +232,9 @@ static void export_perf(const char *dir, const char *const *args, char *path, si
 }
 
 /* `perf script` of @path: its branches into @b; returns how many. */
+/* What the last perf script printed (its head), for the messages of a failed comparison. */
+static char perf_said[2048];
+
 static size_t perf_script(const char *path, struct branch *b, size_t max)
 {
 	const char *argv[] = { PERF, "script", "-f", "-i", path, "--itrace=b",
@@ -242,6 +245,7 @@ static size_t perf_script(const char *path, struct branch *b, size_t max)
 	ck_assert(out && err);
 	ck_assert_msg(test__run(NULL, argv, out, TOOL_OUT_MAX, err, TOOL_OUT_MAX) == 0,
 		      "perf script: %s%s", out, err);
+	snprintf(perf_said, sizeof(perf_said), "%s%s", err, out);
 	n = parse_perf(out, b, max);
 	free(out);
 	free(err);
@@ -286,12 +290,16 @@ START_TEST(test_perf_script_branches)
 		ck_assert(text[i].from == want[i].from && text[i].to == want[i].to);
 		if (text[i].from < 1ULL << 63 && text[i].from_sym[0] &&
 		    strcmp(text[i].from_sym, "[unknown]")) {
-			ck_assert_str_eq(got[i].from_sym, text[i].from_sym);
+			ck_assert_msg(!strcmp(got[i].from_sym, text[i].from_sym),
+				      "branch %zu from: perf %s, decode %s; perf said:\n%s", i,
+				      got[i].from_sym, text[i].from_sym, perf_said);
 			named++;
 		}
 		if (text[i].to < 1ULL << 63 && text[i].to_sym[0] &&
 		    strcmp(text[i].to_sym, "[unknown]")) {
-			ck_assert_str_eq(got[i].to_sym, text[i].to_sym);
+			ck_assert_msg(!strcmp(got[i].to_sym, text[i].to_sym),
+				      "branch %zu to: perf %s, decode %s; perf said:\n%s", i,
+				      got[i].to_sym, text[i].to_sym, perf_said);
 			named++;
 		}
 	}
