@@ -419,51 +419,6 @@ static bool cpl_matches(const struct decoded_record *r, int cpl)
 	return cpl == 0 ? r->cpl == 0 : r->cpl > 0;
 }
 
-/* Is @r of a thread the trace named whose pid or tgid is one of @ids? */
-static bool thread_matches(const struct decoded_record *r, const uint32_t *ids, size_t nr)
-{
-	if (!r->thread_valid)
-		return false;
-	for (size_t i = 0; i < nr; i++)
-		if (ids[i] == r->thread_pid || ids[i] == r->thread_tgid)
-			return true;
-	return false;
-}
-
-/*
- * Does the record pass the --task filter (@want: a flag per process; @ids: the keys that are
- * pids, which select a named thread by its pid or tgid)? A record is of the process of its
- * CR3's task, and also, when its thread ran in that address space under a thread event (a
- * thread, or a vfork child before its exec), of that thread's process.
- */
-static bool task_matches(struct exporter *e, const struct procmap *pm,
-			 const struct decoded_record *r, const bool *want, const uint32_t *ids,
-			 size_t nr_ids)
-{
-	const struct procmap_task *t;
-
-	switch (r->type) {
-	case DECODED_LOST:
-	case DECODED_START:
-	case DECODED_STOP:
-	case DECODED_FREEZE:
-	case DECODED_UNKNOWN:
-		return true;
-	default:
-		break;
-	}
-	if (thread_matches(r, ids, nr_ids))
-		return true;
-	if (r->thread_valid) {
-		t = procmap__lookup_thread(pm, r->thread_pid, r->thread_tgid, r->time,
-					   r->time_valid);
-		if (t && want[t->process])
-			return true;
-	}
-	t = exporter__task(e, r);
-	return t && want[t->process];
-}
-
 /*
  * For the --task keys @keys[i] not @found[i] in events.jsonl, all pids: whether the thread
  * records of the trace (every vCPU) name a thread of that pid or tgid, into @found[i]. A pass
@@ -683,7 +638,8 @@ static int decode(int argc, char **argv)
 		progress__update(&pg, ++decoded);
 		if (o.summary && trace_summary__add(&sum, r))
 			goto out_nomem;
-		if (want && !task_matches(e, eo.procmap, r, want, o.ids, o.nr_ids))
+		if (want && !trace_dir__task_selects(eo.procmap, r, want, o.ids, o.nr_ids,
+						     exporter__task(e, r)))
 			continue;
 		if (!cpl_matches(r, o.cpl))
 			continue;

@@ -893,6 +893,33 @@ const struct procmap *trace_dir__procmap(const struct trace_dir *t)
 	return t->procmap;
 }
 
+bool trace_dir__task_selects(const struct procmap *pm, const struct decoded_record *r,
+			     const bool *want, const uint32_t *ids, size_t nr_ids,
+			     const struct procmap_task *cr3_task)
+{
+	const struct procmap_task *t;
+
+	switch (r->type) {
+	case DECODED_LOST:
+	case DECODED_START:
+	case DECODED_STOP:
+	case DECODED_FREEZE:
+	case DECODED_UNKNOWN:
+		return true;
+	default:
+		break;
+	}
+	if (!r->thread_valid)
+		return cr3_task && want[cr3_task->process];
+	for (size_t i = 0; i < nr_ids; i++)
+		if (ids[i] == r->thread_pid || ids[i] == r->thread_tgid)
+			return true;
+	t = procmap__lookup_thread(pm, r->thread_pid, r->thread_tgid, r->time, r->time_valid);
+	if (t && want[t->process])
+		return true;
+	return cr3_task && want[cr3_task->process];
+}
+
 const struct symbols *trace_dir__symbols(const struct trace_dir *t)
 {
 	return t->symbols;

@@ -173,6 +173,25 @@ bool trace_dir__kaslr_slide(const struct trace_dir *t, uint64_t *slide);
 const struct procmap *trace_dir__procmap(const struct trace_dir *t);
 
 /**
+ * trace_dir__task_selects() - whether a record passes a --task filter.
+ * @pm: the process map (trace_dir__procmap())
+ * @r: the record
+ * @want: a flag per process of @pm, the processes selected
+ * @ids: the --task keys that are pids: they select a thread the trace named by its pid or tgid
+ * @nr_ids: how many @ids
+ * @cr3_task: the task of @r's CR3 (procmap__lookup(), or a memo of it), or NULL
+ *
+ * A record is of the process of its CR3's task, and also, when its thread ran in that address
+ * space under a thread event (a thread, or a vfork child before its exec), of that thread's
+ * process. Records of no branch (losses, starts, stops, freezes, unknown) always pass.
+ *
+ * Return: true when @r is of a selected process.
+ */
+bool trace_dir__task_selects(const struct procmap *pm, const struct decoded_record *r,
+			     const bool *want, const uint32_t *ids, size_t nr_ids,
+			     const struct procmap_task *cr3_task);
+
+/**
  * trace_dir__symbols() - the guest image's symbols.
  * @t: trace
  *

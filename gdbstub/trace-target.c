@@ -246,21 +246,12 @@ static int push_branch(struct thread *th, const struct decoded_record *r, bool a
 static bool task_matches(const struct trace_target *tt, const struct decoded_record *r)
 {
 	const struct procmap *pm = trace_dir__procmap(tt->td);
-	const struct procmap_task *t;
 
 	if (!tt->want)
 		return true;
-	if (r->thread_valid) {
-		if (tt->task_id_valid &&
-		    (r->thread_pid == tt->task_id || r->thread_tgid == tt->task_id))
-			return true;
-		t = procmap__lookup_thread(pm, r->thread_pid, r->thread_tgid, r->time,
-					   r->time_valid);
-		if (t && tt->want[t->process])
-			return true;
-	}
-	t = r->cr3_valid ? procmap__lookup(pm, r->cr3, r->time, r->time_valid) : NULL;
-	return t && tt->want[t->process];
+	return trace_dir__task_selects(pm, r, tt->want, &tt->task_id, tt->task_id_valid,
+				       r->cr3_valid ? procmap__lookup(pm, r->cr3, r->time,
+								      r->time_valid) : NULL);
 }
 
 /* The guest thread @pid's index in tt->guests, added when new; -ENOMEM. */
