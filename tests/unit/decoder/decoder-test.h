@@ -181,18 +181,6 @@ void compare_golden(const char *name, const char *got);
 void assert_printable(const char *text, size_t max_lines);
 
 /**
- * write_ring() - write a ring file DIR/vcpuN.ring with the ring writer.
- * @dir:      trace directory
- * @vcpu:     N
- * @capacity: record slots
- * @recs:     records appended in order
- * @n:        how many
- * @refused:  when > 0, the ring is then frozen and that many more appends must be refused
- */
-void write_ring(const char *dir, uint32_t vcpu, uint64_t capacity,
-		const struct vbts_record *recs, size_t n, unsigned int refused);
-
-/**
  * make_golden_trace() - the trace directory of the golden tests (test-golden.c): two vCPUs,
  * tasks ping and crash, vm.json naming the symtest object.
  * @dir: receives its path (64 bytes)

@@ -15,6 +15,7 @@
 #include "commands.h"
 #include "decoder-test.h"
 #include "test-files.h"
+#include "test-ring.h"
 
 #define CR3_PING 0x203000
 #define CR3_PIE 0x4000000
@@ -54,7 +55,7 @@ static void make_trace_vm(char *dir, const struct vbts_record *recs, size_t n, c
 		 SYMTEST64, vm_extra ? vm_extra : "");
 	test__write_text(dir, "vm.json", vm);
 	test__write_text(dir, "events.jsonl", ev);
-	write_ring(dir, 0, n + 16, recs, n, 0);
+	test__write_ring(dir, 0, n + 16, recs, n, 0);
 }
 
 static void make_trace(char *dir, const struct vbts_record *recs, size_t n, const char *ev)

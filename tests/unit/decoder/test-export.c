@@ -20,6 +20,7 @@
 #include "decoder-test.h"
 #include "flow.h"
 #include "test-files.h"
+#include "test-ring.h"
 #include "test-run.h"
 
 /* Debian's python3, whose packages (python3-avro) the project installs: not another on PATH. */
@@ -343,7 +344,7 @@ static void make_trace(char *dir, const char *image, const struct vbts_record *r
 	fprintf(f, "{\"version\":1,\"vm_id\":\"00000000000000ab\",\"image\":\"%s\","
 		   "\"vcpus\":1}\n", image);
 	ck_assert_int_eq(fclose(f), 0);
-	write_ring(dir, 0, n, recs, n, 0);
+	test__write_ring(dir, 0, n, recs, n, 0);
 }
 
 /*
@@ -450,7 +451,7 @@ START_TEST(test_deep_recursion)
 	fprintf(f, "{\"version\":1,\"vm_id\":\"00000000000000ab\",\"image\":\"%s\","
 		   "\"vcpus\":1}\n", SYMTEST64);
 	ck_assert_int_eq(fclose(f), 0);
-	write_ring(dir, 0, n, recs, n, 0);
+	test__write_ring(dir, 0, n, recs, n, 0);
 
 	snprintf(out, sizeof(out), "%s/out.folded", dir);
 	ck_assert_msg(decode_into(out, dir, folded, err) == 0, "%s", err);

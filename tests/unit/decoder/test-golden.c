@@ -28,6 +28,7 @@
 #include "decoder-test.h"
 #include "ring-writer.h"
 #include "test-files.h"
+#include "test-ring.h"
 #include "trace-dir.h"
 
 #define CR3_PING 0x203000
@@ -77,27 +78,6 @@ static const char events[] =
 	"{\"time\":420,\"vcpu\":0,\"event\":\"exit\",\"pid\":2,\"code\":139}\n"
 	"{\"time\":430,\"vcpu\":0,\"event\":\"exit\",\"pid\":1,\"code\":0}\n";
 
-void write_ring(const char *dir, uint32_t vcpu, uint64_t capacity,
-		       const struct vbts_record *recs, size_t n, unsigned int refused)
-{
-	struct ring_writer_config cfg = {
-		.capacity = capacity, .mode = VBTS_RING_WRAP, .vcpu_id = vcpu, .vm_id = 0xab,
-	};
-	struct ring_writer *w;
-	char path[256];
-
-	snprintf(path, sizeof(path), "%s/vcpu%u.ring", dir, vcpu);
-	w = ring_writer__create(path, &cfg);
-	ck_assert_ptr_nonnull(w);
-	for (size_t i = 0; i < n; i++)
-		ck_assert_int_eq(ring_writer__append(w, &recs[i]), 0);
-	if (refused)
-		ring_writer__freeze(w);
-	for (unsigned int i = 0; i < refused; i++)
-		ck_assert_int_eq(ring_writer__append(w, &recs[0]), -EROFS);
-	ck_assert_int_eq(ring_writer__close(w), 0);
-}
-
 static void write_vm_json(const char *dir, const char *image, const char *build_id)
 {
 	char path[256], vm[512];
@@ -138,8 +118,8 @@ void make_golden_trace(char *dir)
 	write_vm_json(dir, SYMTEST64, NULL);
 	snprintf(path, sizeof(path), "%s/events.jsonl", dir);
 	test__write_text(NULL, path, events);
-	write_ring(dir, 0, 64, vcpu0, sizeof(vcpu0) / sizeof(vcpu0[0]), 0);
-	write_ring(dir, 1, 4, vcpu1, sizeof(vcpu1) / sizeof(vcpu1[0]), 2);
+	test__write_ring(dir, 0, 64, vcpu0, sizeof(vcpu0) / sizeof(vcpu0[0]), 0);
+	test__write_ring(dir, 1, 4, vcpu1, sizeof(vcpu1) / sizeof(vcpu1[0]), 2);
 }
 
 void remove_trace(const char *dir)
@@ -314,7 +294,7 @@ START_TEST(test_no_tasks)
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	write_vm_json(dir, SYMTEST64, NULL);
 	ck_assert_int_eq(vm_json_set_vcpus_1(dir), 0);
-	write_ring(dir, 0, 16, kernel_only, sizeof(kernel_only) / sizeof(kernel_only[0]), 0);
+	test__write_ring(dir, 0, 16, kernel_only, sizeof(kernel_only) / sizeof(kernel_only[0]), 0);
 	argv[argc++] = "decode";
 	for (int i = 0; no_task_cases[_i].args[i]; i++)
 		argv[argc++] = (char *)no_task_cases[_i].args[i];
@@ -358,7 +338,7 @@ START_TEST(test_lost_saturated)
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	write_vm_json(dir, SYMTEST64, NULL);
 	ck_assert_int_eq(vm_json_set_vcpus_1(dir), 0);
-	write_ring(dir, 0, 16, many_lost, sizeof(many_lost) / sizeof(many_lost[0]), 0);
+	test__write_ring(dir, 0, 16, many_lost, sizeof(many_lost) / sizeof(many_lost[0]), 0);
 
 	ck_assert_int_eq(run_decode(&out, &err, text_argv), 0);
 	compare_golden("decode-lost-saturated-summary.txt", out);
@@ -509,7 +489,7 @@ START_TEST(test_guest_bts_drop)
 	test__write_text(NULL, path,
 			 "{\"time\":90,\"vcpu\":0,\"event\":\"task\",\"pid\":1,\"name\":\"ping\","
 			 "\"cr3\":\"0x203000\"}\n");
-	write_ring(dir, 0, 64, guest_bts_drops, sizeof(guest_bts_drops) / sizeof(guest_bts_drops[0]),
+	test__write_ring(dir, 0, 64, guest_bts_drops, sizeof(guest_bts_drops) / sizeof(guest_bts_drops[0]),
 		   0);
 	for (unsigned int i = 0; i < 2; i++) {
 		char *argv[] = { "decode", "--format", (char *)formats[i][0], "--summary", dir, NULL };

@@ -48,6 +48,7 @@
 #include "ring-writer.h"
 #include "symbols.h"
 #include "test-files.h"
+#include "test-ring.h"
 
 /* Hang guard of one decode, in seconds: far above what a decode of these traces takes. */
 #define DECODE_GUARD_S 30
@@ -97,8 +98,8 @@ static void make_trace(char *dir, size_t size)
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	write_vm_json(dir, SYMTEST64, 2);
 	test__write_text(dir, "events.jsonl", events);
-	write_ring(dir, 0, 64, ring0, sizeof(ring0) / sizeof(ring0[0]), 0);
-	write_ring(dir, 1, 64, ring1, sizeof(ring1) / sizeof(ring1[0]), 0);
+	test__write_ring(dir, 0, 64, ring0, sizeof(ring0) / sizeof(ring0[0]), 0);
+	test__write_ring(dir, 1, 64, ring1, sizeof(ring1) / sizeof(ring1[0]), 0);
 }
 
 int run_decode_nofile(char **out, char **err, rlim_t nofile, const char *const *argv)
@@ -490,7 +491,7 @@ START_TEST(test_many_rings)
 			BR(0x1000 + i, 0x2000 + i, 0, VBTS_BR_JMP),
 		};
 
-		write_ring(dir, i, 4, recs, 2, 0);
+		test__write_ring(dir, i, 4, recs, 2, 0);
 	}
 	argv[2] = dir;
 	status = run_decode_nofile(&out, &err, 256, argv);

@@ -25,6 +25,7 @@
 #include "guest-maps.h"
 #include "symbols.h"
 #include "test-files.h"
+#include "test-ring.h"
 
 /* The guest kernel's text is 16 MiB above its link address. */
 #define SLIDE 0x1000000ULL
@@ -141,7 +142,7 @@ static void make_linux_trace(char *dir)
 	write_vm_json(dir, "16777216,");
 	test__write_text(dir, "System.map", system_map);
 	test__write_text(dir, "events.jsonl", linux_events);
-	write_ring(dir, 0, 64, linux_ring, sizeof(linux_ring) / sizeof(linux_ring[0]), 0);
+	test__write_ring(dir, 0, 64, linux_ring, sizeof(linux_ring) / sizeof(linux_ring[0]), 0);
 	test__make_dir(dir, "rootfs");
 	test__make_dir(dir, "rootfs/bin");
 	test__make_dir(dir, "rootfs/usr");
@@ -250,7 +251,7 @@ START_TEST(test_linux_summary_reused_cr3)
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	write_vm_json(dir, "16777216,");
 	test__write_text(dir, "events.jsonl", events);
-	write_ring(dir, 0, 64, ring, sizeof(ring) / sizeof(ring[0]), 0);
+	test__write_ring(dir, 0, 64, ring, sizeof(ring) / sizeof(ring[0]), 0);
 	ck_assert_int_eq(decode_linux(dir, args, &out, &err), 0);
 	ck_assert_msg(strstr(out, "\ntasks: second[61] (exit 139)\n"), "%s", out);
 	free(out);

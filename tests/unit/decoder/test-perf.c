@@ -19,6 +19,7 @@
 #include "check-main.h"
 #include "decoder-test.h"
 #include "test-files.h"
+#include "test-ring.h"
 #include "test-run.h"
 
 #define PERF "/usr/bin/perf"
@@ -100,7 +101,7 @@ static void make_trace(char *dir, const char *ev)
 	test__write_text(dir, "vm.json", "{\"version\":1,\"vm_id\":\"00000000000000ab\","
 			 "\"kernel\":\"/boot/vmlinuz-test\",\"vcpus\":1,\"backend\":\"step\"}\n");
 	test__write_text(dir, "events.jsonl", ev);
-	write_ring(dir, 0, 64, ring, sizeof(ring) / sizeof(ring[0]), 0);
+	test__write_ring(dir, 0, 64, ring, sizeof(ring) / sizeof(ring[0]), 0);
 	test__make_dir(dir, "rootfs");
 	test__make_dir(dir, "rootfs/bin");
 	test__make_dir(dir, "rootfs/usr");

@@ -21,6 +21,7 @@
 #include "symbols.h"
 #include "symbols-int.h"
 #include "test-files.h"
+#include "test-ring.h"
 
 #define PLT_PROG(name) PLT_PROG_DIR "/vbts-plt-" name
 
@@ -453,7 +454,7 @@ START_TEST(test_plt_decode)
 		recs[n++] = (struct vbts_record)ESC(VBTS_ESC_TASK_DEPART, cr3, (cr3 >> 20) + 1);
 	}
 	recs[n++] = (struct vbts_record)ESC(VBTS_ESC_STOP, 200, 0);
-	write_ring(dir, 0, 64, recs, n, 0);
+	test__write_ring(dir, 0, 64, recs, n, 0);
 
 	for (size_t f = 0; f < sizeof(formats) / sizeof(formats[0]); f++) {
 		const char *argv[8] = { "--symbols", rootfs };

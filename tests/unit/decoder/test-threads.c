@@ -18,6 +18,7 @@
 
 #include "decoder-test.h"
 #include "test-files.h"
+#include "test-ring.h"
 
 /* linux-prog.S linked at 0x10000000: _start, work and leaf in .text. */
 #define TEXT 0x10001000ULL
@@ -92,7 +93,7 @@ static void make_trace(char *dir, const char *events, const struct vbts_record *
 					    "ffffffff81002000 T _etext\n");
 	if (events)
 		test__write_text(dir, "events.jsonl", events);
-	write_ring(dir, 0, 64, ring, n, 0);
+	test__write_ring(dir, 0, 64, ring, n, 0);
 }
 
 /* The trace of thread_ring in @dir (room for 64 bytes); @events: with events.jsonl. */

@@ -13,8 +13,8 @@
 
 #include "check-main.h"
 #include "gdbstub-test.h"
-#include "ring-writer.h"
 #include "test-files.h"
+#include "test-ring.h"
 #include "trace-target.h"
 
 #define BR(from, to, cpl, kind)                                                              \
@@ -27,23 +27,6 @@
 #define START ESC(VBTS_ESC_START, 0, VBTS_START_CPL_USER | VBTS_START_CPL_KERNEL)
 #define K 0xffffffff81000000ULL
 
-static void write_ring(const char *dir, uint32_t vcpu, const struct vbts_record *recs,
-		       size_t n)
-{
-	struct ring_writer_config cfg = {
-		.capacity = 64, .mode = VBTS_RING_WRAP, .vcpu_id = vcpu, .vm_id = 0xab,
-	};
-	struct ring_writer *w;
-	char path[256];
-
-	snprintf(path, sizeof(path), "%s/vcpu%u.ring", dir, vcpu);
-	w = ring_writer__create(path, &cfg);
-	ck_assert_ptr_nonnull(w);
-	for (size_t i = 0; i < n; i++)
-		ck_assert_int_eq(ring_writer__append(w, &recs[i]), 0);
-	ck_assert_int_eq(ring_writer__close(w), 0);
-}
-
 /* A trace of two vCPUs in a new directory @dir (room for 64 bytes). */
 static void make_trace(char *dir, const struct vbts_record *r0, size_t n0,
 		       const struct vbts_record *r1, size_t n1, const char *events)
@@ -54,8 +37,8 @@ static void make_trace(char *dir, const struct vbts_record *r0, size_t n0,
 			 "{\"version\":1,\"vm_id\":\"00000000000000ab\",\"vcpus\":2}\n");
 	if (events)
 		test__write_text(dir, "events.jsonl", events);
-	write_ring(dir, 0, r0, n0);
-	write_ring(dir, 1, r1, n1);
+	test__write_ring(dir, 0, 64, r0, n0, 0);
+	test__write_ring(dir, 1, 64, r1, n1, 0);
 }
 
 /* The files make_trace() and the tests write, then the directory. */
