@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * trace-keys.h - the names of a trace directory's JSON files and of their members: vm.json
- * (written by vmm/record/trace.c, read by decoder/trace-dir.c) and events.jsonl (written by
- * vmm/record/guest-tasks.c and vmm/record/agent.c, read by format/events.c and its users).
+ * (written by vmm/record/trace.c, read by decoder/trace-dir.c), events.jsonl (written by
+ * vmm/record/guest-tasks.c and vmm/record/agent.c, read by format/events.c and its users) and
+ * the crash reports (written by vmm/record/crash-report.c, read by format/crash-file.c).
  * The writers and the readers spell every key through these names, so the two sides cannot
  * drift; doc/formats.md says what each member holds.
  */
@@ -59,5 +60,36 @@
 #define EVENT_THREAD            "thread"
 #define EVENT_AGENT_MAP         "agent-map"
 #define EVENT_AGENT_ELF         "agent-elf"
+
+/* ---- crash.json, crash-1.json, ...: a crash report each ---- */
+#define CRASH_JSON_FILE         "crash.json"
+#define CRASH_JSON_FILE_N       "crash-%u.json"   /* the Nth report after the first */
+#define CRASH_KEY_VERSION       "version"         /* 1 */
+#define CRASH_KEY_REASON        "reason"          /* CRASH_REASON_PROCESS, "panic", ... */
+#define CRASH_REASON_PROCESS    "process-crash"
+#define CRASH_KEY_SIGNAL        "signal"          /* process-crash: "SIGSEGV", or null */
+#define CRASH_KEY_SIGNO         "signo"
+#define CRASH_KEY_TIME          "time"            /* ns since the trace started */
+#define CRASH_KEY_VCPU          "vcpu"
+#define CRASH_KEY_CR3           "cr3"             /* "0x...", or null */
+#define CRASH_KEY_PROCESS       "process"         /* an object of these, or null: */
+#define CRASH_KEY_PROCESS_PID   "pid"
+#define CRASH_KEY_PROCESS_TGID  "tgid"
+#define CRASH_KEY_PROCESS_COMM  "comm"
+#define CRASH_KEY_REGISTERS     "registers"       /* "rip": "0x...", ..., or null */
+#define CRASH_KEY_REGISTERS_NOTE "registers_note" /* why there are none */
+#define CRASH_KEY_RING_SEQ      "ring_seq"
+#define CRASH_KEY_BRANCHES_REQUESTED "branches_requested"
+#define CRASH_KEY_BRANCHES      "branches"        /* oldest first, objects of these: */
+#define CRASH_KEY_FROM          "from"            /* "0x..." */
+#define CRASH_KEY_TO            "to"
+#define CRASH_KEY_FLAGS         "flags"           /* a record's flags word, "0x..." */
+#define CRASH_KEY_FROM_SYMBOL   "from_symbol"     /* decoder/crash-symbols.c: objects of these: */
+#define CRASH_KEY_TO_SYMBOL     "to_symbol"
+#define CRASH_KEY_SYM_FUNCTION  "function"
+#define CRASH_KEY_SYM_OFFSET    "offset"          /* "0x..." */
+#define CRASH_KEY_SYM_FILE      "file"
+#define CRASH_KEY_SYM_LINE      "line"
+#define CRASH_KEY_SYM_MODULE    "module"
 
 #endif /* VBTS_FORMAT_TRACE_KEYS_H */
