@@ -11,7 +11,6 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,21 +18,20 @@
 #include <Zydis/Zydis.h>
 
 #include "bts-blocks.h"
+#include "crash-file.h"
 #include "decoder.h"
 #include "image-mem.h"
-#include "input-file.h"
 #include "symbol-files.h"
 #include "symbolizer.h"
 #include "symbols.h"
 #include "trace-dir.h"
+#include "trace-keys.h"
 #include "trace-target.h"
 
 /* The BTS buffer size btrace-conf reports: what gdb asks for by default (64 KiB). */
 #define BTS_SIZE 0x10000
 /* Crash reports looked at: crash.json, crash-1.json, ... (vmm/record/crash-report.h). */
 #define CRASH_FILES_MAX 64
-/* Largest crash report read. */
-#define CRASH_FILE_MAX (4 << 20)
 
 /* One branch as the block builder sees it. */
 struct branch {
@@ -360,72 +358,56 @@ out:
 	return ret < 0 ? ret : 0;
 }
 
-static bool json_hex(json_t *o, const char *key, uint64_t *v)
-{
-	json_t *j = json_object_get(o, key);
-	const char *s;
-	char *end;
-
-	if (!json_is_string(j))
-		return false;
-	s = json_string_value(j);
-	if (strncmp(s, "0x", 2) && strcmp(s, "0"))
-		return false;
-	errno = 0;
-	*v = strtoull(s, &end, 16);
-	return !errno && !*end;
-}
-
 /* The registers of the newest crash report of each vCPU (crash.json, crash-N.json). */
 static void read_crash_regs(struct trace_target *tt, const char *dir)
 {
 	static const struct {
-		const char *name;
+		enum crash_file_reg from;
 		enum gdb_reg reg;
-	} names[] = {
-		{ "rax", GDB_REG_RAX }, { "rbx", GDB_REG_RBX }, { "rcx", GDB_REG_RCX },
-		{ "rdx", GDB_REG_RDX }, { "rsi", GDB_REG_RSI }, { "rdi", GDB_REG_RDI },
-		{ "rbp", GDB_REG_RBP }, { "rsp", GDB_REG_RSP }, { "r8", GDB_REG_R8 },
-		{ "r9", GDB_REG_R9 }, { "r10", GDB_REG_R10 }, { "r11", GDB_REG_R11 },
-		{ "r12", GDB_REG_R12 }, { "r13", GDB_REG_R13 }, { "r14", GDB_REG_R14 },
-		{ "r15", GDB_REG_R15 }, { "rflags", GDB_REG_EFLAGS }, { "cs", GDB_REG_CS },
-		{ "ss", GDB_REG_SS },
+	} regs[] = {
+		{ CRASH_REG_RAX, GDB_REG_RAX }, { CRASH_REG_RBX, GDB_REG_RBX },
+		{ CRASH_REG_RCX, GDB_REG_RCX }, { CRASH_REG_RDX, GDB_REG_RDX },
+		{ CRASH_REG_RSI, GDB_REG_RSI }, { CRASH_REG_RDI, GDB_REG_RDI },
+		{ CRASH_REG_RBP, GDB_REG_RBP }, { CRASH_REG_RSP, GDB_REG_RSP },
+		{ CRASH_REG_R8, GDB_REG_R8 },   { CRASH_REG_R9, GDB_REG_R9 },
+		{ CRASH_REG_R10, GDB_REG_R10 }, { CRASH_REG_R11, GDB_REG_R11 },
+		{ CRASH_REG_R12, GDB_REG_R12 }, { CRASH_REG_R13, GDB_REG_R13 },
+		{ CRASH_REG_R14, GDB_REG_R14 }, { CRASH_REG_R15, GDB_REG_R15 },
+		{ CRASH_REG_RFLAGS, GDB_REG_EFLAGS }, { CRASH_REG_CS, GDB_REG_CS },
+		{ CRASH_REG_SS, GDB_REG_SS },
 	};
-	char path[4096], err[256], *buf;
-	size_t len;
+	char path[4096], err[256];
 
 	for (unsigned int i = 0; i < CRASH_FILES_MAX; i++) {
-		json_t *root, *regs, *vcpu, *pid;
-		uint64_t v;
+		struct crash_file cf;
+		int ret;
 
 		if (i)
-			snprintf(path, sizeof(path), "%s/crash-%u.json", dir, i);
+			snprintf(path, sizeof(path), "%s/" CRASH_JSON_FILE_N, dir, i);
 		else
-			snprintf(path, sizeof(path), "%s/crash.json", dir);
-		if (input_file__read(path, CRASH_FILE_MAX, &buf, &len, err, sizeof(err)))
+			snprintf(path, sizeof(path), "%s/" CRASH_JSON_FILE, dir);
+		ret = crash_file__read(&cf, path, err, sizeof(err));
+		if (ret == -ENOENT)
 			break;
-		root = json_loadb(buf, len, 0, NULL);
-		free(buf);
-		regs = json_object_get(root, "registers");
-		vcpu = json_object_get(root, "vcpu");
-		pid = json_object_get(json_object_get(root, "process"), "pid");
-		for (unsigned int t = 0; json_is_object(regs) && t < tt->nr_threads; t++) {
+		if (ret)
+			continue;
+		for (unsigned int t = 0; cf.have_regs && t < tt->nr_threads; t++) {
 			struct thread *th = &tt->threads[t];
 
 			/* A guest thread's report is its process's (by pid), a vCPU's its own. */
-			if (th->guest ? !json_is_integer(pid) || th->pid != json_integer_value(pid) :
-			    !json_is_integer(vcpu) || th->vcpu != json_integer_value(vcpu))
+			if (th->guest ? !cf.have_process || (int64_t)th->pid != cf.pid :
+			    th->vcpu != cf.vcpu)
 				continue;
 			/* A later report replaces an earlier one; the PC stays the trace's. */
 			th->regs.valid &= 1u << GDB_REG_RIP;
-			for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
-				if (json_hex(regs, names[k].name, &v)) {
-					th->regs.val[names[k].reg] = v;
-					th->regs.valid |= 1u << names[k].reg;
+			for (size_t k = 0; k < sizeof(regs) / sizeof(regs[0]); k++) {
+				if (cf.regs_valid & (1u << regs[k].from)) {
+					th->regs.val[regs[k].reg] = cf.regs[regs[k].from];
+					th->regs.valid |= 1u << regs[k].reg;
 				}
 			}
 		}
-		json_decref(root);
+		crash_file__release(&cf);
 	}
 }
 
