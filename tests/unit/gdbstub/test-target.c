@@ -128,8 +128,10 @@ START_TEST(test_target_vcpus)
 
 	make_trace(dir, vcpu0_user, sizeof(vcpu0_user) / sizeof(vcpu0_user[0]), vcpu1_kernel,
 		   sizeof(vcpu1_kernel) / sizeof(vcpu1_kernel[0]), NULL);
-	test__write_text(dir, "crash.json", "{\"version\":1,\"vcpu\":1,\"registers\":"
-			 "{\"rip\":\"0x99\",\"rsp\":\"0x8000\",\"rax\":\"0x1\",\"cr2\":\"0x5\"}}\n");
+	test__write_text(dir, "crash.json", "{\"version\":1,\"reason\":\"panic\",\"time\":5,"
+			 "\"vcpu\":1,\"cr3\":null,\"process\":null,\"registers\":"
+			 "{\"rip\":\"0x99\",\"rsp\":\"0x8000\",\"rax\":\"0x1\",\"cr2\":\"0x5\"},"
+			 "\"branches\":[]}\n");
 	tt = open_target(dir, -1, NULL);
 	ck_assert_uint_eq(trace_target__ops()->nr_threads(tt), 2);
 	check_describe(tt, 0, "vCPU 0");
@@ -189,8 +191,10 @@ START_TEST(test_target_threads)
 
 	make_trace(dir, vcpu0_threads, sizeof(vcpu0_threads) / sizeof(vcpu0_threads[0]),
 		   vcpu1_threads, sizeof(vcpu1_threads) / sizeof(vcpu1_threads[0]), NULL);
-	test__write_text(dir, "crash.json", "{\"version\":1,\"vcpu\":1,\"process\":{\"pid\":42,"
-			 "\"tgid\":41,\"comm\":\"t\"},\"registers\":{\"rsp\":\"0x7000\"}}\n");
+	test__write_text(dir, "crash.json", "{\"version\":1,\"reason\":\"process-crash\","
+			 "\"time\":5,\"vcpu\":1,\"cr3\":\"0x1000\",\"process\":{\"pid\":42,"
+			 "\"tgid\":41,\"comm\":\"t\"},\"registers\":{\"rsp\":\"0x7000\"},"
+			 "\"branches\":[]}\n");
 	tt = open_target(dir, -1, NULL);
 	ck_assert_uint_eq(trace_target__ops()->nr_threads(tt), 2);
 	check_describe(tt, 0, "pid 41 tgid 41");
