@@ -17,9 +17,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "crash-file.h"
 #include "crash-report.h"
 #include "escape.h"
 #include "ring-writer.h"
+#include "trace-keys.h"
 
 /* The address-space id bits of a CR3 (as GUEST_TASKS_CR3_ID). */
 #define TASK_ID_BITS 0x7fffffffffffe000ULL
@@ -98,7 +100,7 @@ const char *crash_report__kind_name(enum crash_kind kind)
 {
 	switch (kind) {
 	case CRASH_PROCESS:
-		return "process-crash";
+		return CRASH_REASON_PROCESS;
 	case CRASH_PANIC:
 		return "panic";
 	case CRASH_TRIPLE_FAULT:
@@ -135,22 +137,22 @@ static int set(json_t *o, const char *key, json_t *v)
 
 static json_t *regs_json(const struct crash_regs *g)
 {
-	const struct {
-		const char *name;
-		uint64_t v;
-	} r[] = {
-		{ "rip", g->rip }, { "rsp", g->rsp }, { "rbp", g->rbp }, { "rflags", g->rflags },
-		{ "rax", g->rax }, { "rbx", g->rbx }, { "rcx", g->rcx }, { "rdx", g->rdx },
-		{ "rsi", g->rsi }, { "rdi", g->rdi }, { "r8", g->r8 },   { "r9", g->r9 },
-		{ "r10", g->r10 }, { "r11", g->r11 }, { "r12", g->r12 }, { "r13", g->r13 },
-		{ "r14", g->r14 }, { "r15", g->r15 }, { "cs", g->cs },   { "ss", g->ss },
-		{ "cr0", g->cr0 }, { "cr2", g->cr2 }, { "cr3", g->cr3 }, { "cr4", g->cr4 },
-		{ "efer", g->efer },
+	const uint64_t v[CRASH_REG_NR] = {
+		[CRASH_REG_RIP] = g->rip, [CRASH_REG_RSP] = g->rsp, [CRASH_REG_RBP] = g->rbp,
+		[CRASH_REG_RFLAGS] = g->rflags, [CRASH_REG_RAX] = g->rax, [CRASH_REG_RBX] = g->rbx,
+		[CRASH_REG_RCX] = g->rcx, [CRASH_REG_RDX] = g->rdx, [CRASH_REG_RSI] = g->rsi,
+		[CRASH_REG_RDI] = g->rdi, [CRASH_REG_R8] = g->r8, [CRASH_REG_R9] = g->r9,
+		[CRASH_REG_R10] = g->r10, [CRASH_REG_R11] = g->r11, [CRASH_REG_R12] = g->r12,
+		[CRASH_REG_R13] = g->r13, [CRASH_REG_R14] = g->r14, [CRASH_REG_R15] = g->r15,
+		[CRASH_REG_CS] = g->cs, [CRASH_REG_SS] = g->ss, [CRASH_REG_CR0] = g->cr0,
+		[CRASH_REG_CR2] = g->cr2, [CRASH_REG_CR3] = g->cr3, [CRASH_REG_CR4] = g->cr4,
+		[CRASH_REG_EFER] = g->efer,
 	};
 	json_t *o = json_object();
 
-	for (size_t i = 0; o && i < sizeof(r) / sizeof(r[0]); i++) {
-		if (set(o, r[i].name, hex(r[i].v))) {
+	/* In enum crash_file_reg's order, the reader's names. */
+	for (unsigned int i = 0; o && i < CRASH_REG_NR; i++) {
+		if (set(o, crash_file__reg_name(i), hex(v[i]))) {
 			json_decref(o);
 			return NULL;
 		}
@@ -166,31 +168,32 @@ static json_t *report_json(const struct crash_report *r)
 
 	if (!o)
 		return NULL;
-	ret |= set(o, "version", json_integer(CRASH_REPORT_VERSION));
-	ret |= set(o, "reason", json_string(crash_report__kind_name(r->kind)));
+	ret |= set(o, CRASH_KEY_VERSION, json_integer(CRASH_REPORT_VERSION));
+	ret |= set(o, CRASH_KEY_REASON, json_string(crash_report__kind_name(r->kind)));
 	if (r->kind == CRASH_PROCESS) {
 		sig = crash_report__signal_name(r->signo);
-		ret |= set(o, "signal", sig ? json_string(sig) : json_null());
-		ret |= set(o, "signo", json_integer(r->signo));
+		ret |= set(o, CRASH_KEY_SIGNAL, sig ? json_string(sig) : json_null());
+		ret |= set(o, CRASH_KEY_SIGNO, json_integer(r->signo));
 	}
-	ret |= set(o, "time", json_integer((json_int_t)r->time_ns));
-	ret |= set(o, "vcpu", json_integer(r->vcpu));
-	ret |= set(o, "cr3", r->cr3 ? hex(r->cr3) : json_null());
+	ret |= set(o, CRASH_KEY_TIME, json_integer((json_int_t)r->time_ns));
+	ret |= set(o, CRASH_KEY_VCPU, json_integer(r->vcpu));
+	ret |= set(o, CRASH_KEY_CR3, r->cr3 ? hex(r->cr3) : json_null());
 	if (r->have_process) {
-		p = json_pack("{s:i, s:i}", "pid", (int)r->pid, "tgid", (int)r->tgid);
-		ret |= set(o, "process", p);
+		p = json_pack("{s:i, s:i}", CRASH_KEY_PROCESS_PID, (int)r->pid,
+			      CRASH_KEY_PROCESS_TGID, (int)r->tgid);
+		ret |= set(o, CRASH_KEY_PROCESS, p);
 		if (p)
-			ret |= set(p, "comm", guest_string(r->comm, sizeof(r->comm)));
+			ret |= set(p, CRASH_KEY_PROCESS_COMM, guest_string(r->comm, sizeof(r->comm)));
 	} else {
-		ret |= set(o, "process", json_null());
+		ret |= set(o, CRASH_KEY_PROCESS, json_null());
 	}
-	ret |= set(o, "registers", r->have_regs ? regs_json(&r->regs) : json_null());
+	ret |= set(o, CRASH_KEY_REGISTERS, r->have_regs ? regs_json(&r->regs) : json_null());
 	if (r->regs_note)
-		ret |= set(o, "registers_note", json_string(r->regs_note));
-	ret |= set(o, "ring_seq", json_integer((json_int_t)r->ring_seq));
-	ret |= set(o, "branches_requested", json_integer(r->requested));
+		ret |= set(o, CRASH_KEY_REGISTERS_NOTE, json_string(r->regs_note));
+	ret |= set(o, CRASH_KEY_RING_SEQ, json_integer((json_int_t)r->ring_seq));
+	ret |= set(o, CRASH_KEY_BRANCHES_REQUESTED, json_integer(r->requested));
 	br = json_array();
-	ret |= set(o, "branches", br);
+	ret |= set(o, CRASH_KEY_BRANCHES, br);
 	for (unsigned int i = 0; br && i < r->nr_branches; i++) {
 		json_t *b = json_object();
 
@@ -198,9 +201,9 @@ static json_t *report_json(const struct crash_report *r)
 			ret = -ENOMEM;
 			break;
 		}
-		ret |= set(b, "from", hex(r->branches[i].from));
-		ret |= set(b, "to", hex(r->branches[i].to));
-		ret |= set(b, "flags", hex(r->branches[i].flags));
+		ret |= set(b, CRASH_KEY_FROM, hex(r->branches[i].from));
+		ret |= set(b, CRASH_KEY_TO, hex(r->branches[i].to));
+		ret |= set(b, CRASH_KEY_FLAGS, hex(r->branches[i].flags));
 	}
 	if (ret) {
 		json_decref(o);
@@ -290,9 +293,9 @@ int crash_report__write(const char *dir, unsigned int index, const struct crash_
 	if (!o)
 		return -ENOMEM;
 	if (index)
-		ret = snprintf(path, sizeof(path), "%s/crash-%u.json", dir, index);
+		ret = snprintf(path, sizeof(path), "%s/" CRASH_JSON_FILE_N, dir, index);
 	else
-		ret = snprintf(path, sizeof(path), "%s/crash.json", dir);
+		ret = snprintf(path, sizeof(path), "%s/" CRASH_JSON_FILE, dir);
 	if (ret < 0 || (size_t)ret >= sizeof(path)) {
 		ret = -ENAMETOOLONG;
 		goto out;
