@@ -65,6 +65,13 @@
  * sample type that an ID has, in perf's order: TID (pid, tid), IDENTIFIER. */
 #define PERFDATA_SAMPLE_ID_SIZE 16
 
+/*
+ * perf takes a record's pid for a host process: it reads a mapped file in the mount namespace
+ * of /proc/PID when that exists. A guest's pids would name unrelated host processes, so the
+ * pid perf sees is the thread's tid with this bit, above any host pid (pid_max <= 2^22).
+ */
+#define PERFDATA_PID_BIT 0x20000000u
+
 /* A mapped file's path: the longest perf reads back (PATH_MAX with its NUL). */
 #define PERFDATA_PATH_MAX 4096
 
@@ -83,7 +90,7 @@ _Static_assert(PERFDATA_HEADER_SIZE == 3 * 8 + 3 * 16 + 256 / 8, "perf_file_head
 
 /* A guest thread as a host thread. */
 struct perf_thread {
-	uint32_t tid;                   /* perf's pid and tid */
+	uint32_t tid;                   /* perf's tid (its pid: perf_pid()) */
 	char comm[PERFDATA_COMM_LEN];   /* escaped, NUL-terminated */
 };
 
@@ -352,12 +359,18 @@ static size_t mmap2_size(const struct perf_map *m)
 	return PERFDATA_MMAP2_FIXED + padded(strlen(m->path)) + PERFDATA_SAMPLE_ID_SIZE;
 }
 
+/* The pid perf is given for thread @tid: never a host process's (PERFDATA_PID_BIT). */
+static uint32_t perf_pid(uint32_t tid)
+{
+	return tid | PERFDATA_PID_BIT;
+}
+
 /* The sample ID of a record of thread @tid. */
 static void put_sample_id(struct out_buf *ob, uint32_t tid)
 {
 	unsigned char e[PERFDATA_SAMPLE_ID_SIZE], *p = e;
 
-	p = put_u32(p, tid);                    /* pid */
+	p = put_u32(p, perf_pid(tid));          /* pid */
 	p = put_u32(p, tid);                    /* tid */
 	put_u64(p, PERFDATA_BTS_ID);            /* identifier */
 	out_buf__write(ob, e, sizeof(e));
@@ -424,7 +437,7 @@ static void put_comm(struct out_buf *ob, const struct perf_thread *th)
 	size_t size = comm_size(th);
 
 	p = put_event_header(p, PERFDATA_RECORD_COMM, 0, size);
-	p = put_u32(p, th->tid);                /* pid */
+	p = put_u32(p, perf_pid(th->tid));      /* pid */
 	p = put_u32(p, th->tid);                /* tid */
 	memcpy(p, th->comm, strlen(th->comm));  /* NUL and padding: zero */
 	out_buf__write(ob, e, size - PERFDATA_SAMPLE_ID_SIZE);
@@ -438,7 +451,7 @@ static void put_mmap2(struct out_buf *ob, const struct perf_map *m, uint32_t tid
 	size_t len = strlen(m->path), size = mmap2_size(m);
 
 	p = put_event_header(p, PERFDATA_RECORD_MMAP2, PERFDATA_MISC_USER, size);
-	p = put_u32(p, tid);                    /* pid */
+	p = put_u32(p, perf_pid(tid));          /* pid */
 	p = put_u32(p, tid);                    /* tid */
 	p = put_u64(p, m->start);
 	p = put_u64(p, m->len);

@@ -403,6 +403,14 @@ START_TEST(test_perf_hostile_names)
 
 		ck_assert_uint_ge(size, 8);
 		ck_assert_uint_le(off + size, end);
+		/*
+		 * COMM and MMAP2 (type 10): perf reads a map's file in the mount namespace of
+		 * /proc/PID; the pid must be no host process's (above pid_max's 2^22).
+		 */
+		if (type == 3 || type == 10)
+			ck_assert_msg(get_le(data + off + 8, 4) >= 1u << 22,
+				      "record type %u: pid %" PRIu64 " may be a host process's",
+				      type, get_le(data + off + 8, 4));
 		if (type == 3) {
 			const unsigned char *name = data + off + 16;
 
