@@ -14,6 +14,7 @@
 #include "crash-symbols.h"
 #include "escape.h"
 #include "trace-dir.h"
+#include "trace-keys.h"
 
 static int set_text(json_t *o, const char *key, const char *text)
 {
@@ -55,19 +56,19 @@ static json_t *site(const struct symbolizer *sz, const struct procmap_task *t, u
 	}
 	if (!symbolizer__lookup(sz, t, addr, &hit)) {
 		snprintf(off, sizeof(off), "0x%" PRIx64, hit.offset);
-		r |= set_text(o, "function", hit.name);
-		r |= json_object_set_new(o, "offset", json_string(off)) ? -ENOMEM : 0;
+		r |= set_text(o, CRASH_KEY_SYM_FUNCTION, hit.name);
+		r |= json_object_set_new(o, CRASH_KEY_SYM_OFFSET, json_string(off)) ? -ENOMEM : 0;
 	}
 	if (!symbolizer__line(sz, t, addr, &file, &line)) {
-		r |= set_text(o, "file", file);
-		r |= json_object_set_new(o, "line", json_integer(line)) ? -ENOMEM : 0;
+		r |= set_text(o, CRASH_KEY_SYM_FILE, file);
+		r |= json_object_set_new(o, CRASH_KEY_SYM_LINE, json_integer(line)) ? -ENOMEM : 0;
 	}
 	if (!symbolizer__module(sz, t, addr, &m)) {
 		path = m.guest_path ? m.guest_path : m.path;
 		if (!m.guest_path && strrchr(path, '/'))
 			path = strrchr(path, '/') + 1;
 		if (*path)
-			r |= set_text(o, "module", path);
+			r |= set_text(o, CRASH_KEY_SYM_MODULE, path);
 	}
 	if (r || !json_object_size(o)) {
 		if (r)

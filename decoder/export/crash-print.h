@@ -12,13 +12,6 @@
 struct annotator;
 struct procmap;
 
-/*
- * Bytes of a crash report read at most: 4096 branches, each with its two symbols (names cut
- * at CRASH_SYMBOLS_NAME_MAX bytes, JSON-escaped), fit.
- */
-#define CRASH_PRINT_FILE_MAX (16U << 20)
-/* Branches of a report printed at most. */
-#define CRASH_PRINT_BRANCHES_MAX 4096
 /* crash-N.json looked for: N below this. */
 #define CRASH_PRINT_REPORTS_MAX 1024
 
