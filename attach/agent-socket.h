@@ -2,7 +2,7 @@
 /*
  * agent-socket.h - the guest agent's channel of a QEMU guest: the host end of a virtio-serial
  * port (org.vbts.agent.0) that QEMU exposes as a chardev socket, read by `vbts attach --agent`
- * into the trace directory as the VMM stores its agent channel (vmm/agent.h: events.jsonl,
+ * into the trace directory as the VMM stores its agent channel (vmm/record/agent.h: events.jsonl,
  * the build-ID store DIR/debuginfod).
  *
  * The peer is the guest: everything it sends is untrusted. The bytes go through the VMM's own
@@ -63,7 +63,7 @@ int agent_socket__fd(const struct agent_socket *s);
 long agent_socket__read(struct agent_socket *s);
 
 /**
- * agent_socket__stats() - what the guest sent, as vmm/agent.h counts it.
+ * agent_socket__stats() - what the guest sent, as vmm/record/agent.h counts it.
  * @s:     channel
  * @stats: filled in
  */

@@ -18,7 +18,7 @@
  * exact, their times are not; a guest process's events carry the same times as its records.
  *
  * A Linux guest (the image is a kernel whose BTF vmm/introspect/ reads) has its processes
- * named as under `vbts run`: vmm/guest-tasks.c reads guest memory through the tracer fd
+ * named as under `vbts run`: vmm/record/guest-tasks.c reads guest memory through the tracer fd
  * (tracer-mem.h) and is told of each TASK_ARRIVE as it is copied (kvm_ring's follow mode); it
  * writes the task, exec and exit events of events.jsonl and the TASK_PID records. The guest
  * kernel is looked for in guest memory at most once a second while CR3 loads come. With

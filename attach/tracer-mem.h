@@ -3,7 +3,7 @@
  * tracer-mem.h - a traced VM's guest-physical memory as `vbts attach` reads it: through the
  * tracer fd (KVM_X86_BTS_TRACER_READ_GPA, kvm-patches/ patch 19), since the VM fd's ioctls
  * refuse any process but the VMM. It is the accessor that introspection of a Linux guest reads
- * through (vmm/guest-tasks.h, struct guest_tasks_config.phys), the same code as `vbts run`'s
+ * through (vmm/record/guest-tasks.h, struct guest_tasks_config.phys), the same code as `vbts run`'s
  * over the VMM's own memory.
  *
  * Whole 4 KiB pages are read and kept in a small cache, so that the page-table pages of one

@@ -2,8 +2,8 @@
 /*
  * guest-maps.h - the executable mappings a Linux guest's agent reported (the "agent-map" events
  * of events.jsonl) and the ELF files of the trace's build-ID store (DIR/debuginfod/<build-id>/
- * executable, vmm/elf-store.c): what names a user address of a PIE or a shared library at its
- * load address without --symbols.
+ * executable, vmm/record/elf-store.c): what names a user address of a PIE or a shared
+ * library at its load address without --symbols.
  *
  *   {"time":..,"vcpu":..,"event":"agent-map","v":1,"pid":60,"start":"0x55d0c000",
  *    "end":"0x55d0d000","offset":"0x1000","path":"/bin/demo","build_id":"4f1c..."}

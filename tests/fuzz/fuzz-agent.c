@@ -20,7 +20,7 @@
 /* Lines stored at most: small, so that inputs reach the limit. */
 #define MAX_EVENTS 8
 
-/* The longest line decoder/procmap.c reads from events.jsonl (PROCMAP_LINE_MAX). */
+/* The longest line format/events.c reads from events.jsonl (EVENTS_LINE_MAX). */
 #define READER_LINE_MAX 4096
 
 static const struct {

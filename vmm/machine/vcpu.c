@@ -356,7 +356,7 @@ static void set_recording(struct vcpu *v, enum vcpu_recording rec)
 
 /*
  * Before a stopped vCPU appends to its ring: said first, with a full fence, since a reader
- * trusts a stopped ring whole (vmm/control.c).
+ * trusts a stopped ring whole (vmm/control/control.c).
  */
 static void before_append(struct vcpu *v)
 {

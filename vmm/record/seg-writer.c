@@ -14,9 +14,9 @@
  * compression, no page fault on the vCPU's path. The collector then writes the full segment
  * compressed over its raw closed name and keeps its file, under a spare name, for a later
  * segment (a reader that still reads the raw file sees its header change and reads the
- * closed name again: decoder/seg-reader.c). `lock` protects the spare, the queue of full segments and the collector's
- * state; the collector never holds it while it does I/O, the vCPU only to take the spare or
- * queue a segment.
+ * closed name again: format/seg-reader.c). `lock` protects the spare, the queue of full
+ * segments and the collector's state; the collector never holds it while it does I/O, the
+ * vCPU only to take the spare or queue a segment.
  *
  * When the spare cannot be made (budget or disk full) the open segment stays when it is full,
  * and later records are dropped (their count in its last slot) or wait (stall) until the

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * test-crash.c - crash reports end to end: the VMM's writer (vmm/crash-report.c) takes the
+ * test-crash.c - crash reports end to end: the VMM's writer (vmm/record/crash-report.c) takes the
  * last branches of a task out of a real ring and writes crash.json and crash-1.json into a
  * trace directory, `vbts decode DIR --crash` prints them, compared with a golden file; a
  * guest comm with terminal controls and invalid UTF-8 comes out escaped; a bad report gives

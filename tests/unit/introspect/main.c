@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * main.c - check-introspect: kernel files, BTF layout, symbols (kallsyms tables too) and
- * task-list walks of vmm/introspect/, and the process events of vmm/guest-tasks.c, on a
+ * task-list walks of vmm/introspect/, and the process events of vmm/record/guest-tasks.c, on a
  * made-up kernel.
  */
 #include "check-main.h"

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * test-guest-tasks.c - vmm/guest-tasks.c on the fake kernel: the task, exec and exit events a
- * Linux guest's CR3 loads give, the --task selection (comm, executable name, pid, children),
- * the final comm after execve, exits found without a CR3 load, hostile comm bytes, and the new
- * introspection reads it uses (executable name, parent, exit code).
+ * test-guest-tasks.c - vmm/record/guest-tasks.c on the fake kernel: the task, exec and exit
+ * events a Linux guest's CR3 loads give, the --task selection (comm, executable name, pid,
+ * children), the final comm after execve, exits found without a CR3 load, hostile comm bytes,
+ * and the new introspection reads it uses (executable name, parent, exit code).
  */
 #include <errno.h>
 #include <jansson.h>
