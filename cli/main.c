@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "help.h"
 
 static const struct vbts_command *const commands[] = {
 	&cmd_run,
@@ -27,14 +28,28 @@ static const struct vbts_command *find_command(const char *name)
 	return NULL;
 }
 
+/* A command's help and summary come from doc/commands.md; its own are for one it lacks. */
+static const char *usage_of(const struct vbts_command *cmd)
+{
+	const struct help_page *page = help__find(cmd->name);
+
+	return page ? page->text : cmd->usage;
+}
+
 static void print_overview(FILE *f)
 {
+	const struct help_page *page;
+
 	fprintf(f, "usage: vbts COMMAND [ARGS]\n\n"
 		   "vbts records the taken branches of a KVM guest from the hypervisor.\n\n"
 		   "commands:\n");
-	for (size_t i = 0; i < NR_COMMANDS; i++)
-		fprintf(f, "  %-8s %s\n", commands[i]->name, commands[i]->summary);
-	fprintf(f, "  %-8s %s\n", "help", "show help for a command");
+	for (size_t i = 0; i < NR_COMMANDS; i++) {
+		page = help__find(commands[i]->name);
+		fprintf(f, "  %-8s %s\n", commands[i]->name,
+			page ? page->summary : commands[i]->summary);
+	}
+	page = help__find("help");
+	fprintf(f, "  %-8s %s\n", "help", page ? page->summary : "show help for a command");
 	fprintf(f, "\nSee 'vbts help COMMAND' for the options of one command.\n");
 }
 
@@ -47,11 +62,15 @@ static int help(int argc, char **argv)
 		return 0;
 	}
 	cmd = find_command(argv[1]);
+	if (!cmd && !strcmp(argv[1], "help") && help__find("help")) {
+		fputs(help__find("help")->text, stdout);
+		return 0;
+	}
 	if (!cmd) {
 		fprintf(stderr, "vbts: no such command '%s'\n", argv[1]);
 		return 2;
 	}
-	fputs(cmd->usage, stdout);
+	fputs(usage_of(cmd), stdout);
 	return 0;
 }
 
@@ -75,7 +94,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (argc > 2 && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h"))) {
-		fputs(cmd->usage, stdout);
+		fputs(usage_of(cmd), stdout);
 		return 0;
 	}
 	return cmd->fn(argc - 1, argv + 1);
