@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * server.c - the gdb remote serial protocol stub: the connection loop and the command
- * dispatch over a target that does not run (struct gdb_target_ops).
+ * dispatch over a target (struct gdb_target_ops), recorded or live.
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,6 +100,11 @@ struct server {
 	unsigned int nr_threads;
 	struct thread_state *threads;
 	unsigned int g_thread;  /* Hg: the thread of registers, memory and btrace */
+	long c_thread;          /* Hc: the thread `s` steps, -1 for g_thread */
+	bool live;              /* the target runs: ops->resume and the others are set */
+	bool running;           /* resumed, its stop not reported yet */
+	struct gdb_stop stop;   /* the last stop */
+	size_t pkt_len;         /* the length of the packet being dispatched (X has binary) */
 	bool noack;
 	bool multiprocess;
 	bool done;
@@ -235,7 +241,17 @@ static void reply_stop(struct server *s)
 {
 	char name[32];
 
-	reply_fmt(s, "T05thread:%s;", thread_name(s, s->g_thread, name, sizeof(name)));
+	if (!s->live) {
+		reply_fmt(s, "T05thread:%s;", thread_name(s, s->g_thread, name, sizeof(name)));
+		return;
+	}
+	if (s->stop.kind == GDB_STOP_EXITED) {
+		reply_fmt(s, "W%02x", (unsigned int)s->stop.status & 0xff);
+		return;
+	}
+	reply_fmt(s, "T%02xthread:%s;%s", (unsigned int)s->stop.sig & 0xff,
+		  thread_name(s, s->stop.thread, name, sizeof(name)),
+		  s->stop.swbreak ? "swbreak:;" : s->stop.hwbreak ? "hwbreak:;" : "");
 }
 
 /* Part of a document from @off, at most @len bytes: `m` when more follows, `l` at the end. */
@@ -276,11 +292,28 @@ static int build_btrace(struct server *s, unsigned int t, const char *annex)
 	size_t nr;
 	int ret;
 
+	free(s->doc);
+	s->doc = NULL;
+	if (s->ops->btrace_read) {
+		enum gdb_btrace_read how;
+
+		if (!strcmp(annex, "all"))
+			how = GDB_BTRACE_ALL;
+		else if (!strcmp(annex, "new"))
+			how = GDB_BTRACE_NEW;
+		else if (!strcmp(annex, "delta"))
+			how = GDB_BTRACE_DELTA;
+		else
+			return -EINVAL;
+		ret = s->ops->btrace_read(s->ctx, t, how, &blocks, &nr);
+		if (ret)
+			return ret;
+		s->doc = btrace_xml__blocks(blocks, nr, &s->doc_len);
+		return s->doc ? 0 : -ENOMEM;
+	}
 	ret = s->ops->btrace(s->ctx, t, &blocks, &nr);
 	if (ret)
 		return ret;
-	free(s->doc);
-	s->doc = NULL;
 	if (!strcmp(annex, "all")) {
 		s->doc = btrace_xml__blocks(blocks, nr, &s->doc_len);
 	} else if (!strcmp(annex, "new")) {
@@ -347,6 +380,10 @@ static void handle_qxfer(struct server *s, const char *p)
 		}
 		if (!off) {
 			ret = build_btrace(s, s->g_thread, annex);
+			if (ret == -EOVERFLOW) {
+				reply_str(s, "E.Overflow.");
+				return;
+			}
 			if (ret) {
 				reply_fmt(s, "E.%s", strerror(-ret));
 				return;
@@ -369,8 +406,9 @@ static void handle_qsupported(struct server *s, const char *p)
 	s->multiprocess = strstr(p, "multiprocess+") != NULL;
 	reply_fmt(s, "PacketSize=%x;QStartNoAckMode+;qXfer:features:read+;"
 		  "qXfer:btrace:read+;qXfer:btrace-conf:read+;Qbtrace:bts+;Qbtrace:off+;"
-		  "Qbtrace-conf:bts:size+%s", GDB_PACKET_MAX,
-		  s->multiprocess ? ";multiprocess+" : "");
+		  "Qbtrace-conf:bts:size+%s%s", GDB_PACKET_MAX,
+		  s->multiprocess ? ";multiprocess+" : "",
+		  s->live ? ";swbreak+;hwbreak+" : "");
 }
 
 /* As many threads as a reply holds, from s->next_info on: `m` and a list, `l` at the end. */
@@ -443,12 +481,17 @@ static void handle_Q(struct server *s, const char *p)
 	if (!strcmp(p, "QStartNoAckMode")) {
 		reply_str(s, "OK");
 		s->noack = true;    /* after this reply is acknowledged: see run_loop() */
-	} else if (!strcmp(p, "Qbtrace:bts")) {
-		s->threads[s->g_thread].off = false;
+	} else if (!strcmp(p, "Qbtrace:bts") || !strcmp(p, "Qbtrace:off")) {
+		bool on = !strcmp(p, "Qbtrace:bts");
+		char err[160] = "";
+
+		if (s->ops->btrace_enable &&
+		    s->ops->btrace_enable(s->ctx, s->g_thread, on, err, sizeof(err)) < 0) {
+			reply_fmt(s, "E.%s", err[0] ? err : "Branch tracing failed.");
+			return;
+		}
+		s->threads[s->g_thread].off = !on;
 		s->threads[s->g_thread].read = false;
-		reply_str(s, "OK");
-	} else if (!strcmp(p, "Qbtrace:off")) {
-		s->threads[s->g_thread].off = true;
 		reply_str(s, "OK");
 	} else if (!strncmp(p, "Qbtrace:", 8)) {
 		reply_str(s, "E.Only BTS is served.");
@@ -533,7 +576,248 @@ static void handle_h(struct server *s, const char *p)
 	}
 	if (*p == 'g' && t >= 0)
 		s->g_thread = (unsigned int)t;
+	if (*p == 'c')
+		s->c_thread = t;
 	reply_str(s, "OK");
+}
+
+/* Exactly 2 * @len hex digits at @p into @out; -EINVAL otherwise. */
+static int parse_bytes(const char *p, size_t digits, uint8_t *out, size_t len)
+{
+	if (digits != 2 * len)
+		return -EINVAL;
+	for (size_t i = 0; i < len; i++) {
+		int hi = gdb_packet__hex(p[2 * i]), lo = gdb_packet__hex(p[2 * i + 1]);
+
+		if (hi < 0 || lo < 0)
+			return -EINVAL;
+		out[i] = (uint8_t)(hi << 4 | lo);
+	}
+	return 0;
+}
+
+/* Register @n's value from @size little-endian bytes; the x87 ones are not kept. */
+static void take_reg(struct gdb_regs *r, unsigned int n, const uint8_t *b, unsigned int size)
+{
+	uint64_t v = 0;
+
+	if (n >= GDB_REG_NR)
+		return;
+	for (unsigned int i = size; i--;)
+		v = v << 8 | b[i];
+	r->val[n] = v;
+	r->valid |= 1u << n;
+}
+
+/* G: every register of target.xml, in hex; an `x` run leaves one alone. */
+static void handle_write_regs(struct server *s, const char *p, size_t digits)
+{
+	struct gdb_regs r = { 0 };
+	size_t off = 0;
+	uint8_t b[10];
+	int ret;
+
+	for (unsigned int n = 0; n < NR_REGS; n++) {
+		unsigned int size = reg_size(n);
+
+		if (off + 2 * size > digits)
+			break;
+		if (p[off] == 'x') {
+			off += 2 * size;
+			continue;
+		}
+		if (parse_bytes(p + off, 2 * size, b, size)) {
+			reply_str(s, "E01");
+			return;
+		}
+		take_reg(&r, n, b, size);
+		off += 2 * size;
+	}
+	if (off != digits) {
+		reply_str(s, "E01");
+		return;
+	}
+	ret = s->ops->write_regs(s->ctx, s->g_thread, &r);
+	reply_str(s, ret ? "E.The registers could not be written." : "OK");
+}
+
+/* P n=value */
+static void handle_write_reg(struct server *s, const char *p, size_t len)
+{
+	const char *end = p + len;
+	struct gdb_regs r = { 0 };
+	uint64_t n;
+	uint8_t b[10];
+
+	if (parse_hex(&p, "=", &n) || n >= NR_REGS ||
+	    parse_bytes(p + 1, (size_t)(end - p - 1), b, reg_size((unsigned int)n))) {
+		reply_str(s, "E01");
+		return;
+	}
+	take_reg(&r, (unsigned int)n, b, reg_size((unsigned int)n));
+	if (!r.valid) {
+		reply_str(s, "OK");     /* an x87 register: not kept */
+		return;
+	}
+	reply_str(s, s->ops->write_regs(s->ctx, s->g_thread, &r) ?
+		     "E.The register could not be written." : "OK");
+}
+
+/* M addr,len:hex and X addr,len:binary */
+static void handle_write_mem(struct server *s, const char *p, size_t len, bool binary)
+{
+	uint8_t buf[GDB_PACKET_MAX];
+	const char *end = p + len;
+	uint64_t addr, n;
+
+	if (parse_hex(&p, ",", &addr)) {
+		reply_str(s, "E01");
+		return;
+	}
+	p++;
+	if (parse_hex(&p, ":", &n) || n > sizeof(buf)) {
+		reply_str(s, "E01");
+		return;
+	}
+	p++;
+	if (binary) {
+		if ((size_t)(end - p) != n) {
+			reply_str(s, "E01");
+			return;
+		}
+		memcpy(buf, p, (size_t)n);
+	} else if (parse_bytes(p, (size_t)(end - p), buf, (size_t)n)) {
+		reply_str(s, "E01");
+		return;
+	}
+	if (!n) {
+		reply_str(s, "OK");     /* X with no data: gdb's probe for the packet */
+		return;
+	}
+	reply_str(s, s->ops->write_mem(s->ctx, s->g_thread, addr, buf, (size_t)n) ? "E14" :
+		     "OK");
+}
+
+/* Z/z type,addr,kind: software (0) and hardware (1) breakpoints; watchpoints are not. */
+static void handle_breakpoint(struct server *s, const char *p, bool insert)
+{
+	uint64_t addr, kind;
+	char type = p[0];
+	int ret;
+
+	if ((type != '0' && type != '1') || p[1] != ',') {
+		reply_str(s, "");
+		return;
+	}
+	p += 2;
+	if (parse_hex(&p, ",", &addr)) {
+		reply_str(s, "E01");
+		return;
+	}
+	p++;
+	if (parse_hex(&p, ";", &kind) && parse_hex(&p, "", &kind)) {
+		reply_str(s, "E01");
+		return;
+	}
+	ret = s->ops->breakpoint(s->ctx, type, addr, insert);
+	if (ret == -ENOENT && !insert)
+		ret = 0;
+	reply_str(s, ret ? "E.The breakpoint could not be set." : "OK");
+}
+
+/* Resume the target: @step the thread to single-step, -1 to continue every thread. */
+static void resume(struct server *s, long step)
+{
+	int ret = s->ops->resume(s->ctx, (int)step);
+
+	if (ret) {
+		reply_fmt(s, "E.%s", strerror(-ret));
+		return;
+	}
+	s->running = true;      /* the stop reply comes when it stops */
+}
+
+/* c [addr] and s [addr]: the address, when given, is where it resumes. */
+static void handle_resume(struct server *s, const char *p, bool step)
+{
+	struct gdb_regs r = { 0 };
+	uint64_t addr;
+
+	if (*p == 'C' || *p == 'S') {
+		/* A signal to deliver: a VM has no such thing; the signal number is ignored. */
+		p++;
+		if (parse_hex(&p, ";", &addr) && parse_hex(&p, "", &addr)) {
+			reply_str(s, "E01");
+			return;
+		}
+		if (*p == ';')
+			p++;
+	} else {
+		p++;
+	}
+	if (*p) {
+		if (parse_hex(&p, "", &addr)) {
+			reply_str(s, "E01");
+			return;
+		}
+		r.val[GDB_REG_RIP] = addr;
+		r.valid = 1u << GDB_REG_RIP;
+		if (s->ops->write_regs(s->ctx, step && s->c_thread >= 0 ? (unsigned int)s->c_thread :
+				       s->g_thread, &r)) {
+			reply_str(s, "E.The PC could not be written.");
+			return;
+		}
+	}
+	resume(s, step ? (s->c_thread >= 0 ? s->c_thread : (long)s->g_thread) : -1);
+}
+
+/* vCont;action[:thread];...: a step action steps its thread alone, else all continue. */
+static void handle_vcont(struct server *s, const char *p)
+{
+	long step = -2, t;
+	bool cont = false;
+
+	while (*p == ';') {
+		const char *a = ++p, *colon;
+		char tid[40];
+		size_t n;
+
+		while (*p && *p != ';')
+			p++;
+		colon = memchr(a, ':', (size_t)(p - a));
+		if (*a == 'c' || *a == 's') {
+			if (a + 1 != (colon ? colon : p))
+				goto bad;
+		} else if (*a == 'C' || *a == 'S') {
+			if (gdb_packet__hex(a[1]) < 0 || gdb_packet__hex(a[2]) < 0 ||
+			    a + 3 != (colon ? colon : p))
+				goto bad;
+		} else {
+			goto bad;
+		}
+		t = -1;
+		if (colon) {
+			n = (size_t)(p - colon - 1);
+			if (!n || n >= sizeof(tid))
+				goto bad;
+			memcpy(tid, colon + 1, n);
+			tid[n] = '\0';
+			if (parse_thread(s, tid, &t))
+				goto bad;
+		}
+		if (*a == 's' || *a == 'S') {
+			if (step == -2)
+				step = t >= 0 ? t : (long)s->g_thread;
+		} else {
+			cont = true;
+		}
+	}
+	if (*p || (step == -2 && !cont))
+		goto bad;
+	resume(s, step >= 0 ? step : -1);
+	return;
+bad:
+	reply_str(s, "E01");
 }
 
 /* One packet's reply into s->reply. */
@@ -571,14 +855,31 @@ static void dispatch(struct server *s, const char *p)
 	case 'P':
 	case 'M':
 	case 'X':
-		reply_str(s, "E.The trace is read-only.");
+		if (!s->live)
+			reply_str(s, "E.The trace is read-only.");
+		else if (p[0] == 'G')
+			handle_write_regs(s, p + 1, s->pkt_len - 1);
+		else if (p[0] == 'P')
+			handle_write_reg(s, p + 1, s->pkt_len - 1);
+		else
+			handle_write_mem(s, p + 1, s->pkt_len - 1, p[0] == 'X');
+		break;
+	case 'Z':
+	case 'z':
+		if (s->live)
+			handle_breakpoint(s, p + 1, p[0] == 'Z');
+		else
+			reply_str(s, "");
 		break;
 	case 'c':
 	case 's':
 	case 'C':
 	case 'S':
-		reply_str(s, "E.A recorded trace does not run: use reverse execution or "
-			     "record goto.");
+		if (s->live)
+			handle_resume(s, p, p[0] == 's' || p[0] == 'S');
+		else
+			reply_str(s, "E.A recorded trace does not run: use reverse execution or "
+				     "record goto.");
 		break;
 	case 'D':
 		reply_str(s, "OK");
@@ -588,8 +889,12 @@ static void dispatch(struct server *s, const char *p)
 		s->done = true;
 		break;
 	case 'v':
-		if (!strcmp(p, "vMustReplyEmpty") || !strcmp(p, "vCont?"))
+		if (!strcmp(p, "vMustReplyEmpty"))
 			reply_str(s, "");
+		else if (!strcmp(p, "vCont?"))
+			reply_str(s, s->live ? "vCont;c;C;s;S" : "");
+		else if (!strncmp(p, "vCont;", 6) && s->live)
+			handle_vcont(s, p + 5);
 		else if (!strncmp(p, "vCont;", 6))
 			reply_str(s, "E.A recorded trace does not run: use reverse execution "
 				     "or record goto.");
@@ -612,6 +917,64 @@ static int set_err(char *err, size_t errlen, int ret, const char *what)
 	return ret;
 }
 
+/*
+ * A live target's event: its stop while it runs (the stop reply), or its end. Returns 1 when
+ * the session is over (the target ended), 0 to go on, -errno.
+ */
+static int target_event(struct server *s, char *err, size_t errlen)
+{
+	struct gdb_stop st;
+	int ret;
+
+	ret = s->ops->stopped(s->ctx, &st);
+	if (ret < 0) {
+		snprintf(err, errlen, "the target: %s", strerror(-ret));
+		return ret;
+	}
+	if (!ret || (!s->running && st.kind != GDB_STOP_EXITED))
+		return 0;
+	s->stop = st;
+	if (st.kind == GDB_STOP_SIGNAL && st.thread < s->nr_threads)
+		s->g_thread = st.thread;
+	if (s->running) {
+		s->running = false;
+		s->reply_len = 0;
+		reply_stop(s);
+		ret = send_reply(s);
+		if (ret)
+			return set_err(err, errlen, ret, "write failed");
+	}
+	return st.kind == GDB_STOP_EXITED;
+}
+
+/* Wait until the connection has bytes; a live target's events are handled meanwhile. */
+static int wait_input(struct server *s, char *err, size_t errlen)
+{
+	struct pollfd pfd[2];
+	int ret;
+
+	if (!s->live)
+		return 0;
+	for (;;) {
+		pfd[0] = (struct pollfd){ .fd = s->in_fd, .events = POLLIN };
+		pfd[1] = (struct pollfd){ .fd = s->ops->event_fd(s->ctx), .events = POLLIN };
+		if (poll(pfd, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			ret = -errno;
+			snprintf(err, errlen, "poll: %s", strerror(errno));
+			return ret;
+		}
+		if (pfd[1].revents) {
+			ret = target_event(s, err, errlen);
+			if (ret)
+				return ret;
+		}
+		if (pfd[0].revents)
+			return 0;
+	}
+}
+
 static int run_loop(struct server *s, char *err, size_t errlen)
 {
 	unsigned int bad_sums = 0;
@@ -621,6 +984,9 @@ static int run_loop(struct server *s, char *err, size_t errlen)
 	int ret;
 
 	for (;;) {
+		ret = wait_input(s, err, errlen);
+		if (ret)
+			return ret < 0 ? ret : 0;
 		n = read(s->in_fd, buf, sizeof(buf));
 		if (n < 0) {
 			if (errno == EINTR)
@@ -639,7 +1005,10 @@ static int run_loop(struct server *s, char *err, size_t errlen)
 			switch (gdb_packet_parser__feed(&s->parser, buf[i])) {
 			case GDB_PKT_MORE:
 			case GDB_PKT_ACK:
+				break;
 			case GDB_PKT_INTERRUPT:
+				if (s->running)
+					s->ops->interrupt(s->ctx);
 				break;
 			case GDB_PKT_NAK:
 				if (s->sent_len && !s->noack) {
@@ -671,7 +1040,10 @@ static int run_loop(struct server *s, char *err, size_t errlen)
 					if (ret)
 						return set_err(err, errlen, ret, "write failed");
 				}
+				s->pkt_len = s->parser.len;
 				dispatch(s, s->parser.data);
+				if (s->running)
+					break;  /* the reply is the stop, when it comes */
 				if (s->done && !s->reply_len && s->parser.data[0] == 'k')
 					return 0;
 				ret = send_reply(s);
@@ -705,6 +1077,23 @@ int gdb_server__run(int in_fd, int out_fd, const struct gdb_target_ops *ops, voi
 		free(s);
 		return set_err(err, errlen, ret, ret == -ENOMEM ? "out of memory" : "no threads");
 	}
+	s->c_thread = -1;
+	s->live = ops->write_regs && ops->write_mem && ops->breakpoint && ops->resume &&
+		  ops->interrupt && ops->event_fd && ops->stopped;
+	if (s->live) {
+		/* The target is stopped when the session starts: its stop is `?`'s reply. */
+		ret = ops->stopped(ctx, &s->stop);
+		if (ret <= 0) {
+			free(s->threads);
+			free(s);
+			return set_err(err, errlen, ret ? ret : -EAGAIN, "the target is not stopped");
+		}
+		if (s->stop.kind == GDB_STOP_SIGNAL && s->stop.thread < s->nr_threads)
+			s->g_thread = s->stop.thread;
+	}
+	/* A target that records when asked starts with every thread off. */
+	for (unsigned int t = 0; t < s->nr_threads; t++)
+		s->threads[t].off = ops->btrace_enable != NULL;
 	gdb_packet_parser__init(&s->parser);
 	ret = run_loop(s, err, errlen);
 	free(s->doc);

@@ -34,7 +34,9 @@
 #include "probe.h"
 #include "pvpanic.h"
 #include "ring-writer.h"
+#include "sealer.h"
 #include "run.h"
+#include "run-gdb.h"
 #include "test-hook.h"
 #include "trace-keys.h"
 #include "trace.h"
@@ -50,10 +52,12 @@ struct run_ctx {
 	struct loaded_image img;
 	FILE *console;
 	struct trace *trace;
+	struct sealer *sealer; /* --seal: seals the trace directory as it is written */
 	bool guest_ran;  /* vCPU threads were started: the trace is kept, not removed */
 	bool *gone;      /* per vCPU, for guest_tasks__reap() */
 	int fail_status; /* exit status when a stage fails: 1, or 2 for bad input */
 	struct control *control;
+	struct run_gdb *gdb;
 	bool bare_irqchip; /* a bare guest with an in-kernel irqchip: it may start its APs */
 };
 
@@ -569,6 +573,18 @@ static int collector_init(struct run_ctx *c)
 			c->fail_status = 2;
 		goto err_tasks;
 	}
+	if (c->opts.seal_key) {
+		c->sealer = sealer__start(c->opts.trace_dir, c->opts.seal_key,
+					  c->opts.seal_interval_s, err, sizeof(err));
+		if (!c->sealer) {
+			ret = -errno;
+			pr_err("%s", err);
+			trace__abort(c->trace);
+			c->trace = NULL;
+			c->fail_status = 2;
+			goto err_tasks;
+		}
+	}
 	for (unsigned int i = 0; i < c->vm.nr_vcpus; i++)
 		vcpu__set_ring(c->vm.vcpus[i], trace__ring(c->trace, i));
 	agent__set_events(c->vm.agent, trace__events(c->trace), c->vm.start_ns);
@@ -620,6 +636,8 @@ static void collector_fini(struct run_ctx *c)
 		save_kvm_counters(c);
 	if (!c->guest_ran) {
 		/* Start-up did not finish: nothing was recorded, leave DIR as it was. */
+		sealer__abort(c->sealer);
+		c->sealer = NULL;
 		trace__abort(c->trace);
 		c->trace = NULL;
 		return;
@@ -628,6 +646,9 @@ static void collector_fini(struct run_ctx *c)
 	if (ret < 0)
 		pr_err("closing trace directory %s: %s", c->opts.trace_dir, strerror(-ret));
 	c->trace = NULL;
+	/* The last checkpoint seals every file as the run left it (sealer__finish() reports). */
+	sealer__finish(c->sealer);
+	c->sealer = NULL;
 }
 
 /* ---- control socket --------------------------------------------------------------------- */
@@ -750,6 +771,41 @@ static void control_fini(struct run_ctx *c)
 	c->control = NULL;
 }
 
+/* --gdb: the listening socket and the VM's debugger; its thread starts with the vCPUs. */
+static int gdb_init(struct run_ctx *c)
+{
+	char err[512];
+
+	if (!c->opts.gdb)
+		return 0;
+#ifdef VBTS_HAVE_KVM_BACKEND
+	if (c->vm.tracer == &kvm_tracer_ops) {
+		pr_err("--gdb: the kvm backend is not served yet: give --backend step");
+		c->fail_status = 2;
+		return -ENOTSUP;
+	}
+#endif
+	c->gdb = run_gdb__create(&c->vm, c->opts.gdb, c->opts.gdb_wait, c->trace, err,
+				 sizeof(err));
+	if (!c->gdb) {
+		pr_err("%s", err);
+		if (errno != ENOMEM)
+			c->fail_status = 2;
+		return -errno;
+	}
+	if (c->opts.gdb_wait)
+		for (unsigned int i = 0; i < c->vm.nr_vcpus; i++)
+			if (i == 0 || c->vm.pc || c->bare_irqchip)
+				run_gdb__hold(c->gdb, i);
+	return 0;
+}
+
+static void gdb_fini(struct run_ctx *c)
+{
+	run_gdb__destroy(c->gdb);
+	c->gdb = NULL;
+}
+
 /*
  * The guest's console: the last stage, so that a run refused for any other reason leaves
  * the file as it was (opening it truncates it).
@@ -796,6 +852,7 @@ static const struct stage {
 	{ "devices", devices_init, devices_fini },
 	{ "collector", collector_init, collector_fini },
 	{ "control", control_init, control_fini },
+	{ "gdb", gdb_init, gdb_fini },
 	{ "console", console_init, console_fini },
 };
 
@@ -970,6 +1027,11 @@ static int run_vm(struct run_ctx *c)
 		c->guest_ran = true;
 		started++;
 	}
+	if (!ret && c->gdb) {
+		ret = run_gdb__start(c->gdb);
+		if (ret < 0)
+			pr_err("cannot start the gdb thread: %s", strerror(-ret));
+	}
 	pthread_sigmask(SIG_SETMASK, &old_set, NULL);
 	test_hook__stop_at("running");
 	if (ret < 0) {
@@ -980,6 +1042,7 @@ static int run_vm(struct run_ctx *c)
 	}
 	alarm(0); /* the run is over: the --timeout has nothing left to stop */
 	join_vcpus(c, started);
+	run_gdb__vm_ended(c->gdb, status);
 	if (c->opts.stats)
 		print_stats(c, clock__now_ns() - t0);
 	return status;
@@ -1005,6 +1068,8 @@ int run__vm(const struct run_opts *o)
 		if (trace__collector_check(&c->opts.collector, c->opts.vcpus, c->opts.trace_dir,
 					   trace__host_available_memory(), err, sizeof(err)) < 0 ||
 		    trace__check_dir(c->opts.trace_dir, err, sizeof(err)) < 0 ||
+		    (c->opts.seal_key &&
+		     sealer__check_key(c->opts.seal_key, err, sizeof(err)) < 0) ||
 		    (c->opts.control &&
 		     control__check_path(c->opts.control, err, sizeof(err)) < 0)) {
 			pr_err("%s", err);

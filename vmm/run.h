@@ -24,6 +24,8 @@ enum run_backend {
 /**
  * struct run_opts - what `vbts run` was asked to do (its options, see its usage).
  * @trace_dir:      --trace, NULL when not tracing
+ * @seal_key:       --seal: the sealing key, or NULL
+ * @seal_interval_s: --seal-interval, 0 for the default
  * @backend:        --backend
  * @cpl:            --cpl
  * @collector:      --ring, --mode, --segment, --disk-budget, --on-full
@@ -42,9 +44,13 @@ enum run_backend {
  * @on_crash:       --on-crash
  * @crash_branches: --crash-branches
  * @control:        --control, or NULL
+ * @gdb:            --gdb, or NULL
+ * @gdb_wait:       --gdb-wait
  */
 struct run_opts {
 	const char *trace_dir;
+	const char *seal_key;
+	unsigned int seal_interval_s;
 	enum run_backend backend;
 	enum vbts_cpl_filter cpl;
 	struct trace_collector_config collector;
@@ -63,6 +69,8 @@ struct run_opts {
 	enum crash_action on_crash;
 	unsigned int crash_branches;
 	const char *control;
+	const char *gdb;
+	bool gdb_wait;
 };
 
 /**

@@ -73,6 +73,8 @@ struct tracer_caps {
  *          backend); NULL otherwise. The backend tells each increase in the trace.
  * @gbts_kvm_told: the part of that count already told in the trace
  * @priv:   backend state
+ * @regs_changed: the VMM's debugger changed the registers while the vCPU was paused: a
+ *          backend that keeps them across runs reads them again (it clears this)
  * @stat_steps:   single-steps taken (KVM_EXIT_DEBUG exits consumed), for `vbts run --stats`
  * @stat_records: records the backend appended to @ring
  * @stat_gaps:    gaps written (GAP_BEGIN records)
@@ -93,6 +95,7 @@ struct tracer_vcpu {
 	const struct kvm_stat *gbts_kvm_dropped;
 	uint64_t gbts_kvm_told;
 	void *priv;
+	bool regs_changed;
 	uint64_t stat_steps;
 	uint64_t stat_records;
 	uint64_t stat_gaps;

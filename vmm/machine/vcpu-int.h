@@ -41,6 +41,7 @@
  * @ctl_size: the ring size of a VCPU_CTL_SIZE request (atomic)
  * @ring_size: the ring's size, set by the vCPU thread (atomic)
  * @rec:      enum vcpu_recording, written by the vCPU thread, read by others (atomic)
+ * @dbg_control: the KVM_GUESTDBG_* bits the debugger (vm->debug) last had set on it
  */
 struct vcpu {
 	struct vm *vm;
@@ -69,6 +70,7 @@ struct vcpu {
 	uint64_t ring_size;
 	unsigned int rec;
 	struct kvm_stat gbts_kvm_dropped;
+	uint32_t dbg_control;
 };
 
 /*

@@ -601,6 +601,9 @@ static void write_crash_report(struct vcpu *v, enum crash_kind kind, const struc
 		r.have_regs = crash_regs(v, &r.regs);
 		if (!r.have_regs)
 			r.regs_note = "KVM_GET_REGS or KVM_GET_SREGS failed";
+		/* loads between processes not recorded may have stayed in the kernel */
+		if (r.have_regs && v->tv.tasks)
+			guest_tasks__resync(v->tv.tasks, v->index, r.regs.cr3);
 		gc = v->tv.tasks && guest_tasks__current(v->tv.tasks, v->index, &cur) ? &cur :
 									      NULL;
 	}
@@ -935,6 +938,22 @@ static void count_exit(struct vcpu *v, uint32_t reason)
 	v->exits[reason < VCPU_NR_EXIT_COUNTERS ? reason : VCPU_NR_EXIT_COUNTERS - 1]++;
 }
 
+/* The guest debug the debugger wants of a vCPU no tracer runs; 0 or -errno. */
+static int debug_arm(struct vcpu *v)
+{
+	struct kvm_guest_debug dbg = { 0 };
+	int ret;
+
+	dbg.control = v->vm->debug->guest_debug(v->vm->debug_ctx, v->index);
+	if (dbg.control == v->dbg_control)
+		return 0;
+	ret = kvm__ioctl(v->fd, KVM_SET_GUEST_DEBUG, &dbg);
+	if (ret < 0)
+		return ret;
+	v->dbg_control = dbg.control;
+	return 0;
+}
+
 /* One KVM_RUN with the tracer hooks around it: VCPU_CONTINUE, VCPU_HALT or VCPU_STOP. */
 static int run_once(struct vcpu *v)
 {
@@ -949,6 +968,11 @@ static int run_once(struct vcpu *v)
 		if (ret < 0)
 			return vcpu_fail(v, "tracer %s before KVM_RUN: %s", ops->name,
 					 strerror(-ret));
+	}
+	if (v->vm->debug && !v->tracing) {
+		ret = debug_arm(v);
+		if (ret < 0)
+			return vcpu_fail(v, "KVM_SET_GUEST_DEBUG: %s", strerror(-ret));
 	}
 	ret = kvm__ioctl_quiet(v->fd, KVM_RUN, 0);
 	run->immediate_exit = 0;
@@ -970,6 +994,9 @@ static int run_once(struct vcpu *v)
 	} else if (posted_panic(v) == VCPU_STOP) {
 		return VCPU_STOP;
 	}
+	/* The debugger's own single-step, its exit consumed (it looks at it in vcpu_thread). */
+	if (run->exit_reason == KVM_EXIT_DEBUG && v->dbg_control && !v->tracing)
+		return VCPU_CONTINUE;
 	return vcpu__dispatch(v, run);
 }
 
@@ -996,8 +1023,11 @@ static void *vcpu_thread(void *arg)
 	}
 	while (wait_runnable(v)) {
 		ret = run_once(v);
-		if (ret == VCPU_CONTINUE)
+		if (ret == VCPU_CONTINUE) {
+			if (v->vm->debug)
+				v->vm->debug->exited(v->vm->debug_ctx, v->index, v->fd, v->run);
 			continue;
+		}
 		if (ret == VCPU_HALT && live) {
 			live = false;
 			vm__vcpu_done(v->vm);
@@ -1025,7 +1055,7 @@ static int start(struct vcpu *v, bool run, bool live)
 
 	pthread_mutex_lock(&v->lock);
 	/* A stop requested before the start (the guest already ended the run) is kept. */
-	set_request(v, run ? VCPU_RUNNING : VCPU_PAUSED);
+	set_request(v, run && !v->vm->debug_hold ? VCPU_RUNNING : VCPU_PAUSED);
 	v->live = live;
 	v->tv.mem = v->vm->mem;
 	v->tv.cpl = v->vm->cpl;

@@ -39,6 +39,21 @@ struct vm_vcpu_ops {
 };
 
 /**
+ * struct vm_debug_ops - a debugger of the VM's vCPUs (vbts run --gdb); every call is on the
+ * vCPU's own thread.
+ * @guest_debug: before a KVM_RUN of a vCPU no tracer runs: the KVM_GUESTDBG_* bits the
+ *               debugger needs for it (KVM_GUESTDBG_ENABLE | KVM_GUESTDBG_SINGLESTEP to see
+ *               every instruction), 0 for none; the vCPU consumes the debug exits it asked for
+ * @exited:      after an exit was handled and the vCPU goes on: @run's registers (its
+ *               KVM_SYNC_X86_REGS when @run->kvm_valid_regs has them) or @fd's say where it
+ *               is; the debugger may ask every vCPU to pause
+ */
+struct vm_debug_ops {
+	uint32_t (*guest_debug)(void *ctx, unsigned int vcpu);
+	void (*exited)(void *ctx, unsigned int vcpu, int fd, struct kvm_run *run);
+};
+
+/**
  * struct vm - a VM and what its vCPU threads share.
  * @kvm:            /dev/kvm and the VM fd
  * @mem:            guest RAM
@@ -67,6 +82,9 @@ struct vm_vcpu_ops {
  *                  buffer
  * @guest_bts_kvm:  guest-visible BTS virtualized by the kernel (kvm backend, kvm-patches/
  *                  patch 7): the VMM sets the CPUID DS bits, KVM does the rest
+ * @debug:          the debugger, or NULL (set before the vCPU threads start)
+ * @debug_ctx:      its argument
+ * @debug_hold:     vCPUs start paused (vbts run --gdb-wait): the debugger resumes them
  * @lock, @cond:    see the file comment
  * @stop_requested: the run is over; vCPUs stop at their next exit
  * @exit_status:    the process exit status of the run (first stop request wins)
@@ -100,6 +118,9 @@ struct vm {
 	void (*kernel_symbols)(struct vm *vm);
 	unsigned int crash_branches;
 	enum crash_action on_crash;
+	const struct vm_debug_ops *debug;
+	void *debug_ctx;
+	bool debug_hold;
 	unsigned int nr_crashes;
 	bool panic_claimed;
 	pthread_mutex_t lock;

@@ -700,7 +700,8 @@ static int step_before_run(struct tracer_vcpu *tv)
 		sv->fresh = false;
 		return set_step(tv, sv, false);
 	}
-	if (!sv->fresh) {
+	if (!sv->fresh || tv->regs_changed) {
+		tv->regs_changed = false;
 		ret = read_state(tv, sv, false);
 		if (ret)
 			return ret;
