@@ -56,5 +56,7 @@ extern const struct vbts_command cmd_ctl;    /* cli/cmd-ctl.c */
 extern const struct vbts_command cmd_decode; /* cli/cmd-decode.c */
 extern const struct vbts_command cmd_diff;   /* cli/cmd-diff.c */
 extern const struct vbts_command cmd_gdb;    /* cli/cmd-gdb.c */
+extern const struct vbts_command cmd_keygen; /* cli/cmd-keygen.c */
+extern const struct vbts_command cmd_verify; /* cli/cmd-verify.c */
 
 #endif /* VBTS_CLI_COMMANDS_H */

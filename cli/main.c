@@ -16,6 +16,8 @@ static const struct vbts_command *const commands[] = {
 	&cmd_diff,
 	&cmd_gdb,
 	&cmd_ctl,
+	&cmd_keygen,
+	&cmd_verify,
 };
 
 #define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))
