@@ -17,6 +17,7 @@
 #include "escape.h"
 #include "export.h"
 #include "progress.h"
+#include "seal-verify.h"
 #include "trace-dir.h"
 
 /* The --format names, for messages. */
@@ -541,6 +542,21 @@ out:
 	return status;
 }
 
+/* A sealed trace that does not verify: one line on stderr, and it is decoded all the same. */
+static void warn_unverified(const char *dir)
+{
+	struct seal_report *r;
+	char err[256], q[512];
+
+	if (seal_verify__dir(dir, NULL, &r, err, sizeof(err)) < 0)
+		return; /* not a directory: nothing sealed */
+	if (r->verdict == SEAL_FAILED)
+		fprintf(stderr, "vbts decode: warning: %s is sealed but does not verify (%" PRIu64
+			" problem%s: see vbts verify)\n", escape__str(q, sizeof(q), dir),
+			r->nr_tampered, r->nr_tampered == 1 ? "" : "s");
+	seal_report__free(r);
+}
+
 static int decode(int argc, char **argv)
 {
 	struct trace_dir_options topts = { .warn = print_warning };
@@ -584,6 +600,7 @@ static int decode(int argc, char **argv)
 		free_opts(&o);
 		return 2;
 	}
+	warn_unverified(o.dir);
 	if (o.crash) {
 		status = print_crashes(t, &o);
 		goto out_close;

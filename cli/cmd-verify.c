@@ -227,7 +227,7 @@ static int check_proof(const char *proof, const struct vbts_seal_vk *vk, const c
 		return 2;
 	}
 	if (ret) {
-		printf("%s: NOT PROVED: %s\n", fe, escape__str(n, sizeof(n), err));
+		printf("NOT PROVED: %s\n", escape__str(n, sizeof(n), err));
 		return 1;
 	}
 	hex(id, info.trace_id, sizeof(info.trace_id));

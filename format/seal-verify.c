@@ -656,6 +656,7 @@ static void check_segments(struct verify *v)
 {
 	int64_t last_vcpu = -1, last_index = -1;
 	uint64_t next_seq = 0;
+	bool seq_known = false;
 
 	for (size_t i = 0; i < v->nr_files; i++) {
 		struct vfile *f = &v->files[i];
@@ -664,14 +665,17 @@ static void check_segments(struct verify *v)
 		unsigned long long index;
 		int n = 0, fd;
 
-		if (f->bad || sscanf(f->name, "vcpu%u.%8llu.vseg%n", &vcpu, &index, &n) != 2 ||
-		    !n || f->name[n])
+		if (sscanf(f->name, "vcpu%u.%8llu.vseg%n", &vcpu, &index, &n) != 2 || !n ||
+		    f->name[n])
 			continue;
-		fd = openat(v->dirfd, f->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		if (pread(fd, &h, sizeof(h), 0) != sizeof(h) || h.magic != VBTS_SEG_MAGIC) {
-			close(fd);
+		fd = f->bad ? -1 : openat(v->dirfd, f->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0 || pread(fd, &h, sizeof(h), 0) != sizeof(h) || h.magic != VBTS_SEG_MAGIC) {
+			/* Reported already (or no header to check): its place still counts. */
+			if (fd >= 0)
+				close(fd);
+			last_vcpu = vcpu;
+			last_index = index;
+			seq_known = false;
 			continue;
 		}
 		close(fd);
@@ -679,7 +683,7 @@ static void check_segments(struct verify *v)
 			problem(v->r, SEAL_P_TAMPERED, f->name, -1, 0, sizeof(h),
 				"segment %llu of vCPU %u holds segment %" PRIu64 " of vCPU %u",
 				index, vcpu, h.index, h.vcpu_id);
-		else if (vcpu == last_vcpu && (int64_t)index == last_index + 1 &&
+		else if (vcpu == last_vcpu && (int64_t)index == last_index + 1 && seq_known &&
 			 h.first_seq != next_seq)
 			problem(v->r, SEAL_P_TAMPERED, f->name, -1, 0, sizeof(h),
 				"segment %llu of vCPU %u starts at record %" PRIu64 ", not %" PRIu64,
@@ -694,6 +698,7 @@ static void check_segments(struct verify *v)
 		last_vcpu = vcpu;
 		last_index = index;
 		next_seq = h.first_seq + h.committed;
+		seq_known = true;
 	}
 }
 
