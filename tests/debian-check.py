@@ -7,7 +7,9 @@
 # Checks, one line on stderr for each thing wrong (exit status 1; 0 when none):
 # - debian/control parses: a source paragraph, then binary paragraphs with Package,
 #   Architecture and Description; every build dependency is in ./vbts's package list (so a fresh
-#   machine can build the packages) and debian/changelog's version is meson.build's;
+#   machine can build the packages), every library the build outside tests/ asks meson for
+#   (dependency(), cc.find_library(); the Debian package that holds its .pc file or library,
+#   by dpkg -S) is a build dependency, and debian/changelog's version is meson.build's;
 # - every path a debian/*.install list names is one the meson build installs, every file a
 #   debian/*.docs list names exists, and so does every file debian/rules installs itself;
 # - the systemd unit passes `systemd-analyze verify` (with the agent this build made) without a
@@ -88,6 +90,8 @@ def check_control(top):
         name = re.sub(r'[\s(\[<].*', '', dep.strip())
         if name and provided.get(name, name) not in have:
             error(f'debian/control: build dependency {name} is not in ./vbts\'s packages')
+    check_libraries(top, {re.sub(r'[\s(\[<].*', '', d.strip())
+                          for d in src.get('Build-Depends', '').split(',')})
     pkgs = []
     for p in paras[1:]:
         for field in ('Package', 'Architecture', 'Description'):
@@ -105,6 +109,47 @@ def check_control(top):
         error(f'debian/changelog: version {m.group(2)}, meson.build says '
               f'{mv.group(1) if mv else "nothing"}')
     return pkgs
+
+
+def owner(path):
+    """The Debian package that holds the file path, or None."""
+    p = subprocess.run(['dpkg-query', '-S', os.path.normpath(path)], capture_output=True,
+                       text=True)
+    return p.stdout.split(':')[0] if p.returncode == 0 else None
+
+
+def check_libraries(top, build_deps):
+    """Every library meson.build files outside tests/ ask for comes from a build dependency."""
+    deps, libs = set(), set()
+    for root, dirs, files in os.walk(top):
+        rel = os.path.relpath(root, top)
+        dirs[:] = [d for d in dirs if not d.startswith('.') and
+                   not (rel == '.' and d in ('tests', 'build', 'debian')) and
+                   not os.path.exists(os.path.join(root, d, 'meson-private'))]
+        if 'meson.build' in files:
+            with open(os.path.join(root, 'meson.build'), encoding='utf-8') as f:
+                text = f.read()
+            # a library for the tests only (required : get_option('tests')) is not built here
+            deps |= {m for line in text.split('\n') if "get_option('tests')" not in line
+                     for m in re.findall(r"\bdependency\('([^']+)'", line)}
+            libs |= set(re.findall(r"find_library\('([^']+)'", text))
+    deps.discard('threads')
+    for name in sorted(deps):
+        p = subprocess.run(['pkg-config', '--variable=pcfiledir', name], capture_output=True,
+                           text=True)
+        pkg = owner(os.path.join(p.stdout.strip(), name + '.pc')) if p.returncode == 0 else None
+        if pkg is None:
+            error(f'meson dependency {name}: no installed package holds its .pc file')
+        elif pkg.split(':')[0] not in build_deps:
+            error(f'meson dependency {name} ({pkg}) is not in debian/control\'s Build-Depends')
+    for name in sorted(libs):
+        p = subprocess.run(['cc', f'-print-file-name=lib{name}.so'], capture_output=True,
+                           text=True)
+        pkg = owner(p.stdout.strip()) if p.returncode == 0 else None
+        if pkg is None:
+            error(f'meson find_library {name}: no installed package holds lib{name}.so')
+        elif pkg.split(':')[0] not in build_deps:
+            error(f'meson find_library {name} ({pkg}) is not in debian/control\'s Build-Depends')
 
 
 def installed_paths(build):
