@@ -146,6 +146,15 @@ static int read_whole(int dirfd, const char *name, uint64_t max, uint8_t **data,
 	return 0;
 }
 
+/* Whether @n bytes at @p are zero (the padding no hash covers must carry nothing). */
+static bool zero_pad(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
 /* Whether a leaf's name is a plain relative path: no empty, "." or ".." part, no NUL. */
 static bool name_valid(const char *n, size_t len)
 {
@@ -252,6 +261,12 @@ static int read_log(struct verify *v, const uint8_t *data, size_t len)
 			h->header_size, VBTS_SEAL_LOG_VERSION);
 		return 0;
 	}
+	for (size_t i = 0; i < sizeof(h->reserved); i++)
+		if (h->reserved[i]) {
+			problem(r, SEAL_P_TAMPERED, VBTS_SEAL_LOG_NAME, -1, 0, sizeof(*h),
+				"its header's reserved bytes are not zero");
+			return 0;
+		}
 	memcpy(r->trace_id, h->trace_id, sizeof(r->trace_id));
 	{
 		struct vbts_seal_vk vk = h->vk;
@@ -275,15 +290,18 @@ static int read_log(struct verify *v, const uint8_t *data, size_t len)
 		const struct vbts_seal_rec *rec = (const void *)(data + off);
 		size_t left = len - off;
 
+		/* A record cut short at the end is a writer that stopped; a size no writer makes
+		 * is damage. */
+		if (left >= sizeof(*rec) && (rec->size < sizeof(*rec) ||
+					     rec->size > VBTS_SEAL_REC_MAX || rec->size % 8)) {
+			problem(r, SEAL_P_TAMPERED, VBTS_SEAL_LOG_NAME, -1, off, -1,
+				"a record of %u bytes", rec->size);
+			return 0;
+		}
 		if (left < sizeof(*rec) || rec->size > left) {
 			problem(r, SEAL_P_UNSEALED, VBTS_SEAL_LOG_NAME, -1, off, len,
 				"an incomplete record at its end (the writer stopped)");
 			break;
-		}
-		if (rec->size < sizeof(*rec) || rec->size > VBTS_SEAL_REC_MAX || rec->size % 8) {
-			problem(r, SEAL_P_TAMPERED, VBTS_SEAL_LOG_NAME, -1, off, -1,
-				"a record of %u bytes", rec->size);
-			return 0;
 		}
 		if (rec->type == VBTS_SEAL_REC_LEAF) {
 			const struct vbts_seal_leaf *l = (const void *)(rec + 1);
@@ -295,7 +313,9 @@ static int read_log(struct verify *v, const uint8_t *data, size_t len)
 			    !name_valid((const char *)(l + 1), l->name_len) ||
 			    (l->kind != VBTS_SEAL_LEAF_APPEND && l->kind != VBTS_SEAL_LEAF_WHOLE) ||
 			    (l->kind == VBTS_SEAL_LEAF_WHOLE && l->offset) ||
-			    l->offset > INT64_MAX || l->length > INT64_MAX - l->offset) {
+			    l->offset > INT64_MAX || l->length > INT64_MAX - l->offset ||
+			    !zero_pad((const uint8_t *)(l + 1) + l->name_len,
+				      rec->size - sizeof(*rec) - sizeof(*l) - l->name_len)) {
 				problem(r, SEAL_P_TAMPERED, VBTS_SEAL_LOG_NAME, -1, off, off + rec->size,
 					"a damaged leaf");
 				return 0;
@@ -319,7 +339,7 @@ static int read_log(struct verify *v, const uint8_t *data, size_t len)
 			const char *why = NULL;
 			struct vcp c;
 
-			if (rec->size < sizeof(*rec) + sizeof(*cp) ||
+			if (rec->size < sizeof(*rec) + sizeof(*cp) || cp->reserved ||
 			    cp->path_len > VBTS_SEAL_MAX_LOG2_EPOCHS ||
 			    rec->size != sizeof(*rec) + sizeof(*cp) + cp->path_len * VBTS_SEAL_HASH_SIZE) {
 				problem(r, SEAL_P_TAMPERED, VBTS_SEAL_LOG_NAME, v->nr_cps, off,
@@ -1000,7 +1020,7 @@ int seal_verify__proof(const char *proof, const struct vbts_seal_vk *vk, const c
 	c.left = len;
 	ph = take(&c, sizeof(*ph));
 	if (!ph || ph->magic != VBTS_SEAL_PROOF_MAGIC || ph->version != VBTS_SEAL_PROOF_VERSION ||
-	    ph->header_size != sizeof(*ph) || !ph->nr_leaves ||
+	    ph->header_size != sizeof(*ph) || !ph->nr_leaves || ph->reserved ||
 	    ph->nr_leaves > VBTS_SEAL_PROOF_MAX_LEAVES || ph->vk.log2_epochs == 0 ||
 	    ph->vk.log2_epochs > VBTS_SEAL_MAX_LOG2_EPOCHS || !ph->vk.epoch_s) {
 		errmsg__set(err, errlen, "%s is not a vbts inclusion proof", proof);
@@ -1009,7 +1029,7 @@ int seal_verify__proof(const char *proof, const struct vbts_seal_vk *vk, const c
 	}
 	rec = take(&c, sizeof(*rec));
 	cp = take(&c, sizeof(*cp));
-	if (!rec || !cp || rec->type != VBTS_SEAL_REC_CHECKPOINT ||
+	if (!rec || !cp || rec->type != VBTS_SEAL_REC_CHECKPOINT || cp->reserved ||
 	    cp->path_len > VBTS_SEAL_MAX_LOG2_EPOCHS ||
 	    rec->size != sizeof(*rec) + sizeof(*cp) + cp->path_len * VBTS_SEAL_HASH_SIZE ||
 	    !(kpath = take(&c, cp->path_len * VBTS_SEAL_HASH_SIZE))) {
@@ -1058,7 +1078,10 @@ int seal_verify__proof(const char *proof, const struct vbts_seal_vk *vk, const c
 		    l->name_len > VBTS_SEAL_NAME_MAX ||
 		    rec->size != ((sizeof(*rec) + sizeof(*l) + l->name_len + 7) & ~7UL) ||
 		    !(name = take(&c, rec->size - sizeof(*rec) - sizeof(*l))) ||
-		    !name_valid(name, l->name_len) || !(n = take(&c, 8)) || n[0] > SEAL_MAX_PATH ||
+		    !name_valid(name, l->name_len) ||
+		    !zero_pad((const uint8_t *)name + l->name_len,
+			      rec->size - sizeof(*rec) - sizeof(*l) - l->name_len) ||
+		    !(n = take(&c, 8)) || n[0] > SEAL_MAX_PATH || n[1] ||
 		    !(path = take(&c, n[0] * VBTS_SEAL_HASH_SIZE))) {
 			errmsg__set(err, errlen, "proof %s: leaf %u is damaged", proof, i);
 			ret = -EINVAL;
