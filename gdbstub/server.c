@@ -1041,6 +1041,14 @@ static int run_loop(struct server *s, char *err, size_t errlen)
 						return set_err(err, errlen, ret, "write failed");
 				}
 				s->pkt_len = s->parser.len;
+				if (s->running) {
+					/* All-stop: only a ^C may come before the stop reply. */
+					reply_str(s, "E.The target is running.");
+					ret = send_reply(s);
+					if (ret)
+						return set_err(err, errlen, ret, "write failed");
+					break;
+				}
 				dispatch(s, s->parser.data);
 				if (s->running)
 					break;  /* the reply is the stop, when it comes */

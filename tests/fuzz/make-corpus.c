@@ -592,6 +592,69 @@ static void multiboot_seeds(void)
 	put_str("multiboot", "not-elf", "#!/bin/sh\n");
 }
 
+/* One gdb packet, framed, appended to @buf at *@n. */
+static void gdb_put(char *buf, size_t cap, size_t *n, const char *payload)
+{
+	uint8_t sum = 0;
+
+	for (const char *p = payload; *p; p++)
+		sum += (uint8_t)*p;
+	*n += (size_t)snprintf(buf + *n, cap - *n, "$%s#%02x", payload, sum);
+}
+
+/*
+ * fuzz-gdb-packet: the first byte picks the target (bit 0: live) and the btrace failures
+ * (bits 1-2), then a client's bytes: gdb's own sessions and edge cases of the framing.
+ */
+static void gdb_seeds(void)
+{
+	static const char *const session[] = {
+		"qSupported:multiprocess+;swbreak+;hwbreak+;qRelocInsn+;fork-events+;vfork-events+;"
+		"exec-events+;vContSupported+;QThreadEvents+;no-resumed+;memory-tagging+",
+		"vMustReplyEmpty", "QStartNoAckMode", "Hgp0.0", "qXfer:features:read:target.xml:0,ffb",
+		"qTStatus", "?", "qfThreadInfo", "qsThreadInfo", "qAttached:1", "Hcp1.1", "qC",
+		"g", "qThreadExtraInfo,p1.2", "m1000,40", "p10", "Z0,1010,1", "vCont?",
+		"vCont;c:p1.-1", "z0,1010,1", "vCont;s:p1.1", "s", "c", "Z1,1020,1",
+		"Qbtrace-conf:bts:size=0x10000", "Hgp1.1", "Qbtrace:bts",
+		"qXfer:btrace-conf:read::0,ffb", "qXfer:btrace:read:all:0,ffb",
+		"qXfer:btrace:read:delta:0,ffb", "qXfer:btrace:read:new:0,10",
+		"qXfer:btrace:read:new:10,10", "P10=1010000000000000", "M1000,4:01020304",
+		"X1004,0:", "m1000,8", "Qbtrace:off", "Hgp1.2", "Qbtrace:bts", "D;1",
+	};
+	static const char *const edges[][2] = {
+		{ "bad-sum", "$?#00$?#00$?#3f" },
+		{ "rle", "$M1000,8:0*\"#00" },
+		{ "escape", "$X1000,2:}\x03}]#00" },
+		{ "cut", "$qSupported:multipro" },
+		{ "garbage", "+\x03hello$$$##" },
+		{ "vcont", "$vCont;S05:p1.1;C02#00$vCont;t#00$vCont;s:p1.9#00" },
+	};
+	char buf[4096];
+	size_t n = 1;
+
+	buf[0] = 1;
+	for (size_t i = 0; i < sizeof(session) / sizeof(session[0]); i++)
+		gdb_put(buf, sizeof(buf), &n, session[i]);
+	put("gdb-packet", "live-session", buf, n);
+	buf[0] = 3;
+	put("gdb-packet", "live-overflow", buf, n);
+	buf[0] = 0;
+	put("gdb-packet", "trace-session", buf, n);
+	n = 1;
+	buf[0] = 1;
+	gdb_put(buf, sizeof(buf), &n, "QStartNoAckMode");
+	gdb_put(buf, sizeof(buf), &n, "vCont;c");
+	n += (size_t)snprintf(buf + n, sizeof(buf) - n, "\x03");
+	gdb_put(buf, sizeof(buf), &n, "k");
+	put("gdb-packet", "interrupt", buf, n);
+	for (size_t i = 0; i < sizeof(edges) / sizeof(edges[0]); i++) {
+		n = 1;
+		buf[0] = 1;
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s", edges[i][1]);
+		put("gdb-packet", edges[i][0], buf, n);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const char *tmp = getenv("TMPDIR");
@@ -611,6 +674,7 @@ int main(int argc, char **argv)
 	trace_seeds();
 	agent_seeds();
 	multiboot_seeds();
+	gdb_seeds();
 	rmdir(tmpdir);
 	return 0;
 }
