@@ -40,6 +40,7 @@
 #include "libvirt-domain.h"
 #include "log.h"
 #include "qmp.h"
+#include "sealer.h"
 #include "trace.h"
 #include "vmm-fds.h"
 
@@ -53,7 +54,8 @@
 #define ERR_MAX 512
 
 static const char usage[] =
-	"usage: vbts attach --trace DIR [--cpl all|user|kernel] [--task CR3]... [--ring RECORDS]\n"
+	"usage: vbts attach --trace DIR [--seal KEY [--seal-interval SECONDS]]\n"
+	"                   [--cpl all|user|kernel] [--task CR3]... [--ring RECORDS]\n"
 	"                   [--agent SOCKET] [--start-at NAME]... [--kernel IMAGE]\n"
 	"                   (--pid PID | --domain NAME [--connect URI] [--start] |\n"
 	"                    -- QEMU [ARGS...])\n"
@@ -79,6 +81,9 @@ static const char usage[] =
 	"                     whoever gave it). A stop signal ends the trace, then QEMU\n"
 	"                     (SIGTERM)\n"
 	"  --trace DIR        the trace directory (new or empty)\n"
+	"  --seal KEY         seal DIR with the sealing key KEY (vbts keygen) as it is\n"
+	"                     written, as vbts run --seal does (vbts verify)\n"
+	"  --seal-interval SECONDS  at most this long between two checkpoints (default 10)\n"
 	"  --cpl FILTER       record branches at CPL all (default), user or kernel\n"
 	"  --task CR3         record only the guest address space with this CR3 (hex; PCID bits\n"
 	"                     ignored). Repeatable (at most 64)\n"
@@ -111,6 +116,8 @@ static const char usage[] =
 
 struct attach_opts {
 	const char *trace_dir;
+	const char *seal_key;
+	unsigned int seal_interval_s;
 	int pid;
 	const char *domain;
 	const char *connect;
@@ -136,6 +143,7 @@ struct attach_ctx {
 	bool dom_paused;       /* --start: the domain we started has not been resumed */
 	struct vmm_fds fds;
 	struct collector *col;
+	struct sealer *sealer;  /* --seal: seals the trace directory as it is written */
 	struct agent_socket *agent;
 	char *image;
 	int stop_sig;
@@ -174,6 +182,8 @@ static int parse_opts(int argc, char **argv, struct attach_opts *o)
 		{ "agent", required_argument, NULL, 'a' },
 		{ "start-at", required_argument, NULL, 'A' },
 		{ "kernel", required_argument, NULL, 'K' },
+		{ "seal", required_argument, NULL, 'L' },
+		{ "seal-interval", required_argument, NULL, 'I' },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t v;
@@ -194,6 +204,14 @@ static int parse_opts(int argc, char **argv, struct attach_opts *o)
 			break;
 		case 'd':
 			o->domain = optarg;
+			break;
+		case 'L':
+			o->seal_key = optarg;
+			break;
+		case 'I':
+			if (parse_u64("--seal-interval", optarg, 1, 86400, 10, &v))
+				return -EINVAL;
+			o->seal_interval_s = v;
 			break;
 		case 'c':
 			o->connect = optarg;
@@ -273,6 +291,10 @@ static int parse_opts(int argc, char **argv, struct attach_opts *o)
 	}
 	if (!o->trace_dir) {
 		pr_err("--trace DIR is missing; see 'vbts help attach'");
+		return -EINVAL;
+	}
+	if (o->seal_interval_s && !o->seal_key) {
+		pr_err("--seal-interval is of sealing: give --seal KEY too; see 'vbts help attach'");
 		return -EINVAL;
 	}
 	o->cc.trace_dir = o->trace_dir;
@@ -605,6 +627,15 @@ static int attach_vm(struct attach_ctx *c)
 		pr_err("%s", err);
 		return ret;
 	}
+	if (c->o.seal_key) {
+		c->sealer = sealer__start(c->o.trace_dir, c->o.seal_key, c->o.seal_interval_s, err,
+					  sizeof(err));
+		if (!c->sealer) {
+			ret = -errno;
+			pr_err("%s", err);
+			return ret;
+		}
+	}
 	pr_info("attached to process %d: %u vCPUs, tracing into %s", c->fds.pid,
 		c->fds.nr_vcpus, c->o.trace_dir);
 	/* Before the guest starts: QEMU drops what the port gets while nobody is connected. */
@@ -683,7 +714,8 @@ static int attach(int argc, char **argv)
 
 	if (parse_opts(argc, argv, &c->o) < 0)
 		return 2;
-	if (trace__check_dir(c->o.trace_dir, err, sizeof(err)) < 0) {
+	if (trace__check_dir(c->o.trace_dir, err, sizeof(err)) < 0 ||
+	    (c->o.seal_key && sealer__check_key(c->o.seal_key, err, sizeof(err)) < 0)) {
 		pr_err("%s", err);
 		return 2;
 	}
@@ -751,6 +783,8 @@ static int attach(int argc, char **argv)
 			collector__close(c->col);
 			c->col = NULL;
 		}
+		sealer__finish(c->sealer);
+		c->sealer = NULL;
 		goto out;
 	}
 	if (c->dom_paused) {
@@ -759,6 +793,8 @@ static int attach(int argc, char **argv)
 			close_agent(c);
 			collector__close(c->col);
 			c->col = NULL;
+			sealer__finish(c->sealer);
+			c->sealer = NULL;
 			status = 1;
 			goto out;
 		}
@@ -770,6 +806,9 @@ static int attach(int argc, char **argv)
 	c->col = NULL;
 	if (ret < 0)
 		pr_err("closing trace directory %s: %s", c->o.trace_dir, strerror(-ret));
+	/* The last checkpoint seals what the collector left (sealer__finish() reports). */
+	sealer__finish(c->sealer);
+	c->sealer = NULL;
 	stop_qemu(c);
 	status = ret < 0 ? 1 : exit_status(c);
 out:
