@@ -14,11 +14,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <vbts/agent-proto.h>
 
+#include "fuzz-seal.h"
 #include "ring-writer.h"
+#include "seal-key.h"
+#include "seal-verify.h"
+#include "sealer.h"
 #include "seg-writer.h"
 
 static const char *outdir;
@@ -655,6 +660,72 @@ static void gdb_seeds(void)
 	}
 }
 
+/* ---- sealed traces --------------------------------------------------------------------- */
+
+/* The file at @path with @tag before its bytes (at most @max of them), as fuzz-seal takes it. */
+static void put_tagged(const char *target, const char *name, char tag, const char *path,
+		       size_t max)
+{
+	static uint8_t buf[1 << 16];
+	size_t len;
+	FILE *f = fopen(path, "rb");
+
+	if (!f)
+		die(path);
+	buf[0] = (uint8_t)tag;
+	len = fread(buf + 1, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	put(target, name, buf, (len < max ? len : max) + 1);
+}
+
+/* A trace of fuzz-seal's fixed files sealed with a new key: its seal.log, cut, and a proof. */
+static void seal_seeds(void)
+{
+	char keys[PATH_MAX], key[PATH_MAX + 16], dir[PATH_MAX], path[PATH_MAX + 16], err[512];
+	struct vbts_seal_vk vk;
+	struct sealer *s;
+	FILE *f;
+
+	snprintf(keys, sizeof(keys), "%s/keys", tmpdir);
+	snprintf(key, sizeof(key), "%s/seal.key", keys);
+	snprintf(dir, sizeof(dir), "%s/seal", tmpdir);
+	if (seal_key__generate(keys, 3600, 2, time(NULL), &vk, err, sizeof(err)) < 0 ||
+	    mkdir(dir, 0755))
+		die(keys);
+	snprintf(path, sizeof(path), "%s/vm.json", dir);
+	f = fopen(path, "w");
+	if (!f || fputs(FUZZ_SEAL_VM_JSON, f) < 0 || fclose(f))
+		die(path);
+	s = sealer__start(dir, key, 3600, err, sizeof(err));
+	if (!s)
+		die(err);
+	snprintf(path, sizeof(path), "%s/events.jsonl", dir);
+	f = fopen(path, "w");
+	if (!f || fputs(FUZZ_SEAL_EVENTS, f) < 0 || fclose(f))
+		die(path);
+	if (sealer__checkpoint(s, VBTS_SEAL_REASON_INTERVAL) < 0 || sealer__finish(s) < 0)
+		die("sealing");
+	snprintf(path, sizeof(path), "%s/seal.log", dir);
+	put_tagged("seal", "sealed.log", 0, path, SIZE_MAX);
+	put_tagged("seal", "cut.log", 0, path, 700);
+	snprintf(path, sizeof(path), "%s/vm.proof", tmpdir);
+	if (seal_verify__prove(dir, "vm.json", &vk, path, err, sizeof(err)) < 0)
+		die(err);
+	put_tagged("seal", "vm.proof", 1, path, SIZE_MAX);
+	put_str("seal", "empty", "");
+	unlink(path);
+	for (const char *const *n = (const char *const[]){ "vm.json", "events.jsonl", "seal.log",
+							     NULL }; *n; n++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, *n);
+		unlink(path);
+	}
+	rmdir(dir);
+	unlink(key);
+	snprintf(path, sizeof(path), "%s/verify.key", keys);
+	unlink(path);
+	rmdir(keys);
+}
+
 int main(int argc, char **argv)
 {
 	const char *tmp = getenv("TMPDIR");
@@ -675,6 +746,7 @@ int main(int argc, char **argv)
 	agent_seeds();
 	multiboot_seeds();
 	gdb_seeds();
+	seal_seeds();
 	rmdir(tmpdir);
 	return 0;
 }
