@@ -10,5 +10,6 @@
 Suite *gdbstub_suite(void);     /* test-packet.c */
 Suite *bts_blocks_suite(void);  /* test-blocks.c */
 Suite *trace_target_suite(void); /* test-target.c */
+Suite *live_target_suite(void); /* test-live.c */
 
 #endif /* VBTS_TESTS_GDBSTUB_TEST_H */

@@ -471,4 +471,4 @@ Suite *gdbstub_suite(void)
 	return s;
 }
 
-VBTS_CHECK_MAIN(gdbstub_suite, bts_blocks_suite, trace_target_suite)
+VBTS_CHECK_MAIN(gdbstub_suite, bts_blocks_suite, trace_target_suite, live_target_suite)
