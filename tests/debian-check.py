@@ -15,7 +15,8 @@
 # - the systemd unit passes `systemd-analyze verify` (with the agent this build made) without a
 #   word, and the udev rule names the unit;
 # - the DKMS config, read by bash as DKMS reads it, names kvm, kvm-amd and kvm-intel and a build
-#   script that debian/rules installs, and takes 6.12 kernels only;
+#   script that debian/rules installs, and takes 6.12 kernels only; DKMS is told to replace the
+#   kernel's own modules (whose version it cannot tell from these);
 # - the DKMS build script refuses, with one line naming the kernel (and the patch), a kernel
 #   that is not 6.12, a source of another version, and a source the series does not apply to.
 # The package build itself (dpkg-buildpackage, lintian) is tests/debian-build, in --long.
@@ -258,8 +259,16 @@ def check_dkms(top):
     if v and v[5] != 'no':
         error('dkms.conf: BUILD_EXCLUSIVE_KERNEL takes 6.1.0-30-amd64')
     with open(os.path.join(top, 'debian/rules'), encoding='utf-8') as f:
-        if 'debian/dkms/vbts-kvm-build $(dkms_src)/' not in f.read():
-            error('debian/rules does not install the build script DKMS runs')
+        rules = f.read()
+    if 'debian/dkms/vbts-kvm-build $(dkms_src)/' not in rules:
+        error('debian/rules does not install the build script DKMS runs')
+    # DKMS keeps the kernel's own kvm*.ko when the versions look alike (neither has one).
+    with open(os.path.join(top, 'debian/dkms/modules_to_force_install'), encoding='utf-8') as f:
+        if f.read().split() != [f'{name}_version-override']:
+            error('debian/dkms/modules_to_force_install does not name '
+                  f'{name}_version-override')
+    if 'usr/share/dkms/modules_to_force_install/' + name not in rules:
+        error('debian/rules does not install modules_to_force_install')
 
 
 def fake_source(path, sublevel):
