@@ -59,7 +59,8 @@ static int keygen(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *dir = SEAL_KEY_DEFAULT_DIR;
-	uint64_t epoch_s = VBTS_SEAL_DEFAULT_EPOCH_S, epochs = 1ULL << VBTS_SEAL_DEFAULT_LOG2_EPOCHS;
+	uint64_t epoch_s = VBTS_SEAL_DEFAULT_EPOCH_S,
+		 epochs = 1ULL << VBTS_SEAL_DEFAULT_LOG2_EPOCHS;
 	char err[512], text[SEAL_VK_TEXT_SIZE];
 	struct vbts_seal_vk vk;
 	unsigned int log2 = 0;

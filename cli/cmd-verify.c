@@ -73,8 +73,8 @@ static int load_key(const char *arg, struct vbts_seal_vk *vk)
 
 		pr_err("--key %s: %s", escape__str(e, sizeof(e), arg),
 		       ret == -EBADMSG ? "its check digits do not match (a typo?)" :
-		       ret == -ERANGE ? "its parameters are out of range" :
-					"not a verification key (vbts keygen prints one)");
+		       ret == -ERANGE  ? "its parameters are out of range" :
+					 "not a verification key (vbts keygen prints one)");
 		return ret;
 	}
 	return 0;
@@ -138,11 +138,13 @@ static int print_json(const char *dir, const struct seal_report *r)
 		json_object_set_new(o, "ended", json_boolean(r->ended));
 		if (r->good) {
 			hex(root, r->head.root, sizeof(r->head.root));
-			json_object_set_new(o, "head", json_pack("{s:I,s:I,s:s,s:i,s:I,s:s}",
-				"checkpoint", (json_int_t)r->head.seq,
-				"tree_size", (json_int_t)r->head.tree_size, "root", root,
-				"epoch", (int)r->head.epoch, "time_ns", (json_int_t)r->head.time_ns,
-				"reason", seal_report__reason_name(r->head.reason)));
+			json_object_set_new(o, "head",
+					    json_pack("{s:I,s:I,s:s,s:i,s:I,s:s}", "checkpoint",
+						      (json_int_t)r->head.seq, "tree_size",
+						      (json_int_t)r->head.tree_size, "root", root,
+						      "epoch", (int)r->head.epoch, "time_ns",
+						      (json_int_t)r->head.time_ns, "reason",
+						      seal_report__reason_name(r->head.reason)));
 		}
 	}
 	for (uint64_t i = 0; i < r->nr_problems && i < SEAL_VERIFY_MAX_PROBLEMS; i++) {
@@ -150,14 +152,15 @@ static int print_json(const char *dir, const struct seal_report *r)
 		json_t *po = json_object();
 		char *f = escape__utf8_dup(p->file, sizeof(p->file));
 
-		json_object_set_new(po, "status", json_string(p->kind == SEAL_P_TAMPERED ?
-								      "tampered" : "unsealed"));
+		json_object_set_new(
+			po, "status",
+			json_string(p->kind == SEAL_P_TAMPERED ? "tampered" : "unsealed"));
 		json_object_set_new(po, "file", json_string(f ? f : ""));
 		free(f);
-		json_object_set_new(po, "checkpoint", p->checkpoint >= 0 ?
-				    json_integer(p->checkpoint) : json_null());
-		json_object_set_new(po, "offset", p->offset >= 0 ? json_integer(p->offset) :
-								    json_null());
+		json_object_set_new(po, "checkpoint",
+				    p->checkpoint >= 0 ? json_integer(p->checkpoint) : json_null());
+		json_object_set_new(po, "offset",
+				    p->offset >= 0 ? json_integer(p->offset) : json_null());
 		json_object_set_new(po, "end", p->end >= 0 ? json_integer(p->end) : json_null());
 		f = escape__utf8_dup(p->message, sizeof(p->message));
 		json_object_set_new(po, "message", json_string(f ? f : ""));
@@ -186,8 +189,8 @@ static void print_text(const char *dir, const struct seal_report *r)
 	if (r->verdict != SEAL_FAILED) {
 		utc(t0, sizeof(t0), r->head.time_ns);
 		printf(": %" PRIu64 " files, %" PRIu64 " bytes, %" PRIu64
-		       " checkpoints in epochs %u-%u, the last at %s (%s)", r->files, r->bytes,
-		       r->good, r->first_epoch, r->head.epoch, t0,
+		       " checkpoints in epochs %u-%u, the last at %s (%s)",
+		       r->files, r->bytes, r->good, r->first_epoch, r->head.epoch, t0,
 		       seal_report__reason_name(r->head.reason));
 	} else {
 		printf(": %" PRIu64 " problem%s", r->nr_tampered, r->nr_tampered == 1 ? "" : "s");
@@ -209,7 +212,8 @@ static void print_text(const char *dir, const struct seal_report *r)
 	if (!r->key_given) {
 		seal_vk__format(&r->vk, vk, sizeof(vk));
 		printf("note: no --key: checked against the key the trace names, %s; it shows the "
-		       "trace is whole, not who sealed it\n", vk);
+		       "trace is whole, not who sealed it\n",
+		       vk);
 	}
 }
 
@@ -233,8 +237,9 @@ static int check_proof(const char *proof, const struct vbts_seal_vk *vk, const c
 	hex(id, info.trace_id, sizeof(info.trace_id));
 	utc(t, sizeof(t), info.checkpoint.time_ns);
 	printf("%s: proved: %" PRIu64 " bytes, %s of trace %s, sealed by checkpoint %" PRIu64
-	       " at %s (epoch %u)\n", fe, info.size, escape__str(n, sizeof(n), info.name), id,
-	       info.checkpoint.seq, t, info.checkpoint.epoch);
+	       " at %s (epoch %u)\n",
+	       fe, info.size, escape__str(n, sizeof(n), info.name), id, info.checkpoint.seq, t,
+	       info.checkpoint.epoch);
 	if (!vk)
 		printf("note: no --key: checked against the key the proof names; it shows the file "
 		       "is what was sealed, not who sealed it\n");

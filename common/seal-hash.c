@@ -101,7 +101,8 @@ static uint64_t split(uint64_t n)
 	return k;
 }
 
-static void mth(const uint8_t (*d)[VBTS_SEAL_HASH_SIZE], uint64_t n, uint8_t out[VBTS_SEAL_HASH_SIZE])
+static void mth(const uint8_t (*d)[VBTS_SEAL_HASH_SIZE], uint64_t n,
+		uint8_t out[VBTS_SEAL_HASH_SIZE])
 {
 	uint8_t l[VBTS_SEAL_HASH_SIZE], r[VBTS_SEAL_HASH_SIZE];
 	uint64_t k;
@@ -189,7 +190,7 @@ static int keytree(const uint8_t (*pks)[VBTS_SEAL_PK_SIZE], unsigned int log2, u
 		   uint8_t (*path)[VBTS_SEAL_HASH_SIZE], uint8_t root[VBTS_SEAL_HASH_SIZE])
 {
 	uint64_t n = 1ULL << log2;
-	uint8_t (*lv)[VBTS_SEAL_HASH_SIZE];
+	uint8_t(*lv)[VBTS_SEAL_HASH_SIZE];
 
 	if (!log2 || log2 > VBTS_SEAL_MAX_LOG2_EPOCHS || e >= n)
 		return -EINVAL;

@@ -44,10 +44,10 @@ struct vfile {
 	const char *name;
 	uint64_t *ext;
 	size_t nr_ext;
-	bool live;     /* its last leaf has VBTS_SEAL_LEAF_F_LIVE */
-	bool append;   /* made of APPEND leaves */
-	bool bad;      /* verification failed */
-	bool tail;     /* bytes after the sealed ones */
+	bool live; /* its last leaf has VBTS_SEAL_LEAF_F_LIVE */
+	bool append; /* made of APPEND leaves */
+	bool bad; /* verification failed */
+	bool tail; /* bytes after the sealed ones */
 };
 
 struct verify {
@@ -91,8 +91,8 @@ static void problem(struct seal_report *r, int kind, const char *file, int64_t c
 const char *seal_report__reason_name(uint32_t reason)
 {
 	static const char *const names[] = {
-		[VBTS_SEAL_REASON_START] = "start",	  [VBTS_SEAL_REASON_SEGMENT] = "segment",
-		[VBTS_SEAL_REASON_CRASH] = "crash",	  [VBTS_SEAL_REASON_INTERVAL] = "interval",
+		[VBTS_SEAL_REASON_START] = "start", [VBTS_SEAL_REASON_SEGMENT] = "segment",
+		[VBTS_SEAL_REASON_CRASH] = "crash", [VBTS_SEAL_REASON_INTERVAL] = "interval",
 		[VBTS_SEAL_REASON_END] = "end",
 	};
 
@@ -292,8 +292,8 @@ static int read_log(struct verify *v, const uint8_t *data, size_t len)
 
 		/* A record cut short at the end is a writer that stopped; a size no writer makes
 		 * is damage. */
-		if (left >= sizeof(*rec) && (rec->size < sizeof(*rec) ||
-					     rec->size > VBTS_SEAL_REC_MAX || rec->size % 8)) {
+		if (left >= sizeof(*rec) &&
+		    (rec->size < sizeof(*rec) || rec->size > VBTS_SEAL_REC_MAX || rec->size % 8)) {
 			problem(r, SEAL_P_TAMPERED, VBTS_SEAL_LOG_NAME, -1, off, -1,
 				"a record of %u bytes", rec->size);
 			return 0;
@@ -316,12 +316,13 @@ static int read_log(struct verify *v, const uint8_t *data, size_t len)
 			    l->offset > INT64_MAX || l->length > INT64_MAX - l->offset ||
 			    !zero_pad((const uint8_t *)(l + 1) + l->name_len,
 				      rec->size - sizeof(*rec) - sizeof(*l) - l->name_len)) {
-				problem(r, SEAL_P_TAMPERED, VBTS_SEAL_LOG_NAME, -1, off, off + rec->size,
-					"a damaged leaf");
+				problem(r, SEAL_P_TAMPERED, VBTS_SEAL_LOG_NAME, -1, off,
+					off + rec->size, "a damaged leaf");
 				return 0;
 			}
 			if (l->index != v->nr_leaves) {
-				problem(r, SEAL_P_TAMPERED, VBTS_SEAL_LOG_NAME, -1, off, off + rec->size,
+				problem(r, SEAL_P_TAMPERED, VBTS_SEAL_LOG_NAME, -1, off,
+					off + rec->size,
 					"leaf %" PRIu64 " where leaf %" PRIu64 " belongs", l->index,
 					v->nr_leaves);
 				return 0;
@@ -341,7 +342,8 @@ static int read_log(struct verify *v, const uint8_t *data, size_t len)
 
 			if (rec->size < sizeof(*rec) + sizeof(*cp) || cp->reserved ||
 			    cp->path_len > VBTS_SEAL_MAX_LOG2_EPOCHS ||
-			    rec->size != sizeof(*rec) + sizeof(*cp) + cp->path_len * VBTS_SEAL_HASH_SIZE) {
+			    rec->size != sizeof(*rec) + sizeof(*cp) +
+						 cp->path_len * VBTS_SEAL_HASH_SIZE) {
 				problem(r, SEAL_P_TAMPERED, VBTS_SEAL_LOG_NAME, v->nr_cps, off,
 					off + rec->size, "checkpoint %" PRIu64 " is damaged",
 					v->nr_cps);
@@ -401,7 +403,8 @@ static int read_log(struct verify *v, const uint8_t *data, size_t len)
 	if (r->good && r->sealed_leaves < v->nr_leaves && !broken)
 		problem(r, SEAL_P_UNSEALED, VBTS_SEAL_LOG_NAME, r->good - 1,
 			v->leaves[r->sealed_leaves].log_off, len,
-			"%" PRIu64 " leaves after the last checkpoint", v->nr_leaves - r->sealed_leaves);
+			"%" PRIu64 " leaves after the last checkpoint",
+			v->nr_leaves - r->sealed_leaves);
 	return 0;
 }
 
@@ -461,9 +464,10 @@ static int build_files(struct verify *v)
 		}
 		for (; i < j; i++) {
 			const struct vleaf *l = &v->leaves[idx[i]];
-			uint64_t end = f->nr_ext ? v->leaves[f->ext[f->nr_ext - 1]].l.offset +
-							   v->leaves[f->ext[f->nr_ext - 1]].l.length :
-						   0;
+			uint64_t end = f->nr_ext ?
+					       v->leaves[f->ext[f->nr_ext - 1]].l.offset +
+						       v->leaves[f->ext[f->nr_ext - 1]].l.length :
+					       0;
 
 			if (l->l.kind == VBTS_SEAL_LEAF_WHOLE) {
 				f->nr_ext = 0;
@@ -517,8 +521,7 @@ static void what_file(const char *name, char *buf, size_t len)
 	unsigned long long index;
 	int n = 0;
 
-	if (sscanf(name, "vcpu%u.%8llu.vseg%n", &vcpu, &index, &n) == 2 && n &&
-	    !name[n])
+	if (sscanf(name, "vcpu%u.%8llu.vseg%n", &vcpu, &index, &n) == 2 && n && !name[n])
 		snprintf(buf, len, "segment %llu of vCPU %u: ", index, vcpu);
 	else
 		buf[0] = 0;
@@ -563,7 +566,8 @@ static void check_file(struct verify *v, struct vfile *f)
 		if ((uint64_t)st.st_size < l->l.offset + l->l.length) {
 			problem(r, unsealed_ok ? SEAL_P_UNSEALED : SEAL_P_TAMPERED, f->name, cp,
 				st.st_size, l->l.offset + l->l.length,
-				"%struncated: %lld bytes, checkpoint %" PRId64 " sealed %" PRIu64 "%s",
+				"%struncated: %lld bytes, checkpoint %" PRId64 " sealed %" PRIu64
+				"%s",
 				what, (long long)st.st_size, cp, l->l.offset + l->l.length,
 				unsealed_ok ? " (rewritten by the run after it: unsealed)" : "");
 			f->bad = !unsealed_ok;
@@ -577,16 +581,20 @@ static void check_file(struct verify *v, struct vfile *f)
 			if (unsealed_ok)
 				problem(r, SEAL_P_UNSEALED, f->name, cp, l->l.offset,
 					l->l.offset + l->l.length,
-					"%schanged after checkpoint %" PRId64 " (the run writes it in "
-					"place and did not end: unsealed)", what, cp);
+					"%schanged after checkpoint %" PRId64
+					" (the run writes it in "
+					"place and did not end: unsealed)",
+					what, cp);
 			else if (f->append)
 				problem(r, SEAL_P_TAMPERED, f->name, cp, l->l.offset,
 					l->l.offset + l->l.length,
-					"bytes %" PRIu64 "-%" PRIu64 " differ from what checkpoint %"
-					PRId64 " sealed", l->l.offset, l->l.offset + l->l.length, cp);
+					"bytes %" PRIu64 "-%" PRIu64
+					" differ from what checkpoint %" PRId64 " sealed",
+					l->l.offset, l->l.offset + l->l.length, cp);
 			else
 				problem(r, SEAL_P_TAMPERED, f->name, cp, 0, l->l.length,
-					"%sdiffers from what checkpoint %" PRId64 " sealed", what, cp);
+					"%sdiffers from what checkpoint %" PRId64 " sealed", what,
+					cp);
 			f->bad = !unsealed_ok;
 			close(fd);
 			return;
@@ -599,7 +607,8 @@ static void check_file(struct verify *v, struct vfile *f)
 		if (f->append && !r->ended)
 			problem(r, SEAL_P_UNSEALED, f->name, cp, sealed_end, st.st_size,
 				"bytes %" PRIu64 "-%lld written after checkpoint %" PRId64
-				": unsealed", sealed_end, (long long)st.st_size, cp);
+				": unsealed",
+				sealed_end, (long long)st.st_size, cp);
 		else if (unsealed_ok)
 			problem(r, SEAL_P_UNSEALED, f->name, cp, sealed_end, st.st_size,
 				"%sgrew after checkpoint %" PRId64 ": unsealed", what, cp);
@@ -623,8 +632,7 @@ static bool is_sealed(const struct verify *v, const char *name)
 {
 	struct vfile key = { .name = name };
 
-	return v->nr_files &&
-	       bsearch(&key, v->files, v->nr_files, sizeof(*v->files), cmp_vfile);
+	return v->nr_files && bsearch(&key, v->files, v->nr_files, sizeof(*v->files), cmp_vfile);
 }
 
 /* Report the files no checkpoint covers. */
@@ -689,7 +697,8 @@ static void check_segments(struct verify *v)
 		    f->name[n])
 			continue;
 		fd = f->bad ? -1 : openat(v->dirfd, f->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-		if (fd < 0 || pread(fd, &h, sizeof(h), 0) != sizeof(h) || h.magic != VBTS_SEG_MAGIC) {
+		if (fd < 0 || pread(fd, &h, sizeof(h), 0) != sizeof(h) ||
+		    h.magic != VBTS_SEG_MAGIC) {
 			/* Reported already (or no header to check): its place still counts. */
 			if (fd >= 0)
 				close(fd);
@@ -706,12 +715,13 @@ static void check_segments(struct verify *v)
 		else if (vcpu == last_vcpu && (int64_t)index == last_index + 1 && seq_known &&
 			 h.first_seq != next_seq)
 			problem(v->r, SEAL_P_TAMPERED, f->name, -1, 0, sizeof(h),
-				"segment %llu of vCPU %u starts at record %" PRIu64 ", not %" PRIu64,
+				"segment %llu of vCPU %u starts at record %" PRIu64
+				", not %" PRIu64,
 				index, vcpu, h.first_seq, next_seq);
 		else if (vcpu == last_vcpu && (int64_t)index != last_index + 1)
 			problem(v->r, SEAL_P_TAMPERED, f->name, -1, -1, -1,
-				"segment %llu of vCPU %u follows segment %" PRId64 ": a gap",
-				index, vcpu, last_index);
+				"segment %llu of vCPU %u follows segment %" PRId64 ": a gap", index,
+				vcpu, last_index);
 		else if (vcpu != last_vcpu && index)
 			problem(v->r, SEAL_P_TAMPERED, f->name, -1, -1, -1,
 				"vCPU %u's first sealed segment is %llu, not 0", vcpu, index);
@@ -923,7 +933,8 @@ int seal_verify__prove(const char *dir, const char *file, const struct vbts_seal
 	{
 		struct vbts_seal_rec rec = {
 			.type = VBTS_SEAL_REC_CHECKPOINT,
-			.size = sizeof(rec) + sizeof(cp->cp) + cp->cp.path_len * VBTS_SEAL_HASH_SIZE,
+			.size = sizeof(rec) + sizeof(cp->cp) +
+				cp->cp.path_len * VBTS_SEAL_HASH_SIZE,
 		};
 
 		if (!ret)
@@ -953,8 +964,8 @@ int seal_verify__prove(const char *dir, const char *file, const struct vbts_seal
 		if (!ret)
 			ret = write_all(o, l->name, l->l.name_len);
 		if (!ret)
-			ret = write_all(o, pad, rec.size - sizeof(rec) - sizeof(l->l) -
-						   l->l.name_len);
+			ret = write_all(o, pad,
+					rec.size - sizeof(rec) - sizeof(l->l) - l->l.name_len);
 		if (!ret)
 			ret = write_all(o, n, sizeof(n));
 		if (!ret)
@@ -1012,8 +1023,9 @@ int seal_verify__proof(const char *proof, const struct vbts_seal_vk *vk, const c
 	ret = read_whole(AT_FDCWD, proof, SEAL_VERIFY_MAX_PROOF, &data, &len);
 	if (ret < 0) {
 		errmsg__set(err, errlen, "proof %s: %s", proof,
-			    ret == -EFBIG ? "too big to be a proof" :
-			    ret == -EINVAL ? "not a regular file" : strerror(-ret));
+			    ret == -EFBIG  ? "too big to be a proof" :
+			    ret == -EINVAL ? "not a regular file" :
+					     strerror(-ret));
 		return ret == -EFBIG ? -EINVAL : ret;
 	}
 	c.p = data;
@@ -1045,7 +1057,8 @@ int seal_verify__proof(const char *proof, const struct vbts_seal_vk *vk, const c
 	}
 	why = check_signature(cp, kpath, &ph->vk);
 	if (why) {
-		errmsg__set(err, errlen, "proof %s: checkpoint %" PRIu64 ": %s", proof, cp->seq, why);
+		errmsg__set(err, errlen, "proof %s: checkpoint %" PRIu64 ": %s", proof, cp->seq,
+			    why);
 		ret = 1;
 		goto out;
 	}
@@ -1091,21 +1104,24 @@ int seal_verify__proof(const char *proof, const struct vbts_seal_vk *vk, const c
 			snprintf(info->name, sizeof(info->name), "%.*s", (int)l->name_len, name);
 		else if (strlen(info->name) != l->name_len ||
 			 memcmp(info->name, name, l->name_len)) {
-			errmsg__set(err, errlen, "proof %s: its leaves are of different files", proof);
+			errmsg__set(err, errlen, "proof %s: its leaves are of different files",
+				    proof);
 			ret = 1;
 			goto out;
 		}
 		if (l->offset != end || (i && l->kind != VBTS_SEAL_LEAF_APPEND) ||
 		    l->length > INT64_MAX - l->offset) {
-			errmsg__set(err, errlen, "proof %s: leaf %u does not continue the one before",
-				    proof, i);
+			errmsg__set(err, errlen,
+				    "proof %s: leaf %u does not continue the one before", proof, i);
 			ret = 1;
 			goto out;
 		}
 		seal_hash__leaf(lh, cp->trace_id, l, name);
 		if (!seal_merkle__verify(lh, l->index, cp->tree_size, path, n[0], cp->root)) {
-			errmsg__set(err, errlen, "proof %s: leaf %u is not in the tree checkpoint %"
-				    PRIu64 " signed", proof, i, cp->seq);
+			errmsg__set(err, errlen,
+				    "proof %s: leaf %u is not in the tree checkpoint %" PRIu64
+				    " signed",
+				    proof, i, cp->seq);
 			ret = 1;
 			goto out;
 		}
@@ -1123,9 +1139,10 @@ int seal_verify__proof(const char *proof, const struct vbts_seal_vk *vk, const c
 		}
 		crypto_generichash_final(&hs, h, sizeof(h));
 		if (done != l->length || sodium_memcmp(h, l->hash, sizeof(h))) {
-			errmsg__set(err, errlen, "%s: bytes %" PRIu64 "-%" PRIu64 " are not what "
-				    "the proof's checkpoint sealed as %.*s", file, l->offset,
-				    l->offset + l->length, (int)l->name_len, name);
+			errmsg__set(err, errlen,
+				    "%s: bytes %" PRIu64 "-%" PRIu64 " are not what "
+				    "the proof's checkpoint sealed as %.*s",
+				    file, l->offset, l->offset + l->length, (int)l->name_len, name);
 			ret = 1;
 			goto out;
 		}

@@ -67,7 +67,7 @@ static int mkdir_p(const char *dir, char *err, size_t errlen)
 		return -ENAMETOOLONG;
 	}
 	memcpy(buf, dir, n + 1);
-	for (char *p = buf + 1; ; p++) {
+	for (char *p = buf + 1;; p++) {
 		if (*p == '/' || !*p) {
 			char c = *p;
 
@@ -109,7 +109,7 @@ int seal_key__generate(const char *dir, uint32_t epoch_s, unsigned int log2_epoc
 	char kpath[PATH_MAX], vpath[PATH_MAX], text[SEAL_VK_TEXT_SIZE + 1];
 	uint8_t sk[crypto_sign_SECRETKEYBYTES];
 	struct vbts_seal_key_header *hdr;
-	uint8_t (*pks)[VBTS_SEAL_PK_SIZE];
+	uint8_t(*pks)[VBTS_SEAL_PK_SIZE];
 	uint8_t *seed;
 	uint64_t n;
 	int ret, kfd = -1, vfd = -1;
@@ -360,7 +360,8 @@ static int evolve(struct seal_key *k, uint32_t e, char *err, size_t errlen)
 	if (e < k->hdr->epoch) {
 		errmsg__set(err, errlen,
 			    "sealing key %s is at epoch %u, the clock's is %u: earlier epochs are "
-			    "gone", k->path, k->hdr->epoch, e);
+			    "gone",
+			    k->path, k->hdr->epoch, e);
 		ret = -ERANGE;
 		goto out_unlock;
 	}
@@ -370,8 +371,7 @@ static int evolve(struct seal_key *k, uint32_t e, char *err, size_t errlen)
 		seed_step(k->hdr->seed);
 		k->hdr->epoch++;
 	}
-	if (pwrite(k->fd, k->hdr, sizeof(*k->hdr), 0) != sizeof(*k->hdr) ||
-	    fdatasync(k->fd) < 0) {
+	if (pwrite(k->fd, k->hdr, sizeof(*k->hdr), 0) != sizeof(*k->hdr) || fdatasync(k->fd) < 0) {
 		errmsg__set(err, errlen, "sealing key %s could not be rewritten: %s", k->path,
 			    strerror(errno));
 		ret = -EIO;
@@ -397,8 +397,10 @@ int seal_key__sign(struct seal_key *k, struct vbts_seal_checkpoint *cp,
 	seal_key__vk(k, &vk);
 	e = seal_vk__epoch_of(&vk, cp->time_ns);
 	if (e < 0 || (uint64_t)e >> vk.log2_epochs) {
-		errmsg__set(err, errlen, "sealing key %s: the time is %s its epochs (vbts keygen "
-			    "makes a new key)", k->path, e < 0 ? "before" : "after");
+		errmsg__set(err, errlen,
+			    "sealing key %s: the time is %s its epochs (vbts keygen "
+			    "makes a new key)",
+			    k->path, e < 0 ? "before" : "after");
 		return -ERANGE;
 	}
 	ret = evolve(k, e, err, errlen);

@@ -58,25 +58,25 @@ struct sealer {
 	pthread_cond_t wake;
 	pthread_t thread;
 	bool thread_started;
-	bool stop;               /* under @lock */
+	bool stop; /* under @lock */
 	int dirfd;
 	int logfd;
 	char dir[4096];
 	struct seal_key *key;
 	uint8_t trace_id[VBTS_SEAL_TRACE_ID_SIZE];
 	struct seal_range range; /* the tree of the leaves written */
-	uint64_t seq;            /* next checkpoint's */
+	uint64_t seq; /* next checkpoint's */
 	uint8_t prev[VBTS_SEAL_HASH_SIZE];
-	uint64_t last_cp_ns;     /* CLOCK_MONOTONIC of the last checkpoint */
+	uint64_t last_cp_ns; /* CLOCK_MONOTONIC of the last checkpoint */
 	uint64_t interval_ns;
 	struct sfile *files;
 	size_t nr_files, cap_files;
-	uint32_t *index;         /* open addressing over @files, 0 empty, else i + 1 */
+	uint32_t *index; /* open addressing over @files, 0 empty, else i + 1 */
 	size_t index_cap;
-	int error;               /* the first -errno */
-	bool reported;           /* @error was written on stderr */
-	char errmsg[512];        /* the last failure */
-	uint8_t buf[1 << 20];    /* file reads */
+	int error; /* the first -errno */
+	bool reported; /* @error was written on stderr */
+	char errmsg[512]; /* the last failure */
+	uint8_t buf[1 << 20]; /* file reads */
 };
 
 static uint64_t mono_ns(void)
@@ -165,7 +165,8 @@ static struct sfile *file_get(struct sealer *s, const char *name)
 	s->files[s->nr_files].name = strdup(name);
 	if (!s->files[s->nr_files].name)
 		return NULL;
-	for (p = name_hash(name) & (s->index_cap - 1); s->index[p]; p = (p + 1) & (s->index_cap - 1))
+	for (p = name_hash(name) & (s->index_cap - 1); s->index[p];
+	     p = (p + 1) & (s->index_cap - 1))
 		;
 	s->index[p] = ++s->nr_files;
 	return &s->files[s->nr_files - 1];
@@ -323,8 +324,8 @@ static void stat_keep(struct sfile *f, const struct stat *st)
 /* enum scan_mode: what a checkpoint seals. */
 enum scan_mode {
 	SCAN_RUNNING, /* closed segments in their final form, everything but the rings */
-	SCAN_FREEZE,  /* and the rings and other segments as they are now (may change) */
-	SCAN_END,     /* everything, as the run left it */
+	SCAN_FREEZE, /* and the rings and other segments as they are now (may change) */
+	SCAN_END, /* everything, as the run left it */
 };
 
 /* Seal one regular file @name (open as @fd) as @mode says. */
@@ -478,7 +479,7 @@ static int checkpoint(struct sealer *s, unsigned int reason)
 	struct vbts_seal_rec *head = (void *)rec;
 	struct vbts_seal_checkpoint *cp = (void *)(rec + sizeof(*head));
 	uint8_t(*path)[VBTS_SEAL_HASH_SIZE] = (void *)(cp + 1);
-	enum scan_mode mode = reason == VBTS_SEAL_REASON_END	  ? SCAN_END :
+	enum scan_mode mode = reason == VBTS_SEAL_REASON_END   ? SCAN_END :
 			      reason == VBTS_SEAL_REASON_CRASH ? SCAN_FREEZE :
 								 SCAN_RUNNING;
 	char err[512];
@@ -611,8 +612,10 @@ int sealer__check_key(const char *key_path, char *err, size_t errlen)
 	seal_key__close(k);
 	e = seal_vk__epoch_of(&vk, real_ns());
 	if (e < 0 || (uint64_t)e >> vk.log2_epochs) {
-		errmsg__set(err, errlen, "sealing key %s: the time is %s its epochs (vbts keygen "
-			    "makes a new key)", key_path, e < 0 ? "before" : "after");
+		errmsg__set(err, errlen,
+			    "sealing key %s: the time is %s its epochs (vbts keygen "
+			    "makes a new key)",
+			    key_path, e < 0 ? "before" : "after");
 		return -ERANGE;
 	}
 	return 0;

@@ -205,13 +205,16 @@ START_TEST(test_merkle)
 			int len = seal_merkle__path((const void *)leaves, n, m, path);
 
 			ck_assert_int_ge(len, 0);
-			ck_assert_msg(seal_merkle__verify(leaves[m], m, n, (const void *)path, len,
-							  root), "leaf %u of %u", m, n);
+			ck_assert_msg(
+				seal_merkle__verify(leaves[m], m, n, (const void *)path, len, root),
+				"leaf %u of %u", m, n);
 			if (n > 1)
-				ck_assert(!seal_merkle__verify(leaves[m], (m ^ 1) < n ? m ^ 1 : m - 1, n,
+				ck_assert(!seal_merkle__verify(leaves[m],
+							       (m ^ 1) < n ? m ^ 1 : m - 1, n,
 							       (const void *)path, len, root));
 			ck_assert(!seal_merkle__verify(leaves[(m + 1) % n], m, n,
-						       (const void *)path, len, root) || n == 1);
+						       (const void *)path, len, root) ||
+				  n == 1);
 		}
 	}
 }
@@ -274,8 +277,9 @@ START_TEST(test_flipped_segment)
 
 	fixture_new(&f, "seal-flip");
 	flip(f.trace, "vcpu0.00000001.vseg", VBTS_SEG_HEADER_SIZE + 17);
-	expect_tampered(&f, "vcpu0.00000001.vseg", "segment 1 of vCPU 0: differs from what "
-						    "checkpoint 1 sealed");
+	expect_tampered(&f, "vcpu0.00000001.vseg",
+			"segment 1 of vCPU 0: differs from what "
+			"checkpoint 1 sealed");
 	test__remove_tree(f.root);
 }
 END_TEST
@@ -362,8 +366,9 @@ START_TEST(test_edited_files)
 
 		fixture_new(&f, "seal-edit");
 		flip(f.trace, names[i], 3);
-		expect_tampered(&f, names[i], i ? "differs from what checkpoint" :
-						 "bytes 0-25 differ from what checkpoint 0 sealed");
+		expect_tampered(&f, names[i],
+				i ? "differs from what checkpoint" :
+				    "bytes 0-25 differ from what checkpoint 0 sealed");
 		test__remove_tree(f.root);
 	}
 }
@@ -424,8 +429,8 @@ START_TEST(test_stolen_later_key)
 	uint8_t msg[sizeof(VBTS_SEAL_SIGN_DOMAIN) + VBTS_SEAL_SIGNED_SIZE];
 	struct vbts_seal_key_header *h;
 	struct vbts_seal_checkpoint *cp, orig;
-	uint8_t (*pks)[VBTS_SEAL_PK_SIZE];
-	uint8_t (*path)[VBTS_SEAL_HASH_SIZE];
+	uint8_t(*pks)[VBTS_SEAL_PK_SIZE];
+	uint8_t(*path)[VBTS_SEAL_HASH_SIZE];
 	uint8_t *key, *log;
 	size_t klen, llen, off[16];
 	char logpath[1024], err[512];
@@ -475,8 +480,8 @@ START_TEST(test_stolen_later_key)
 	ck_assert_int_eq(r->verdict, SEAL_FAILED);
 	ck_assert_str_eq(r->problems[0].file, VBTS_SEAL_LOG_NAME);
 	ck_assert_int_eq(r->problems[0].checkpoint, 0);
-	ck_assert_msg(strstr(r->problems[0].message, "its public key is not its epoch's key"),
-		      "%s", r->problems[0].message);
+	ck_assert_msg(strstr(r->problems[0].message, "its public key is not its epoch's key"), "%s",
+		      r->problems[0].message);
 	seal_report__free(r);
 
 	/* 2: claims the old epoch with the old epoch's public key (public): the signature. */
@@ -644,8 +649,9 @@ START_TEST(test_proof)
 	snprintf(proof, sizeof(proof), "%s/crash.proof", f.root);
 	snprintf(file, sizeof(file), "%s/crash.json", f.trace);
 	snprintf(other, sizeof(other), "%s/vm.json", f.trace);
-	ck_assert_msg(seal_verify__prove(f.trace, "crash.json", &f.vk, proof, err,
-					 sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(seal_verify__prove(f.trace, "crash.json", &f.vk, proof, err, sizeof(err)) ==
+			      0,
+		      "%s", err);
 	/* Alone: the file moved out of its trace, the trace gone. */
 	test__copy_file(file, f.root, "handed-over.json");
 	snprintf(file, sizeof(file), "%s/handed-over.json", f.root);
@@ -677,7 +683,8 @@ START_TEST(test_proof)
 			p[o] ^= 0x40;
 			snprintf(other, sizeof(other), "%s/damaged.proof", f.root);
 			ck_assert_msg(seal_verify__proof(other, &f.vk, file, &info, err,
-							 sizeof(err)) != 0, "flip at %zu", o);
+							 sizeof(err)) != 0,
+				      "flip at %zu", o);
 		}
 		free(p);
 	}
@@ -696,8 +703,9 @@ START_TEST(test_prove_refuses)
 	flip(f.trace, "crash.json", 1);
 	ck_assert_int_eq(seal_verify__prove(f.trace, "crash.json", &f.vk, proof, err, sizeof(err)),
 			 -EBADMSG);
-	ck_assert_int_eq(seal_verify__prove(f.trace, "nothing.json", &f.vk, proof, err,
-					    sizeof(err)), -ENOENT);
+	ck_assert_int_eq(
+		seal_verify__prove(f.trace, "nothing.json", &f.vk, proof, err, sizeof(err)),
+		-ENOENT);
 	ck_assert_int_eq(access(proof, F_OK), -1);
 	test__remove_tree(f.root);
 }
