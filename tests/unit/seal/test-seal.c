@@ -431,7 +431,7 @@ START_TEST(test_stolen_later_key)
 	struct vbts_seal_checkpoint *cp, orig;
 	uint8_t(*pks)[VBTS_SEAL_PK_SIZE];
 	uint8_t(*path)[VBTS_SEAL_HASH_SIZE];
-	uint8_t *key, *log;
+	uint8_t *key, *log, *orig_log;
 	size_t klen, llen, off[16];
 	char logpath[1024], err[512];
 	struct seal_report *r;
@@ -461,6 +461,9 @@ START_TEST(test_stolen_later_key)
 	snprintf(logpath, sizeof(logpath), "%s/seal.log", f.trace);
 	log = test__slurp(logpath, &llen);
 	ck_assert_uint_ge(checkpoints(log, llen, off, 16), 3);
+	orig_log = malloc(llen);
+	ck_assert_ptr_nonnull(orig_log);
+	memcpy(orig_log, log, llen);
 	cp = (void *)(log + off[0] + sizeof(struct vbts_seal_rec));
 	path = (void *)(cp + 1);
 	orig = *cp;
@@ -522,9 +525,78 @@ START_TEST(test_stolen_later_key)
 		      r->problems[0].message);
 	seal_report__free(r);
 
+	/*
+	 * 5, 6: an earlier epoch's key (the seed of epoch 0, as a copy of the key file made then
+	 * would hold, stepped to the epoch before the last checkpoint's) signs the last
+	 * checkpoint, which claims its own later epoch: with that epoch's public key, or with its
+	 * own key and path.
+	 */
+	memcpy(log, orig_log, llen);
+	{
+		size_t n = checkpoints(log, llen, off, 16);
+		uint8_t seed[VBTS_SEAL_SEED_SIZE];
+
+		cp = (void *)(log + off[n - 1] + sizeof(struct vbts_seal_rec));
+		path = (void *)(cp + 1);
+		ck_assert_uint_gt(cp->epoch, 0);
+		memcpy(seed, seed0, sizeof(seed));
+		for (uint32_t e = 0; e + 1 < cp->epoch; e++)
+			seal_hash__two(seed, SEAL_D_SEED_STEP, seed, sizeof(seed), NULL, 0);
+		seal_hash__two(sseed, SEAL_D_SIGN_SEED, seed, sizeof(seed), NULL, 0);
+		crypto_sign_seed_keypair(pk, sk, sseed);
+		ck_assert(!memcmp(pk, pks[cp->epoch - 1], sizeof(pk)));
+		crypto_sign_detached(cp->sig, NULL, msg, seal_hash__sign_message(cp, msg), sk);
+		test__write_file(f.trace, "seal.log", log, llen);
+		r = verify(&f, &f.vk);
+		ck_assert_int_eq(r->verdict, SEAL_FAILED);
+		ck_assert_int_eq(r->problems[0].checkpoint, n - 1);
+		ck_assert(strstr(r->problems[0].message, "its signature does not verify"));
+		seal_report__free(r);
+		memcpy(cp->pubkey, pk, sizeof(pk));
+		ck_assert_int_eq(seal_keytree__path((const void *)pks, h->log2_epochs,
+						    cp->epoch - 1, path), 0);
+		crypto_sign_detached(cp->sig, NULL, msg, seal_hash__sign_message(cp, msg), sk);
+		test__write_file(f.trace, "seal.log", log, llen);
+		r = verify(&f, &f.vk);
+		ck_assert_int_eq(r->verdict, SEAL_FAILED);
+		ck_assert_int_eq(r->problems[0].checkpoint, n - 1);
+		ck_assert(strstr(r->problems[0].message, "its public key is not its epoch's key"));
+		seal_report__free(r);
+	}
+
 	sodium_memzero(sk, sizeof(sk));
+	free(orig_log);
 	free(log);
 	free(key);
+	test__remove_tree(f.root);
+}
+END_TEST
+
+/* A checkpoint taken out of the middle of seal.log: the next one is named. */
+START_TEST(test_dropped_checkpoint)
+{
+	char logpath[1024];
+	struct seal_report *r;
+	struct fixture f;
+	size_t len, off[16], n, size;
+	uint8_t *log;
+
+	fixture_new(&f, "seal-drop-checkpoint");
+	snprintf(logpath, sizeof(logpath), "%s/seal.log", f.trace);
+	log = test__slurp(logpath, &len);
+	n = checkpoints(log, len, off, 16);
+	ck_assert_uint_ge(n, 3);
+	size = ((struct vbts_seal_rec *)(log + off[1]))->size;
+	memmove(log + off[1], log + off[1] + size, len - off[1] - size);
+	test__write_file(f.trace, "seal.log", log, len - size);
+	r = verify(&f, &f.vk);
+	ck_assert_int_eq(r->verdict, SEAL_FAILED);
+	ck_assert_str_eq(r->problems[0].file, VBTS_SEAL_LOG_NAME);
+	ck_assert_int_eq(r->problems[0].checkpoint, 1);
+	ck_assert_msg(strstr(r->problems[0].message, "checkpoint 1 (epoch"), "%s",
+		      r->problems[0].message);
+	seal_report__free(r);
+	free(log);
 	test__remove_tree(f.root);
 }
 END_TEST
@@ -766,6 +838,7 @@ static Suite *seal_suite(void)
 	tcase_add_test(tc, test_added_and_appended);
 	tcase_add_test(tc, test_wrong_key);
 	tcase_add_test(tc, test_stolen_later_key);
+	tcase_add_test(tc, test_dropped_checkpoint);
 	tcase_add_test(tc, test_killed_run);
 	tcase_add_test(tc, test_truncated_log);
 	tcase_add_test(tc, test_damaged_log);
