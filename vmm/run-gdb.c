@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -47,6 +48,8 @@
 #define PARK_TIMEOUT_NS (10ULL * 1000000000ULL)
 /* The BTS size btrace-conf reports: gdb's default (the ring's size is --ring's). */
 #define BTS_SIZE 0x10000
+/* Seconds a reply may wait for the client to read; then the session ends. */
+#define SEND_TIMEOUT_S 10
 /* The newest block runs on to the PC: no further than this past the last branch. */
 #define BLOCK_TAIL_MAX 0x10000
 
@@ -705,6 +708,7 @@ static void serve(struct run_gdb *g, int fd)
 
 static void *gdb_thread(void *arg)
 {
+	static const struct timeval send_timeout = { .tv_sec = SEND_TIMEOUT_S };
 	struct run_gdb *g = arg;
 	struct pollfd pfd[2];
 	int fd;
@@ -724,6 +728,9 @@ static void *gdb_thread(void *arg)
 		fd = accept4(g->listen_fd, NULL, NULL, SOCK_CLOEXEC);
 		if (fd < 0)
 			continue;
+		/* A client that reads none of its replies cannot hold the VM for ever. */
+		if (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &send_timeout, sizeof(send_timeout)))
+			pr_warn("gdb: SO_SNDTIMEO: %s", strerror(errno));
 		serve(g, fd);
 		close(fd);
 	}
