@@ -4,6 +4,7 @@
  * (vmm/record/seal-key.c) write, the verifier (format/seal-verify.c) names each change.
  */
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -572,6 +573,50 @@ START_TEST(test_stolen_later_key)
 }
 END_TEST
 
+/* Every sealed file: its first, middle and last byte flipped, and cut by one byte. */
+START_TEST(test_every_file)
+{
+	struct fixture f;
+	struct dirent *de;
+	unsigned int files = 0;
+	DIR *d;
+
+	fixture_new(&f, "seal-every-file");
+	d = opendir(f.trace);
+	ck_assert_ptr_nonnull(d);
+	while ((de = readdir(d))) {
+		char path[1024];
+		size_t len;
+		uint8_t *data;
+
+		if (de->d_name[0] == '.' || !strcmp(de->d_name, VBTS_SEAL_LOG_NAME))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", f.trace, de->d_name);
+		data = test__slurp(path, &len);
+		ck_assert_uint_gt(len, 1);
+		for (size_t o = 0; o < 3; o++) {
+			flip(f.trace, de->d_name, o * (len - 1) / 2);
+			expect_tampered(&f, de->d_name, NULL);
+			test__write_file(f.trace, de->d_name, data, len);
+		}
+		test__write_file(f.trace, de->d_name, data, len - 1);
+		expect_tampered(&f, de->d_name, NULL);
+		test__write_file(f.trace, de->d_name, data, len);
+		free(data);
+		files++;
+	}
+	closedir(d);
+	ck_assert_uint_eq(files, 9);
+	{
+		struct seal_report *r = verify(&f, &f.vk);
+
+		ck_assert_int_eq(r->verdict, SEAL_VERIFIED);
+		seal_report__free(r);
+	}
+	test__remove_tree(f.root);
+}
+END_TEST
+
 /* A checkpoint taken out of the middle of seal.log: the next one is named. */
 START_TEST(test_dropped_checkpoint)
 {
@@ -838,6 +883,7 @@ static Suite *seal_suite(void)
 	tcase_add_test(tc, test_added_and_appended);
 	tcase_add_test(tc, test_wrong_key);
 	tcase_add_test(tc, test_stolen_later_key);
+	tcase_add_test(tc, test_every_file);
 	tcase_add_test(tc, test_dropped_checkpoint);
 	tcase_add_test(tc, test_killed_run);
 	tcase_add_test(tc, test_truncated_log);
