@@ -206,13 +206,25 @@ static bool crash_report_name(const char *n)
 	return !strncmp(n, "crash", 5) && ends_with(n, ".json");
 }
 
-/* Files the sealer leaves alone: its own log, files being written under a temporary name,
- * the open segment (written in place; its records are sealed when it is closed). */
-static bool skipped_name(const char *n, int depth)
+/* enum scan_mode: what a checkpoint seals. */
+enum scan_mode {
+	SCAN_RUNNING, /* closed segments in their final form, everything but the rings */
+	SCAN_FREEZE, /* and the rings and other segments as they are now (may change) */
+	SCAN_END, /* everything, as the run left it */
+};
+
+/*
+ * Files the sealer leaves alone while the run goes on: its own log, files being written under
+ * a temporary name (x.tmp, crash.json.tmp.sym, vcpu0.ring.resize), the open segment (written
+ * in place; its records are sealed when it is closed). At the end everything left is sealed.
+ */
+static bool skipped_name(const char *n, int depth, enum scan_mode mode)
 {
 	if (!depth && !strcmp(n, VBTS_SEAL_LOG_NAME))
 		return true;
-	return ends_with(n, ".tmp") || ends_with(n, VBTS_SEG_OPEN_SUFFIX);
+	if (mode == SCAN_END)
+		return false;
+	return strstr(n, ".tmp") || ends_with(n, ".resize") || ends_with(n, VBTS_SEG_OPEN_SUFFIX);
 }
 
 /* Whether a closed segment is in its final form: compressed, or raw of exactly its records
@@ -321,12 +333,6 @@ static void stat_keep(struct sfile *f, const struct stat *st)
 	f->ctime_ns = ts_ns(&st->st_ctim);
 }
 
-/* enum scan_mode: what a checkpoint seals. */
-enum scan_mode {
-	SCAN_RUNNING, /* closed segments in their final form, everything but the rings */
-	SCAN_FREEZE, /* and the rings and other segments as they are now (may change) */
-	SCAN_END, /* everything, as the run left it */
-};
 
 /* Seal one regular file @name (open as @fd) as @mode says. */
 static int seal_file(struct sealer *s, const char *name, const char *base, int depth, int fd,
@@ -419,7 +425,7 @@ static int scan_dir(struct sealer *s, int dfd, const char *rel, int depth, enum 
 	}
 	while ((de = readdir(d))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
-		    skipped_name(de->d_name, depth))
+		    skipped_name(de->d_name, depth, mode))
 			continue;
 		if (nr == cap) {
 			char **n = realloc(names, (cap = cap ? 2 * cap : 64) * sizeof(*n));

@@ -88,6 +88,15 @@ static void append_text(const char *dir, const char *name, const char *text)
 	fclose(fp);
 }
 
+static void move(const char *dir, const char *from, const char *to)
+{
+	char a[1024], b[1024];
+
+	snprintf(a, sizeof(a), "%s/%s", dir, from);
+	snprintf(b, sizeof(b), "%s/%s", dir, to);
+	ck_assert_int_eq(rename(a, b), 0);
+}
+
 /* The trace as a run leaves it: sealed at the start, segments, a crash report, the end. */
 static struct sealer *trace_start(struct fixture *f)
 {
@@ -112,6 +121,15 @@ static struct sealer *trace_start(struct fixture *f)
 	ck_assert_int_eq(sealer__checkpoint(s, VBTS_SEAL_REASON_SEGMENT), 0);
 	test__write_text(f->trace, "crash.json", "{\"reason\":\"panic\",\"vcpu\":0}\n");
 	ck_assert_int_eq(sealer__checkpoint(s, VBTS_SEAL_REASON_CRASH), 0);
+	/* Files the run writes under a temporary name and renames or removes: not sealed. */
+	test__write_text(f->trace, "crash.json.tmp.sym", "{\"reason\":\"panic\"}\n");
+	test__write_text(f->trace, "vcpu0.ring.resize", "ring");
+	test__make_dir(f->trace, "debuginfod");
+	test__write_text(f->trace, "debuginfod/.executable.tmp", "ELF");
+	ck_assert_int_eq(sealer__checkpoint(s, VBTS_SEAL_REASON_INTERVAL), 0);
+	move(f->trace, "crash.json.tmp.sym", "crash.json");
+	move(f->trace, "debuginfod/.executable.tmp", "debuginfod/executable");
+	unlink(strcat(strcpy((char[1024]){ 0 }, f->trace), "/vcpu0.ring.resize"));
 	write_segment(f->trace, 0, 3, 30, 10, salt + 3, true);
 	append_text(f->trace, "events.jsonl", "{\"event\":\"exit\",\"pid\":2,\"code\":0}\n");
 	return s;
@@ -180,14 +198,6 @@ static void flip(const char *dir, const char *name, off_t off)
 	close(fd);
 }
 
-static void move(const char *dir, const char *from, const char *to)
-{
-	char a[1024], b[1024];
-
-	snprintf(a, sizeof(a), "%s/%s", dir, from);
-	snprintf(b, sizeof(b), "%s/%s", dir, to);
-	ck_assert_int_eq(rename(a, b), 0);
-}
 
 START_TEST(test_merkle)
 {
@@ -254,7 +264,8 @@ START_TEST(test_intact)
 	ck_assert(r->ended && r->key_given);
 	ck_assert_uint_ge(r->good, 4);
 	ck_assert_uint_eq(r->good, r->checkpoints);
-	ck_assert_uint_eq(r->files, 9); /* vm.json events.jsonl vcpu0.ring crash.json 5 segments */
+	/* vm.json events.jsonl vcpu0.ring crash.json debuginfod/executable, 5 segments */
+	ck_assert_uint_eq(r->files, 10);
 	ck_assert_uint_eq(r->head.reason, VBTS_SEAL_REASON_END);
 	seal_report__free(r);
 	/* Without a key: the same, against the key the trace names. */
@@ -589,7 +600,8 @@ START_TEST(test_every_file)
 		size_t len;
 		uint8_t *data;
 
-		if (de->d_name[0] == '.' || !strcmp(de->d_name, VBTS_SEAL_LOG_NAME))
+		if (de->d_name[0] == '.' || !strcmp(de->d_name, VBTS_SEAL_LOG_NAME) ||
+		    de->d_type == DT_DIR)
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", f.trace, de->d_name);
 		data = test__slurp(path, &len);
@@ -674,7 +686,7 @@ START_TEST(test_killed_run)
 	ck_assert_int_eq(r->verdict, SEAL_PARTIAL);
 	ck_assert_uint_eq(r->nr_tampered, 0);
 	ck_assert(!r->ended);
-	ck_assert_uint_eq(r->head.reason, VBTS_SEAL_REASON_CRASH);
+	ck_assert_uint_eq(r->head.reason, VBTS_SEAL_REASON_INTERVAL);
 	ck_assert_ptr_nonnull(find(r, "vcpu0.00000003.vseg", SEAL_P_UNSEALED));
 	ck_assert_ptr_nonnull(find(r, "vcpu0.00000004.vseg", SEAL_P_UNSEALED));
 	ck_assert_ptr_nonnull(find(r, "events.jsonl", SEAL_P_UNSEALED));
