@@ -443,7 +443,8 @@ static int scan_dir(struct sealer *s, int dfd, const char *rel, int depth, enum 
 		}
 		nr++;
 	}
-	qsort(names, nr, sizeof(*names), cmp_str);
+	if (nr)
+		qsort(names, nr, sizeof(*names), cmp_str);
 	for (size_t i = 0; i < nr && !ret; i++) {
 		char name[VBTS_SEAL_NAME_MAX + 1];
 		struct stat st;
