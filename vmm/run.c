@@ -785,6 +785,15 @@ static int gdb_init(struct run_ctx *c)
 		return -ENOTSUP;
 	}
 #endif
+	/* Breakpoints and steps are seen at single-steps: say what this host's KVM steps. */
+	if (!c->vm.tracer && probe__run(&c->vm.caps) < 0)
+		pr_warn("--gdb: this host's KVM could not be probed: breakpoints may not be seen");
+	else if (!c->vm.caps.step_cpl0 && !c->vm.caps.step_cpl3)
+		pr_warn("--gdb: this host's KVM cannot single-step the guest: breakpoints and "
+			"steps are seen only where the guest exits to the VMM (vbts probe)");
+	else if (!c->vm.caps.step_cpl3)
+		pr_warn("--gdb: this host's KVM cannot single-step CPL 3: breakpoints and steps "
+			"in guest user mode are not seen (vbts probe)");
 	c->gdb = run_gdb__create(&c->vm, c->opts.gdb, c->opts.gdb_wait, c->trace, err,
 				 sizeof(err));
 	if (!c->gdb) {
