@@ -101,6 +101,11 @@ SAME(offsetof(struct kvm_run, x86_cr3_load.new_cr3) - offsetof(struct kvm_run, p
      offsetof(struct vbts_kvm_x86_cr3_load, new_cr3));
 SAME(offsetof(struct kvm_run, x86_cr3_load.guest_tsc) - offsetof(struct kvm_run, padding),
      offsetof(struct vbts_kvm_x86_cr3_load, guest_tsc));
+SAME(offsetof(struct kvm_run, x86_cr3_load.flags) - offsetof(struct kvm_run, padding),
+     offsetof(struct vbts_kvm_x86_cr3_load, flags));
+SAME(offsetof(struct kvm_run, x86_cr3_load.new_ctx) - offsetof(struct kvm_run, padding),
+     offsetof(struct vbts_kvm_x86_cr3_load, new_ctx));
+SAME_V(KVM_X86_CR3_LOAD_CTX);
 SAME(offsetof(struct kvm_run, x86_bts.head) - offsetof(struct kvm_run, padding),
      offsetof(struct vbts_kvm_x86_bts_exit, head));
 SAME(offsetof(struct kvm_run, x86_bts.tail) - offsetof(struct kvm_run, padding),
@@ -116,6 +121,19 @@ SAME_SIZE(kvm_x86_cr3_trace);
 SAME_FIELD(kvm_x86_cr3_trace, flags);
 SAME_FIELD(kvm_x86_cr3_trace, nr_cr3);
 SAME_FIELD(kvm_x86_cr3_trace, cr3);
+SAME_V(KVM_X86_CR3_TRACE_CAP_QUIET);
+SAME_V(KVM_X86_CR3_QUIET_MAX);
+SAME_V(KVM_X86_CR3_QUIET_ADD);
+SAME_V(KVM_X86_CR3_QUIET_CLEAR);
+SAME_V(KVM_X86_SET_CR3_QUIET);
+SAME_SIZE(kvm_x86_cr3_quiet);
+SAME_FIELD(kvm_x86_cr3_quiet, flags);
+SAME_FIELD(kvm_x86_cr3_quiet, ctx_stride);
+SAME_FIELD(kvm_x86_cr3_quiet, ctx_count);
+SAME_FIELD(kvm_x86_cr3_quiet, pad);
+SAME_FIELD(kvm_x86_cr3_quiet, ctx_offset);
+SAME_FIELD(kvm_x86_cr3_quiet, cr3);
+SAME_FIELD(kvm_x86_cr3_quiet, ctx);
 
 SAME_V(KVM_X86_BTS_MODE_RING);
 SAME_V(KVM_X86_BTS_MODE_STEP);

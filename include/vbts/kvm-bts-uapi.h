@@ -29,7 +29,12 @@ struct vbts_kvm_x86_cr3_load {
 	__u64 old_cr3;
 	__u64 new_cr3;
 	__u64 guest_tsc;
+	__u64 flags;   /* VBTS_KVM_X86_CR3_LOAD_*; 0 from a series before its quiet set */
+	__u64 new_ctx; /* with VBTS_KVM_X86_CR3_LOAD_CTX: the new address space's context */
 };
+
+/* vbts_kvm_x86_cr3_load.flags: new_ctx is the context the kernel read */
+#define VBTS_KVM_X86_CR3_LOAD_CTX (1ULL << 0)
 
 /* kvm_run union member of VBTS_KVM_EXIT_X86_BTS, at the union's offset (run->padding). */
 struct vbts_kvm_x86_bts_exit {
@@ -48,6 +53,29 @@ struct vbts_kvm_x86_cr3_trace {
 	__u32 flags;
 	__u32 nr_cr3;
 	__u64 cr3[VBTS_KVM_X86_CR3_TRACE_MAX];
+};
+
+/*
+ * The quiet set (VBTS_KVM_CAP_X86_CR3_TRACE returns a mask with ..._CAP_QUIET): a CR3 load from
+ * one of its address spaces to another makes no exit. Each is kept with the context id the
+ * guest kernel gave it, read at each load from its per-CPU area: ctx_offset + asid * ctx_stride
+ * from the GS base (asid = PCID - 1 with CR4.PCIDE, else 0, below ctx_count): Linux's
+ * cpu_tlbstate.ctxs[asid].ctx_id, unique per mm, so that a page table a new process reuses is
+ * not quiet. The layout is given with each call.
+ */
+#define VBTS_KVM_X86_CR3_TRACE_CAP_QUIET (1U << 1)
+#define VBTS_KVM_X86_CR3_QUIET_MAX 128
+#define VBTS_KVM_X86_CR3_QUIET_ADD (1U << 0)
+#define VBTS_KVM_X86_CR3_QUIET_CLEAR (1U << 1)
+
+struct vbts_kvm_x86_cr3_quiet {
+	__u32 flags;
+	__u32 ctx_stride;
+	__u32 ctx_count;
+	__u32 pad;
+	__u64 ctx_offset;
+	__u64 cr3;
+	__u64 ctx;
 };
 
 /* Modes returned by VBTS_KVM_CAP_X86_BTS. */
@@ -142,6 +170,7 @@ struct vbts_kvm_x86_bts_drain {
 #define VBTS_KVM_X86_BTS_DRAIN _IOWR(KVMIO, 0xf5, struct vbts_kvm_x86_bts_drain)
 #define VBTS_KVM_X86_BTS_CLEAR _IO(KVMIO, 0xf6)
 #define VBTS_KVM_X86_BTS_FORGET_CR3 _IOW(KVMIO, 0xf7, __u64)
+#define VBTS_KVM_X86_SET_CR3_QUIET _IOW(KVMIO, 0xee, struct vbts_kvm_x86_cr3_quiet)
 
 /*
  * Tracing a VM that another process runs (VBTS_KVM_X86_BTS_MODE_ATTACH).
