@@ -194,12 +194,13 @@ static void print_layout(const struct kernel_info *ki)
 	}
 #define F(name) #name, (json_int_t)(l->name == KERNEL_LAYOUT_ABSENT ? -1 : (int64_t)l->name)
 	emit(json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
-		       "s:I, s:I, s:I, s:I, s:o}",
+		       "s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o}",
 		       "kind", "layout", F(task_size), F(task_pid), F(task_tgid), F(task_comm),
 		       F(task_comm_len), F(task_mm), F(task_active_mm), F(task_tasks),
 		       F(task_group_leader), F(task_exit_state), F(task_signal),
 		       F(task_thread_node), F(task_thread_group), F(signal_thread_head), F(mm_pgd),
-		       F(list_next), F(pcpu_current_task), "symbols", syms));
+		       F(list_next), F(pcpu_current_task), F(tlb_ctx), F(tlb_ctx_stride),
+		       F(tlb_ctx_count), "symbols", syms));
 #undef F
 }
 

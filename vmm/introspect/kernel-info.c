@@ -41,6 +41,7 @@ struct kernel_info {
 /* What a member must be. */
 enum member_kind {
 	MEMBER_INT32, /* a 4-byte integer (pid_t, int) */
+	MEMBER_U64,   /* an 8-byte integer */
 	MEMBER_PTR,   /* an 8-byte pointer */
 	MEMBER_LIST,  /* struct list_head */
 	MEMBER_CHARS, /* an array of 1-byte integers */
@@ -158,6 +159,11 @@ static int member(const struct btf *btf, int struct_id, const char *sname, const
 			goto bad_type;
 		out->size = 4;
 		break;
+	case MEMBER_U64:
+		if (!btf_is_int(t) || t->size != 8)
+			goto bad_type;
+		out->size = 8;
+		break;
 	case MEMBER_PTR:
 		if (!btf_is_ptr(t))
 			goto bad_type;
@@ -240,6 +246,80 @@ static uint32_t optional_nested(const struct btf *btf, const char *sname, const 
 	return mo.offset + mi.offset;
 }
 
+/* Largest per-CPU offset and ASID count accepted for cpu_tlbstate (Linux: 6 ASIDs). */
+#define TLB_PERCPU_MAX (16U << 20)
+#define TLB_CTXS_MAX 64U
+
+/* The offset of per-CPU variable @name in the BTF's .data..percpu section, or -ENOENT. */
+static int64_t percpu_var(const struct btf *btf, const char *name, int *type)
+{
+	int sec = btf__find_by_name_kind(btf, ".data..percpu", BTF_KIND_DATASEC);
+	const struct btf_var_secinfo *vs;
+	const struct btf_type *t;
+
+	if (sec <= 0)
+		return -ENOENT;
+	t = btf__type_by_id(btf, sec);
+	vs = btf_var_secinfos(t);
+	for (unsigned int i = 0; i < btf_vlen(t); i++, vs++) {
+		const struct btf_type *v = btf__type_by_id(btf, vs->type);
+		const char *n = v && btf_is_var(v) ? btf__name_by_offset(btf, v->name_off) : NULL;
+
+		if (n && !strcmp(n, name)) {
+			*type = v->type;
+			return vs->offset;
+		}
+	}
+	return -ENOENT;
+}
+
+/*
+ * Where the guest kernel keeps the id of the mm each ASID holds (x86 Linux 4.15+:
+ * cpu_tlbstate.ctxs[asid].ctx_id), for the patched KVM to tell a reused page table from its
+ * old owner's at a CR3 load; ABSENT where the BTF lacks any of it.
+ */
+static void read_tlb_ctx(const struct btf *btf, struct kernel_layout *l)
+{
+	int state = btf__find_by_name_kind(btf, "tlb_state", BTF_KIND_STRUCT);
+	int ctx = btf__find_by_name_kind(btf, "tlb_context", BTF_KIND_STRUCT);
+	const struct btf_type *t, *arr;
+	uint32_t id_off;
+	int64_t var;
+	int type, aid;
+
+	l->tlb_ctx = KERNEL_LAYOUT_ABSENT;
+	l->tlb_ctx_stride = 0;
+	l->tlb_ctx_count = 0;
+	if (state <= 0 || ctx <= 0)
+		return;
+	var = percpu_var(btf, "cpu_tlbstate", &type);
+	if (var < 0 || var >= TLB_PERCPU_MAX || btf__resolve_type(btf, type) != state)
+		return;
+	id_off = optional(btf, ctx, "tlb_context", "ctx_id", MEMBER_U64);
+	if (id_off == KERNEL_LAYOUT_ABSENT)
+		return;
+	/* ctxs: an array of struct tlb_context */
+	t = btf__type_by_id(btf, state);
+	for (unsigned int i = 0; i < btf_vlen(t); i++) {
+		const struct btf_member *m = btf_members(t) + i;
+		const char *n = btf__name_by_offset(btf, m->name_off);
+
+		if (!n || strcmp(n, "ctxs") || btf_member_bitfield_size(t, i))
+			continue;
+		aid = btf__resolve_type(btf, m->type);
+		arr = aid > 0 ? btf__type_by_id(btf, aid) : NULL;
+		if (!arr || !btf_is_array(arr) || btf__resolve_type(btf, btf_array(arr)->type) != ctx)
+			return;
+		if (btf_array(arr)->nelems < 1 || btf_array(arr)->nelems > TLB_CTXS_MAX ||
+		    btf_member_bit_offset(t, i) % 8)
+			return;
+		l->tlb_ctx = (uint32_t)var + btf_member_bit_offset(t, i) / 8 + id_off;
+		l->tlb_ctx_stride = btf__type_by_id(btf, ctx)->size;
+		l->tlb_ctx_count = btf_array(arr)->nelems;
+		return;
+	}
+}
+
 static int read_layout(const struct btf *btf, struct kernel_layout *l, bool *pcpu_hot, char *err,
 		       size_t errlen)
 {
@@ -300,6 +380,7 @@ static int read_layout(const struct btf *btf, struct kernel_layout *l, bool *pcp
 	*pcpu_hot = l->pcpu_current_task != KERNEL_LAYOUT_ABSENT;
 	if (!*pcpu_hot)
 		l->pcpu_current_task = 0;
+	read_tlb_ctx(btf, l);
 	return 0;
 }
 

@@ -49,6 +49,10 @@ struct kernel_info;
  * @file_dentry:        file.f_path.dentry (struct dentry *), or ABSENT
  * @dentry_name:        dentry.d_name.name (const unsigned char *), or ABSENT
  * @task_real_parent:   task_struct.real_parent (struct task_struct *), or ABSENT
+ * @tlb_ctx:            offset in the per-CPU area of cpu_tlbstate.ctxs[0].ctx_id (the id of
+ *                      the mm an ASID holds, written before its CR3 is loaded), or ABSENT
+ * @tlb_ctx_stride:     sizeof(struct tlb_context), 0 when @tlb_ctx is ABSENT
+ * @tlb_ctx_count:      elements of cpu_tlbstate.ctxs (TLB_NR_DYN_ASIDS), 0 when ABSENT
  */
 struct kernel_layout {
 	uint32_t task_size;
@@ -73,6 +77,9 @@ struct kernel_layout {
 	uint32_t file_dentry;
 	uint32_t dentry_name;
 	uint32_t task_real_parent;
+	uint32_t tlb_ctx;
+	uint32_t tlb_ctx_stride;
+	uint32_t tlb_ctx_count;
 };
 
 /**
