@@ -78,6 +78,7 @@ struct tracer_caps {
  * @stat_steps:   single-steps taken (KVM_EXIT_DEBUG exits consumed), for `vbts run --stats`
  * @stat_records: records the backend appended to @ring
  * @stat_gaps:    gaps written (GAP_BEGIN records)
+ * @stat_cr3_exits: CR3 loads of the guest that exited to the VMM (kvm backend)
  * The backend updates the stat_ counters; the VMM reads them after vcpu_fini.
  */
 struct tracer_vcpu {
@@ -99,6 +100,7 @@ struct tracer_vcpu {
 	uint64_t stat_steps;
 	uint64_t stat_records;
 	uint64_t stat_gaps;
+	uint64_t stat_cr3_exits;
 };
 
 /* What tracer_ops.control() is asked to do (from the control socket, between two runs). */

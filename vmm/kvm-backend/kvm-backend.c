@@ -61,6 +61,8 @@
 
 #define KVM_BTS_MAX_RING (1ULL << 20)
 #define KVM_BTS_MIN_RING 64ULL
+/* The longest a process's loads stay quiet before it is looked at again (a rename). */
+#define QUIET_RENEW_NS 1000000000ULL
 
 /**
  * struct kvm_bts - the backend's state of one vCPU.
@@ -72,6 +74,9 @@
  * @no_threads: the kernel refused KVM_X86_BTS_CFG_THREADS (no returns mode): it steps the
  *            guest kernel's way back to user mode and names no thread
  * @no_task_flag: the kernel refused KVM_X86_BTS_CFG_TASK
+ * @no_quiet: the kernel or the guest's BTF has no quiet set (KVM_X86_SET_CR3_QUIET)
+ * @quiet_gen: guest_tasks__select_gen() when the quiet set was last filled; another empties it
+ * @quiet_ns: when the quiet set was last emptied
  * @stopped:  the control socket stopped recording: the ring stays disabled until it starts
  *            it again
  * @cfg:      the kernel ring's configuration (CONFIGURE again with another CPL filter)
@@ -84,6 +89,9 @@ struct kvm_bts {
 	bool stopped;
 	bool no_task_flag;
 	bool no_threads;
+	bool no_quiet;
+	unsigned int quiet_gen;
+	uint64_t quiet_ns;
 	struct vbts_kvm_x86_bts_config cfg;
 };
 
@@ -228,7 +236,52 @@ static void forget(struct tracer_vcpu *tv, struct kvm_bts *kb, uint64_t cr3)
 		kb->no_forget = true;
 }
 
-/* A CR3 load of a Linux guest: resolve it, and with --task switch the ring on or off. */
+/*
+ * The quiet set of the vCPU (kvm-bts-uapi.h): emptied (@clear) and/or given address space
+ * @cr3 with context @ctx. Kernels before it, or a guest whose BTF lacks cpu_tlbstate, keep
+ * every load exiting.
+ */
+static void quiet(struct tracer_vcpu *tv, struct kvm_bts *kb, bool clear, bool add,
+		  uint64_t cr3, uint64_t ctx)
+{
+	struct vbts_kvm_x86_cr3_quiet q = { .cr3 = cr3, .ctx = ctx };
+	uint64_t offset;
+	int ret;
+
+	if (kb->no_quiet ||
+	    guest_tasks__tlb_layout(tv->tasks, &offset, &q.ctx_stride, &q.ctx_count)) {
+		kb->no_quiet = true;
+		return;
+	}
+	q.ctx_offset = offset;
+	q.flags = (clear ? VBTS_KVM_X86_CR3_QUIET_CLEAR : 0) | (add ? VBTS_KVM_X86_CR3_QUIET_ADD : 0);
+	ret = kvm__ioctl_quiet(tv->fd, VBTS_KVM_X86_SET_CR3_QUIET, &q);
+	if (ret == -ENOTTY || ret == -EINVAL || ret == -EOPNOTSUPP)
+		kb->no_quiet = true;
+}
+
+/*
+ * Processes found quiet may be selected now: the selection changed (control socket), or one
+ * renamed itself (prctl) without an exec. The quiet set is emptied then, and at least every
+ * QUIET_RENEW_NS, so that every process's next load exits again.
+ */
+static void quiet_renew(struct tracer_vcpu *tv, struct kvm_bts *kb)
+{
+	unsigned int gen = guest_tasks__select_gen(tv->tasks);
+	uint64_t now = tracer_vcpu__now_ns(tv);
+
+	if (gen == kb->quiet_gen && now - kb->quiet_ns < QUIET_RENEW_NS)
+		return;
+	kb->quiet_gen = gen;
+	kb->quiet_ns = now;
+	quiet(tv, kb, true, false, 0, 0);
+}
+
+/*
+ * A CR3 load of a Linux guest: resolve it, and with --task switch the ring on or off. A process
+ * that is not selected and has its final name has nothing more to tell at its loads: it joins
+ * the quiet set, with the context the kernel read at this load.
+ */
 static int cr3_loaded(struct tracer_vcpu *tv, struct kvm_bts *kb)
 {
 	const struct vbts_kvm_x86_cr3_load *ld = (const void *)tv->run->padding;
@@ -248,6 +301,10 @@ static int cr3_loaded(struct tracer_vcpu *tv, struct kvm_bts *kb)
 	kb->ring.skip_arrive = traced ? ~0ULL : id;
 	kvm_ring__drain(&kb->ring, tv);
 	kb->ring.skip_arrive = ~0ULL;
+	quiet_renew(tv, kb);
+	if ((ld->flags & VBTS_KVM_X86_CR3_LOAD_CTX) &&
+	    guest_tasks__quiet(tv->tasks, tv->index, ld->new_cr3, ld->new_ctx) && !traced)
+		quiet(tv, kb, false, true, ld->new_cr3, ld->new_ctx);
 	if (kb->enabled && !traced)
 		return ring_off(tv, kb);
 	if (!kb->enabled && traced && !kb->stopped)
@@ -368,6 +425,12 @@ static int kvm_bts_init(struct tracer_vcpu *tv)
 		goto err_unmap;
 	sample_clock(tv, kb);
 	tv->priv = kb;
+	/* the quiet set's layout, so that the kernel reads the context of every load */
+	if (tv->tasks) {
+		kb->quiet_gen = guest_tasks__select_gen(tv->tasks);
+		kb->quiet_ns = tracer_vcpu__now_ns(tv);
+		quiet(tv, kb, true, false, 0, 0);
+	}
 	/* With --task nothing is recorded until a selected process is loaded. */
 	if (kb->selective)
 		return 0;
@@ -434,12 +497,14 @@ static int kvm_bts_after_exit(struct tracer_vcpu *tv)
 		if (!tv->tasks)
 			return -EPROTO; /* not asked for */
 		kb->selective = selective(tv);
+		tv->stat_cr3_exits++;
 		ret = cr3_loaded(tv, kb);
 		return ret < 0 ? ret : 1;
 	}
 	kvm_ring__drain(&kb->ring, tv);
 	tell_guest_bts_drops(tv);
 	if (tv->tasks) {
+		quiet_renew(tv, kb);
 		ret = reselect(tv, kb);
 		if (!ret)
 			ret = settle(tv, kb);

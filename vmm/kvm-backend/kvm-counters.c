@@ -14,6 +14,7 @@
 static const struct {
 	const char *name;	/* the vCPU statistic, and vm.json's member without "btrace_" */
 	size_t offset;
+	bool optional;		/* 0 from a series before it */
 } fields[] = {
 	{ "btrace_user_steps", offsetof(struct kvm_counters, user_steps) },
 	{ "btrace_kernel_steps", offsetof(struct kvm_counters, kernel_steps) },
@@ -26,6 +27,7 @@ static const struct {
 	{ "btrace_entries_signal", offsetof(struct kvm_counters, entries_signal) },
 	{ "btrace_entries_sigreturn", offsetof(struct kvm_counters, entries_sigreturn) },
 	{ "btrace_migrations", offsetof(struct kvm_counters, migrations) },
+	{ "btrace_cr3_quiet", offsetof(struct kvm_counters, cr3_quiet), true },
 };
 
 #define NFIELDS (sizeof(fields) / sizeof(fields[0]))
@@ -43,6 +45,8 @@ int kvm_counters__read(int vcpu_fd, struct kvm_counters *c)
 	*c = (struct kvm_counters){ 0 };
 	for (size_t i = 0; i < NFIELDS; i++) {
 		ret = kvm_stat__open(vcpu_fd, fields[i].name, &s);
+		if (ret == -ENOTSUP && fields[i].optional)
+			continue;
 		if (ret < 0)
 			return ret == -ENOTSUP ? -ENOENT : ret;
 		ret = kvm_stat__read(&s, field(c, i));
@@ -61,6 +65,7 @@ void kvm_counters__add(struct kvm_counters *sum, const struct kvm_counters *c)
 	sum->valid = true;
 	for (size_t i = 0; i < NFIELDS; i++)
 		*field(sum, i) += *field((struct kvm_counters *)c, i);
+	sum->cr3_exits += c->cr3_exits;
 }
 
 json_t *kvm_counters__json(const struct kvm_counters *c)
@@ -79,6 +84,11 @@ json_t *kvm_counters__json(const struct kvm_counters *c)
 			return NULL;
 		}
 	}
+	if (json_object_set_new(o, "cr3_exits", json_integer(c->cr3_exits > INT64_MAX ? INT64_MAX :
+							      (json_int_t)c->cr3_exits))) {
+		json_decref(o);
+		return NULL;
+	}
 	return o;
 }
 
@@ -94,4 +104,7 @@ void kvm_counters__print(const struct kvm_counters *c)
 			PRIu64 "\n",
 		c->returns, c->entries_first, c->entries_exec, c->entries_signal,
 		c->entries_sigreturn, c->threads, c->migrations);
+	fprintf(stderr, "vbts: stats: kernel tracer: CR3 loads: %" PRIu64 " exited to vbts, %" PRIu64
+			" kept in the kernel (between processes not recorded)\n",
+		c->cr3_exits, c->cr3_quiet);
 }

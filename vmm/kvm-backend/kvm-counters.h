@@ -26,6 +26,9 @@
  * @entries_signal: entries elsewhere (a signal handler, a fault's fix-up)
  * @entries_sigreturn: entries through rt_sigreturn
  * @migrations:     returns on another vCPU than the one the thread left
+ * @cr3_quiet:      CR3 loads between processes not recorded that made no exit (the quiet set)
+ * @cr3_exits:      CR3 loads that exited to the VMM (counted by the VMM, not read by
+ *                  kvm_counters__read())
  */
 struct kvm_counters {
 	bool valid;
@@ -40,6 +43,8 @@ struct kvm_counters {
 	uint64_t entries_signal;
 	uint64_t entries_sigreturn;
 	uint64_t migrations;
+	uint64_t cr3_quiet;
+	uint64_t cr3_exits;
 };
 
 /**

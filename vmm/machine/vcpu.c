@@ -1120,6 +1120,8 @@ void vcpu__stats(const struct vcpu *v, struct vcpu_stats *stats)
 	    kvm_stat__read(&v->gbts_kvm_dropped, &stats->gbts.dropped) < 0)
 		stats->gbts.dropped = v->tv.gbts_kvm_told;
 	stats->kvm = (struct kvm_counters){ 0 };
-	if (v->vm->tracer == &kvm_tracer_ops)
+	if (v->vm->tracer == &kvm_tracer_ops) {
 		kvm_counters__read(v->fd, &stats->kvm);
+		stats->kvm.cr3_exits = v->tv.stat_cr3_exits;
+	}
 }

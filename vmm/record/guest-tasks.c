@@ -107,6 +107,8 @@ struct guest_tasks {
 	unsigned int attach_tries;
 	struct gt_select *sel;
 	unsigned int nr_sel;
+	unsigned int select_gen; /* guest_tasks__select_gen() */
+	uint64_t first_ctx;	/* the lowest mm context of a process seen, UINT64_MAX before */
 	struct gt_proc *procs;
 	unsigned int nr_procs;
 	int *current;		/* per vCPU: index in @procs of the process loaded, or -1 */
@@ -221,6 +223,7 @@ struct guest_tasks *guest_tasks__create(const struct guest_tasks_config *cfg, ch
 		goto err_free;
 	}
 	gt->nr_vcpus = cfg->nr_vcpus;
+	gt->first_ctx = UINT64_MAX;
 	gt->kernel = cfg->kernel ? strdup(cfg->kernel) : NULL;
 	if (cfg->kernel && !gt->kernel)
 		goto err_free;
@@ -308,6 +311,7 @@ int guest_tasks__set_select(struct guest_tasks *gt, const char *const *select, u
 	free(gt->sel);
 	gt->sel = sel;
 	__atomic_store_n(&gt->nr_sel, nr, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&gt->select_gen, 1, __ATOMIC_RELAXED);
 	for (unsigned int i = 0; i < gt->nr_procs; i++)
 		gt->procs[i].traced = false;
 	pthread_mutex_unlock(&gt->lock);
@@ -938,6 +942,67 @@ int guest_tasks__thread_layout(const struct guest_tasks *gt, uint64_t *current, 
 	*pid = l->task_pid;
 	*tgid = l->task_tgid;
 	return 0;
+}
+
+int guest_tasks__tlb_layout(const struct guest_tasks *gt, uint64_t *offset, uint32_t *stride,
+			    uint32_t *count)
+{
+	const struct kernel_layout *l = kernel_info__layout(gt->ki);
+
+	if (l->tlb_ctx == KERNEL_LAYOUT_ABSENT || !l->tlb_ctx_count || !l->tlb_ctx_stride)
+		return -ENOENT;
+	*offset = l->tlb_ctx;
+	*stride = l->tlb_ctx_stride;
+	*count = l->tlb_ctx_count;
+	return 0;
+}
+
+bool guest_tasks__quiet(struct guest_tasks *gt, unsigned int vcpu, uint64_t cr3, uint64_t ctx)
+{
+	const struct gt_proc *p;
+	bool ret = false;
+	int cur;
+
+	if (vcpu >= gt->nr_vcpus)
+		return false;
+	pthread_mutex_lock(&gt->lock);
+	if (!gt->in || !gt->nr_sel)
+		goto out;
+	cur = gt->current[vcpu];
+	if (cur >= 0) {
+		p = &gt->procs[cur];
+		ret = p->used && p->announced && !p->pending && !p->traced &&
+		      p->id == guest_tasks__id(cr3);
+		if (p->used && p->pid > 0 && ctx < gt->first_ctx)
+			gt->first_ctx = ctx;
+	} else {
+		/*
+		 * No process has it: an mm older than every process's is the kernel's own
+		 * (text poking's, EFI's), made at boot, which never becomes a process's.
+		 */
+		ret = ctx < gt->first_ctx;
+	}
+out:
+	pthread_mutex_unlock(&gt->lock);
+	return ret;
+}
+
+unsigned int guest_tasks__select_gen(const struct guest_tasks *gt)
+{
+	return __atomic_load_n(&gt->select_gen, __ATOMIC_RELAXED);
+}
+
+void guest_tasks__resync(struct guest_tasks *gt, unsigned int vcpu, uint64_t cr3)
+{
+	struct gt_proc *p;
+
+	if (vcpu >= gt->nr_vcpus)
+		return;
+	pthread_mutex_lock(&gt->lock);
+	p = gt->in ? find_id(gt, guest_tasks__id(cr3)) : NULL;
+	if (gt->in)
+		gt->current[vcpu] = p ? (int)(p - gt->procs) : -1;
+	pthread_mutex_unlock(&gt->lock);
 }
 
 uint64_t guest_tasks__walks_saved(struct guest_tasks *gt)

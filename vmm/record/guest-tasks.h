@@ -228,6 +228,59 @@ bool guest_tasks__switch(struct guest_tasks *gt, unsigned int vcpu, uint64_t old
 			 uint64_t new_cr3, uint64_t time_ns);
 
 /**
+ * guest_tasks__tlb_layout() - where the guest kernel keeps the id of the mm each ASID holds
+ * (cpu_tlbstate.ctxs[asid].ctx_id), for the patched KVM to keep the CR3 loads of processes
+ * that are not recorded from exiting (its KVM_X86_SET_CR3_QUIET).
+ * @gt:     the guest's tasks
+ * @offset: result: offset of ctxs[0].ctx_id from the per-CPU base (the kernel's GS base)
+ * @stride: result: bytes from one ASID's context to the next
+ * @count:  result: number of ASIDs
+ *
+ * Known from the kernel's BTF: no guest memory is read.
+ *
+ * Return: 0; -ENOENT when the BTF does not have it.
+ */
+int guest_tasks__tlb_layout(const struct guest_tasks *gt, uint64_t *offset, uint32_t *stride,
+			    uint32_t *count);
+
+/**
+ * guest_tasks__quiet() - whether address space @cr3, which @vcpu loaded last
+ * (guest_tasks__switch()), has nothing more to tell at its loads: processes are selected by
+ * name, and it is a process's (or the kernel's own, pid 0) that is not one of them and has its
+ * final name (announced), or no process's and older than every process's (text poking's).
+ * @gt:   the guest's tasks
+ * @vcpu: the vCPU
+ * @cr3:  the address space
+ * @ctx:  its mm's context id, as the kernel read it at the load (kvm-bts-uapi.h): mms are
+ *        numbered in the order they were made
+ *
+ * Its loads from and to other such processes may then stay in the kernel; the vCPU's
+ * current process is then known at the next load that exits, or guest_tasks__resync().
+ *
+ * Return: true when it is such a process.
+ */
+bool guest_tasks__quiet(struct guest_tasks *gt, unsigned int vcpu, uint64_t cr3, uint64_t ctx);
+
+/**
+ * guest_tasks__select_gen() - a count that changes with every guest_tasks__set_select(): a
+ * process found quiet before may be selected now.
+ * @gt: the guest's tasks
+ *
+ * Return: the count.
+ */
+unsigned int guest_tasks__select_gen(const struct guest_tasks *gt);
+
+/**
+ * guest_tasks__resync() - @vcpu has address space @cr3 loaded now (its loads may have stayed
+ * in the kernel since the last guest_tasks__switch()): make the process that has it the
+ * vCPU's current one, or none when no known process has it.
+ * @gt:   the guest's tasks
+ * @vcpu: the vCPU
+ * @cr3:  its CR3
+ */
+void guest_tasks__resync(struct guest_tasks *gt, unsigned int vcpu, uint64_t cr3);
+
+/**
  * guest_tasks__walks_saved() - loads of an address space that recently had no process, not
  * walked for again.
  * @gt: the object
