@@ -378,8 +378,9 @@ struct collector *collector__attach(int kvm_fd, int pidfd, const struct vmm_fds 
 		.build_id = NULL,
 		.backend = "kvm",
 		.cpl = cfg->cpl,
-		.collector = { .mode = TRACE_MODE_WRAP, .ring_records = cfg->ring_records,
-			       .on_full = TRACE_ON_FULL_STALL },
+		.collector = cfg->collector,
+		.stop = cfg->stop,
+		.stop_ctx = cfg->stop_ctx,
 		.attach_pid = fds->pid,
 		.attach_via = cfg->via,
 		.attach_domain = cfg->domain,
@@ -388,6 +389,7 @@ struct collector *collector__attach(int kvm_fd, int pidfd, const struct vmm_fds 
 	struct collector *c;
 	int ret;
 
+	tc.collector.ring_records = cfg->ring_records;
 	if (!collector__supported(kvm_fd)) {
 		errmsg__set(err, errlen, "this host's KVM has no attach support");
 		errno = ENOTSUP;

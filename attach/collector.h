@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "trace.h"
 #include "tracer.h"
 #include "vmm-fds.h"
 
@@ -28,7 +29,13 @@ struct collector;
  * struct collector_config - what to trace and where.
  * @trace_dir:    the trace directory (new or empty)
  * @cpl:          CPL filter
- * @ring_records: records per ring file
+ * @ring_records: records per ring file (wrap mode)
+ * @collector:    the trace's mode and, in stream mode, its segment size, disk budget and
+ *                on-full behaviour, as `vbts run --mode stream` (trace.h); its ring_records
+ *                is @ring_records
+ * @stop:         stream mode, on-full stall: true ends a stall (a stop signal came); may be
+ *                NULL
+ * @stop_ctx:     its argument
  * @cr3:          --task: only these address spaces (guest CR3, PCID bits ignored)
  * @nr_cr3:       how many (0: all)
  * @via:          how the VM was found: "pid", "qemu" (started by vbts attach), "libvirt"
@@ -46,6 +53,9 @@ struct collector_config {
 	const char *trace_dir;
 	enum vbts_cpl_filter cpl;
 	uint64_t ring_records;
+	struct trace_collector_config collector;
+	bool (*stop)(void *ctx);
+	void *stop_ctx;
 	uint64_t cr3[COLLECTOR_MAX_CR3];
 	unsigned int nr_cr3;
 	const char *via;

@@ -41,6 +41,7 @@
 #include "log.h"
 #include "qmp.h"
 #include "sealer.h"
+#include "trace-base.h"
 #include "trace.h"
 #include "vmm-fds.h"
 
@@ -54,8 +55,11 @@
 #define ERR_MAX 512
 
 static const char usage[] =
-	"usage: vbts attach --trace DIR [--seal KEY [--seal-interval SECONDS]]\n"
+	"usage: vbts attach (--trace DIR | --trace-base BASE [--keep-runs N]\n"
+	"                   [--keep-bytes BYTES]) [--seal KEY [--seal-interval SECONDS]]\n"
 	"                   [--cpl all|user|kernel] [--task CR3]... [--ring RECORDS]\n"
+	"                   [--mode wrap|stream] [--segment RECORDS]\n"
+	"                   [--disk-budget BYTES] [--on-full stall|drop]\n"
 	"                   [--agent SOCKET] [--start-at NAME]... [--kernel IMAGE]\n"
 	"                   (--pid PID | --domain NAME [--connect URI] [--start] |\n"
 	"                    -- QEMU [ARGS...])\n"
@@ -81,6 +85,13 @@ static const char usage[] =
 	"                     whoever gave it). A stop signal ends the trace, then QEMU\n"
 	"                     (SIGTERM)\n"
 	"  --trace DIR        the trace directory (new or empty)\n"
+	"  --trace-base BASE  a fresh trace directory per start: BASE/YYYYMMDDTHHMMSSZ-PID\n"
+	"                     (UTC), made once the VM is found; BASE is created when missing\n"
+	"  --keep-runs N      with --trace-base: before a start, remove the oldest runs in BASE\n"
+	"                     (each whole: its segments and crash reports together) so that at\n"
+	"                     most N are kept, the new one included\n"
+	"  --keep-bytes BYTES with --trace-base: ... so that the runs in BASE and the new run's\n"
+	"                     disk budget (stream mode) hold at most BYTES (K, M, G)\n"
 	"  --seal KEY         seal DIR with the sealing key KEY (vbts keygen) as it is\n"
 	"                     written, as vbts run --seal does (vbts verify)\n"
 	"  --seal-interval SECONDS  at most this long between two checkpoints (default 10)\n"
@@ -88,6 +99,16 @@ static const char usage[] =
 	"  --task CR3         record only the guest address space with this CR3 (hex; PCID bits\n"
 	"                     ignored). Repeatable (at most 64)\n"
 	"  --ring RECORDS     records per vCPU ring file (default 65536)\n"
+	"  --mode wrap|stream wrap (default): a ring file per vCPU, the newest records; stream:\n"
+	"                     every record, in segment files vcpuN.SSSSSSSS.vseg, each\n"
+	"                     zstd-compressed when full, as vbts run --mode stream\n"
+	"  --segment RECORDS  stream: records per segment (default 65536, at most 4194304)\n"
+	"  --disk-budget BYTES  stream: bytes of segment files of the trace (K, M, G; default\n"
+	"                     4G or half the free space, at most the free space)\n"
+	"  --on-full stall|drop  stream: when the budget or the disk is full, stop copying (the\n"
+	"                     kernel's rings then count what they lose) until there is space\n"
+	"                     or a stop signal comes (default), or drop records and count\n"
+	"                     them in the trace (a lost record)\n"
 	"  --agent SOCKET     the guest agent's virtio-serial port, through QEMU's chardev socket\n"
 	"                     (-chardev socket,id=a,path=SOCKET,server=on,wait=off -device\n"
 	"                     virtio-serial -device virtserialport,chardev=a,name=org.vbts.agent.0):\n"
@@ -116,6 +137,9 @@ static const char usage[] =
 
 struct attach_opts {
 	const char *trace_dir;
+	const char *trace_base;
+	struct trace_base_limits keep;
+	char *run_dir;          /* --trace-base: the run's directory, malloc'd */
 	const char *seal_key;
 	unsigned int seal_interval_s;
 	int pid;
@@ -168,6 +192,29 @@ static int parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max,
 	return 0;
 }
 
+/* A byte count with an optional K, M or G (powers of 1024), as vbts run takes. */
+static int parse_size(const char *opt, const char *s, uint64_t *out)
+{
+	unsigned long long v;
+	unsigned int shift = 0;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (*end == 'K' || *end == 'k')
+		shift = 10, end++;
+	else if (*end == 'M' || *end == 'm')
+		shift = 20, end++;
+	else if (*end == 'G' || *end == 'g')
+		shift = 30, end++;
+	if (errno || end == s || *end || s[0] == '-' || v == 0 || v > (UINT64_MAX >> shift)) {
+		pr_err("%s %s: expected a number of bytes > 0, with K, M or G", opt, s);
+		return -EINVAL;
+	}
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
 static int parse_opts(int argc, char **argv, struct attach_opts *o)
 {
 	static const struct option longopts[] = {
@@ -184,18 +231,68 @@ static int parse_opts(int argc, char **argv, struct attach_opts *o)
 		{ "kernel", required_argument, NULL, 'K' },
 		{ "seal", required_argument, NULL, 'L' },
 		{ "seal-interval", required_argument, NULL, 'I' },
+		{ "trace-base", required_argument, NULL, 'b' },
+		{ "keep-runs", required_argument, NULL, 'n' },
+		{ "keep-bytes", required_argument, NULL, 'y' },
+		{ "mode", required_argument, NULL, 'M' },
+		{ "segment", required_argument, NULL, 'G' },
+		{ "disk-budget", required_argument, NULL, 'B' },
+		{ "on-full", required_argument, NULL, 'F' },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t v;
 	int opt, modes;
 
 	o->cc.ring_records = TRACE_DEFAULT_RING_RECORDS;
+	trace__collector_defaults(&o->cc.collector);
 	opterr = 0;
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "+:", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 't':
 			o->trace_dir = optarg;
+			break;
+		case 'b':
+			o->trace_base = optarg;
+			break;
+		case 'n':
+			if (parse_u64("--keep-runs", optarg, 1, UINT32_MAX, 10, &v))
+				return -EINVAL;
+			o->keep.keep_runs = v;
+			break;
+		case 'y':
+			if (parse_size("--keep-bytes", optarg, &o->keep.keep_bytes))
+				return -EINVAL;
+			break;
+		case 'M':
+			if (!strcmp(optarg, "wrap")) {
+				o->cc.collector.mode = TRACE_MODE_WRAP;
+			} else if (!strcmp(optarg, "stream")) {
+				o->cc.collector.mode = TRACE_MODE_STREAM;
+			} else {
+				pr_err("--mode %s: expected wrap or stream", optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'G':
+			/* the limits are the collector check's, with its own message */
+			if (parse_u64("--segment", optarg, 1, UINT64_MAX, 0,
+				      &o->cc.collector.segment_records))
+				return -EINVAL;
+			break;
+		case 'B':
+			if (parse_size("--disk-budget", optarg, &o->cc.collector.disk_budget))
+				return -EINVAL;
+			break;
+		case 'F':
+			if (!strcmp(optarg, "stall")) {
+				o->cc.collector.on_full = TRACE_ON_FULL_STALL;
+			} else if (!strcmp(optarg, "drop")) {
+				o->cc.collector.on_full = TRACE_ON_FULL_DROP;
+			} else {
+				pr_err("--on-full %s: expected stall or drop", optarg);
+				return -EINVAL;
+			}
 			break;
 		case 'p':
 			if (parse_u64("--pid", optarg, 1, INT_MAX, 10, &v))
@@ -289,8 +386,20 @@ static int parse_opts(int argc, char **argv, struct attach_opts *o)
 		pr_err("--start is for --domain (-- QEMU starts QEMU paused itself)");
 		return -EINVAL;
 	}
-	if (!o->trace_dir) {
-		pr_err("--trace DIR is missing; see 'vbts help attach'");
+	if (!o->trace_dir == !o->trace_base) {
+		pr_err("%s; see 'vbts help attach'", o->trace_dir ?
+		       "--trace DIR and --trace-base BASE: give one" :
+		       "--trace DIR is missing (or --trace-base BASE)");
+		return -EINVAL;
+	}
+	if ((o->keep.keep_runs || o->keep.keep_bytes) && !o->trace_base) {
+		pr_err("--keep-runs and --keep-bytes are for --trace-base");
+		return -EINVAL;
+	}
+	if (o->cc.collector.mode != TRACE_MODE_STREAM &&
+	    (o->cc.collector.segment_records || o->cc.collector.disk_budget ||
+	     o->cc.collector.on_full != TRACE_ON_FULL_STALL)) {
+		pr_err("--segment, --disk-budget and --on-full are for --mode stream");
 		return -EINVAL;
 	}
 	if (o->seal_interval_s && !o->seal_key) {
@@ -524,6 +633,8 @@ static void collect(struct attach_ctx *c)
 	int status;
 
 	for (;;) {
+		if (c->stop_sig || c->child_status >= 0)
+			return; /* seen while a full budget stalled the copy */
 		for (int i = 0; i < P_N; i++)
 			pfd[i] = (struct pollfd){ .fd = -1, .events = POLLIN };
 		pfd[P_SIG].fd = c->sig_fd;
@@ -588,6 +699,75 @@ static int block_signals(struct attach_ctx *c, sigset_t *old)
 		sigprocmask(SIG_SETMASK, old, NULL);
 		return -errno;
 	}
+	return 0;
+}
+
+/*
+ * Stream mode, on-full stall: called while the collector waits for space; a stop signal or
+ * the VMM's exit ends the wait (what is not copied then is counted as lost).
+ */
+static bool stall_stop(void *ctx)
+{
+	struct attach_ctx *c = ctx;
+	struct pollfd pfd[2] = { { .fd = c->sig_fd, .events = POLLIN },
+				 { .fd = c->pidfd, .events = POLLIN } };
+	struct signalfd_siginfo si;
+	int status;
+
+	if (c->stop_sig || c->child_status >= 0)
+		return true;
+	if (poll(pfd, 2, 0) <= 0)
+		return false;
+	if (pfd[0].revents & POLLIN && read(c->sig_fd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo != SIGCHLD) {
+			c->stop_sig = (int)si.ssi_signo;
+			pr_info("%s: ending the trace", strsignal(c->stop_sig));
+			return true;
+		}
+		if (c->child && waitpid(c->child, &status, WNOHANG) == c->child) {
+			c->child_status = status;
+			c->child = 0;
+			return true;
+		}
+	}
+	return pfd[1].revents & POLLIN;
+}
+
+/*
+ * --trace-base: retention over the earlier runs, then a fresh run directory, which becomes
+ * the trace directory. 0, or -errno said.
+ */
+static int make_run_dir(struct attach_ctx *c)
+{
+	char err[ERR_MAX], path[PATH_MAX], name[PATH_MAX * 4];
+	size_t removed;
+	int ret;
+
+	if (c->o.cc.collector.mode == TRACE_MODE_STREAM)
+		c->o.keep.reserve = c->o.cc.collector.disk_budget ? c->o.cc.collector.disk_budget :
+								     TRACE_DEFAULT_DISK_BUDGET;
+	ret = trace_base__prune(c->o.trace_base, &c->o.keep, &removed, err, sizeof(err));
+	if (ret < 0) {
+		pr_err("%s", err);
+		return ret;
+	}
+	if (removed)
+		pr_info("%s: removed the %zu oldest run%s (--keep-runs, --keep-bytes)",
+			escape__str(name, sizeof(name), c->o.trace_base), removed,
+			removed == 1 ? "" : "s");
+	ret = trace_base__new_run(c->o.trace_base, path, sizeof(path), err, sizeof(err));
+	if (ret < 0) {
+		pr_err("%s", err);
+		return ret;
+	}
+	c->o.run_dir = strdup(path);
+	if (!c->o.run_dir) {
+		rmdir(path);
+		pr_err("out of memory");
+		return -ENOMEM;
+	}
+	c->o.trace_dir = c->o.run_dir;
+	c->o.cc.trace_dir = c->o.run_dir;
 	return 0;
 }
 
@@ -696,6 +876,7 @@ static void ctx_fini(struct attach_ctx *c)
 	free(c->qmp_path);
 	free(c->tmpdir);
 	free(c->image);
+	free(c->o.run_dir);
 	if (c->pidfd >= 0)
 		close(c->pidfd);
 	if (c->kvm_fd >= 0)
@@ -714,7 +895,9 @@ static int attach(int argc, char **argv)
 
 	if (parse_opts(argc, argv, &c->o) < 0)
 		return 2;
-	if (trace__check_dir(c->o.trace_dir, err, sizeof(err)) < 0 ||
+	c->o.cc.stop = stall_stop;
+	c->o.cc.stop_ctx = c;
+	if ((c->o.trace_dir && trace__check_dir(c->o.trace_dir, err, sizeof(err)) < 0) ||
 	    (c->o.seal_key && sealer__check_key(c->o.seal_key, err, sizeof(err)) < 0)) {
 		pr_err("%s", err);
 		return 2;
@@ -777,7 +960,8 @@ static int attach(int argc, char **argv)
 		goto out;
 	/* Bad target: 2; a failure once QEMU is started by us: 1. */
 	status = c->o.qemu_argv ? 1 : 2;
-	if (find_vm(c, pid) < 0 || attach_vm(c) < 0) {
+	if (find_vm(c, pid) < 0 || (c->o.trace_base && make_run_dir(c) < 0) ||
+	    attach_vm(c) < 0) {
 		close_agent(c);
 		if (c->col) {
 			collector__close(c->col);
@@ -785,6 +969,9 @@ static int attach(int argc, char **argv)
 		}
 		sealer__finish(c->sealer);
 		c->sealer = NULL;
+		/* nothing is left in it then (trace__create()): an empty run is not kept */
+		if (c->o.run_dir)
+			rmdir(c->o.run_dir);
 		goto out;
 	}
 	if (c->dom_paused) {

@@ -15,7 +15,7 @@
 #include "vbts-run.h"
 
 static const struct {
-	const char *args[8];
+	const char *args[9];
 	const char *words;
 } option_errors[] = {
 	{ { "attach" }, "no VM" },
@@ -49,13 +49,27 @@ static const struct {
 	  "--kernel /nonexistent/vmlinuz: No such file or directory" },
 	{ { "attach", "--trace", "@DIR", "--pid", "1", "--kernel" }, "'--kernel' needs an argument" },
 	{ { "attach", "--trace", "@FILE", "--pid", "1" }, "is not a directory" },
+	{ { "attach", "--trace", "@DIR", "--trace-base", "@DIR", "--pid", "1" },
+	  "--trace DIR and --trace-base BASE: give one" },
+	{ { "attach", "--trace", "@DIR", "--keep-runs", "3", "--pid", "1" },
+	  "--keep-runs and --keep-bytes are for --trace-base" },
+	{ { "attach", "--trace-base", "@DIR", "--keep-runs", "0", "--pid", "1" },
+	  "--keep-runs 0: expected a number" },
+	{ { "attach", "--trace-base", "@DIR", "--keep-bytes", "1T", "--pid", "1" },
+	  "--keep-bytes 1T: expected a number of bytes" },
+	{ { "attach", "--trace", "@DIR", "--disk-budget", "1M", "--pid", "1" },
+	  "are for --mode stream" },
+	{ { "attach", "--trace", "@DIR", "--mode", "ring", "--pid", "1" },
+	  "--mode ring: expected wrap or stream" },
+	{ { "attach", "--trace", "@DIR", "--mode", "stream", "--on-full", "x", "--pid", "1" },
+	  "--on-full x: expected stall or drop" },
 	{ { "attach", "--trace", "@FULL", "--pid", "1" }, "exists and is not empty" },
 };
 
 START_TEST(test_option_errors)
 {
 	char dir[] = "/tmp/check-attach-cli-XXXXXX", trace[128], file[128], full[128];
-	const char *args[9];
+	const char *args[10];
 	struct vbts_output o;
 	struct stat st;
 	unsigned int n = 0;
@@ -72,7 +86,7 @@ START_TEST(test_option_errors)
 		snprintf(inner, sizeof(inner), "%s/x", full);
 		vbts_run__touch(inner);
 	}
-	for (; n < 8 && option_errors[_i].args[n]; n++) {
+	for (; n < 9 && option_errors[_i].args[n]; n++) {
 		const char *a = option_errors[_i].args[n];
 
 		args[n] = !strcmp(a, "@DIR") ? trace : !strcmp(a, "@FILE") ? file :

@@ -13,5 +13,6 @@ Suite *libvirt_suite(void);
 Suite *attach_cli_suite(void);
 Suite *agent_socket_suite(void);
 Suite *tracer_mem_suite(void);
+Suite *trace_base_suite(void);
 
 #endif /* VBTS_TESTS_UNIT_ATTACH_TESTS_H */
