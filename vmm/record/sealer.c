@@ -8,6 +8,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -20,6 +21,7 @@
 
 #include <sodium.h>
 
+#include <vbts/ring-format.h>
 #include <vbts/segment-format.h>
 
 #include "errmsg.h"
@@ -239,6 +241,24 @@ static bool segment_final(int fd)
 	       (h.encoding == VBTS_SEG_ENC_RAW && h.capacity == h.committed);
 }
 
+/*
+ * Whether a ring file (wrap mode) is frozen: a crash or an operator's freeze set its header's
+ * flag, after which its writer appends nothing more (ring-format.h). A frozen ring is sealed
+ * as it is, as final: a later difference is tampering, not an unsealed change.
+ */
+static bool ring_frozen(int fd)
+{
+	uint64_t magic;
+	uint32_t flags;
+
+	if (pread(fd, &magic, sizeof(magic), 0) != sizeof(magic) || magic != VBTS_RING_MAGIC)
+		return false;
+	if (pread(fd, &flags, sizeof(flags), offsetof(struct vbts_ring_header, flags)) !=
+	    sizeof(flags))
+		return false;
+	return flags & VBTS_RING_F_FROZEN;
+}
+
 /* ---- leaves and checkpoints ------------------------------------------------------------- */
 
 static int write_all(int fd, const void *buf, size_t len)
@@ -341,19 +361,20 @@ static int seal_file(struct sealer *s, const char *name, const char *base, int d
 	uint8_t h[VBTS_SEAL_HASH_SIZE];
 	bool ring = !depth && ends_with(base, ".ring");
 	bool seg = !depth && closed_segment_name(base);
+	bool frozen = ring && ring_frozen(fd);
 	bool live = false;
 	struct sfile *f;
 	int64_t n;
 	int ret;
 
-	if (ring && mode == SCAN_RUNNING)
+	if (ring && mode == SCAN_RUNNING && !frozen)
 		return 0;
 	if (seg && mode != SCAN_END && !segment_final(fd)) {
 		if (mode == SCAN_RUNNING)
 			return 0;
 		live = true;
 	}
-	if (ring && mode != SCAN_END)
+	if (ring && mode != SCAN_END && !frozen)
 		live = true;
 	/* vm.json and crash reports are rewritten whole by the run (a member added, symbols). */
 	if (mode != SCAN_END && !depth && (!strcmp(base, "vm.json") || crash_report_name(base)))
@@ -531,9 +552,11 @@ static int checkpoint(struct sealer *s, unsigned int reason)
 	return 0;
 }
 
-/* What the poll found: a segment closed (in its final form), a crash report new or changed. */
+/* What the poll found: a segment closed (in its final form), a crash report new or changed, a
+ * ring frozen and not yet sealed as such. */
 #define POLL_SEGMENT 1
 #define POLL_CRASH 2
+#define POLL_FREEZE 4
 
 static int poll_dir(struct sealer *s)
 {
@@ -552,14 +575,15 @@ static int poll_dir(struct sealer *s)
 	while ((de = readdir(d))) {
 		bool seg = closed_segment_name(de->d_name);
 		bool crash = crash_report_name(de->d_name);
+		bool ring = ends_with(de->d_name, ".ring");
 		struct sfile *f;
 		struct stat st;
 		int fd;
 
-		if (!seg && !crash)
+		if (!seg && !crash && !ring)
 			continue;
 		f = file_get(s, de->d_name);
-		if (!f || (seg && f->sealed && !f->live))
+		if (!f || ((seg || ring) && f->sealed && !f->live))
 			continue;
 		fd = openat(dirfd(d), de->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 		if (fd < 0)
@@ -569,6 +593,8 @@ static int poll_dir(struct sealer *s)
 				found |= POLL_SEGMENT;
 			else if (crash && !(f->sealed && stat_same(f, &st)))
 				found |= POLL_CRASH;
+			else if (ring && ring_frozen(fd))
+				found |= POLL_FREEZE;
 		}
 		close(fd);
 	}
@@ -595,7 +621,7 @@ static void *sealer_thread(void *arg)
 		if (s->stop)
 			break;
 		found = poll_dir(s);
-		if (found & POLL_CRASH)
+		if (found & (POLL_CRASH | POLL_FREEZE))
 			checkpoint(s, VBTS_SEAL_REASON_CRASH);
 		else if (found & POLL_SEGMENT)
 			checkpoint(s, VBTS_SEAL_REASON_SEGMENT);

@@ -3,11 +3,13 @@
  * sealer.h - the write side of sealed traces: every file of a trace directory is hashed into
  * the leaves of a Merkle tree in DIR/seal.log, and its root is signed with the forward-secure
  * sealing key (seal-key.h) at checkpoints: when the trace starts, when a segment is closed,
- * when a crash report appears, every interval, and at the end (doc/sealing.md).
+ * when a crash report appears, when a ring is frozen (wrap mode), every interval, and at the
+ * end (doc/sealing.md).
  *
  * Threads: a `sealer` thread of its own polls the directory (a readdir every 200 ms) for
- * closed segments and crash reports and writes the periodic checkpoints; the writers are not
- * touched. sealer__checkpoint() may be called from any thread; a mutex orders the scans.
+ * closed segments, crash reports and frozen rings and writes the periodic checkpoints; the
+ * writers are not touched. sealer__checkpoint() may be called from any thread; a mutex
+ * orders the scans.
  */
 #ifndef VBTS_VMM_SEALER_H
 #define VBTS_VMM_SEALER_H

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 
 #include <sodium.h>
 
+#include <vbts/ring-format.h>
 #include <vbts/seal-format.h>
 #include <vbts/segment-format.h>
 
@@ -660,6 +662,91 @@ START_TEST(test_dropped_checkpoint)
 END_TEST
 
 /* A run killed with SIGKILL after a checkpoint: what it wrote afterwards is unsealed. */
+/* The reasons of seal.log's checkpoints, in order; returns how many. */
+static size_t checkpoint_reasons(const char *trace, uint32_t *reasons, size_t max)
+{
+	size_t len, off[64], n;
+	char path[1024];
+	uint8_t *log;
+
+	snprintf(path, sizeof(path), "%s/%s", trace, VBTS_SEAL_LOG_NAME);
+	log = test__slurp(path, &len);
+	n = checkpoints(log, len, off, max < 64 ? max : 64);
+	for (size_t i = 0; i < n; i++)
+		reasons[i] = ((const struct vbts_seal_checkpoint *)(log + off[i] +
+								    sizeof(struct vbts_seal_rec)))
+				     ->reason;
+	free(log);
+	return n;
+}
+
+/*
+ * Wrap mode: a ring frozen while the run goes on (an operator's freeze, a crash without a
+ * report yet) is sealed by a checkpoint of its own, as final: a killed run's ring that differs
+ * from it afterwards is tampered, not unsealed.
+ */
+START_TEST(test_frozen_ring)
+{
+	struct vbts_ring_header h;
+	uint8_t ring[VBTS_RING_HEADER_SIZE + 4096];
+	uint32_t reasons[64], flags = VBTS_RING_F_FROZEN;
+	struct seal_report *r;
+	struct fixture f;
+	struct sealer *s;
+	char err[512], path[1024];
+	size_t n = 0;
+	int fd;
+
+	test__make_temp_dir(f.root, sizeof(f.root), "seal-frozen");
+	key_new(&f, 600, 4, 0);
+	snprintf(f.trace, sizeof(f.trace), "%s/t", f.root);
+	test__make_dir(f.root, "t");
+	test__write_text(f.trace, "vm.json", "{\"mode\":\"wrap\",\"vcpus\":1}\n");
+	memset(&h, 0, sizeof(h));
+	h.magic = VBTS_RING_MAGIC;
+	h.version = VBTS_RING_VERSION;
+	h.header_size = VBTS_RING_HEADER_SIZE;
+	h.record_size = 24;
+	h.capacity = 170;
+	memset(ring, 0x3c, sizeof(ring));
+	memcpy(ring, &h, sizeof(h));
+	test__write_file(f.trace, "vcpu0.ring", ring, sizeof(ring));
+	s = sealer__start(f.trace, f.key, 3600, err, sizeof(err));
+	ck_assert_msg(s != NULL, "sealer__start: %s", err);
+	/* The writer freezes the ring: the sealer's poll (every 200 ms) seals it. */
+	snprintf(path, sizeof(path), "%s/vcpu0.ring", f.trace);
+	fd = open(path, O_WRONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pwrite(fd, &flags, sizeof(flags),
+				offsetof(struct vbts_ring_header, flags)),
+			 sizeof(flags));
+	close(fd);
+	for (int i = 0; i < 50 && n < 2; i++) {
+		usleep(100000);
+		n = checkpoint_reasons(f.trace, reasons, 64);
+	}
+	ck_assert_uint_eq(n, 2);
+	ck_assert_uint_eq(reasons[0], VBTS_SEAL_REASON_START);
+	ck_assert_uint_eq(reasons[1], VBTS_SEAL_REASON_CRASH);
+	/* The run goes on (no end checkpoint): the frozen ring verifies as sealed. */
+	r = verify(&f, &f.vk);
+	if (r->verdict != SEAL_VERIFIED && r->verdict != SEAL_PARTIAL)
+		dump(r);
+	ck_assert(r->verdict == SEAL_VERIFIED || r->verdict == SEAL_PARTIAL);
+	ck_assert_uint_eq(r->nr_tampered, 0);
+	ck_assert_ptr_null(find(r, "vcpu0.ring", SEAL_P_UNSEALED));
+	seal_report__free(r);
+	/* No second checkpoint for the same frozen ring. */
+	usleep(500000);
+	ck_assert_uint_eq(checkpoint_reasons(f.trace, reasons, 64), 2);
+	/* A byte of it changed after the freeze is tampering even though the run did not end. */
+	flip(f.trace, "vcpu0.ring", VBTS_RING_HEADER_SIZE + 100);
+	expect_tampered(&f, "vcpu0.ring", NULL);
+	sealer__abort(s);
+	test__remove_tree(f.root);
+}
+END_TEST
+
 START_TEST(test_killed_run)
 {
 	struct seal_report *r;
@@ -900,6 +987,7 @@ static Suite *seal_suite(void)
 	tcase_add_test(tc, test_every_file);
 	tcase_add_test(tc, test_dropped_checkpoint);
 	tcase_add_test(tc, test_killed_run);
+	tcase_add_test(tc, test_frozen_ring);
 	tcase_add_test(tc, test_truncated_log);
 	tcase_add_test(tc, test_damaged_log);
 	tcase_add_test(tc, test_proof);
