@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include <vbts/ring-format.h>
+#include <vbts/segment-format.h>
 
 #include "agent-socket.h"
 #include "collector.h"
@@ -41,6 +42,7 @@
 #include "log.h"
 #include "qmp.h"
 #include "sealer.h"
+#include "seg-rotate.h"
 #include "trace-base.h"
 #include "trace.h"
 #include "vmm-fds.h"
@@ -59,7 +61,7 @@ static const char usage[] =
 	"                   [--keep-bytes BYTES]) [--seal KEY [--seal-interval SECONDS]]\n"
 	"                   [--cpl all|user|kernel] [--task CR3]... [--ring RECORDS]\n"
 	"                   [--mode wrap|stream] [--segment RECORDS]\n"
-	"                   [--disk-budget BYTES] [--on-full stall|drop]\n"
+	"                   [--disk-budget BYTES] [--on-full stall|drop|rotate]\n"
 	"                   [--agent SOCKET] [--start-at NAME]... [--kernel IMAGE]\n"
 	"                   (--pid PID | --domain NAME [--connect URI] [--start] |\n"
 	"                    -- QEMU [ARGS...])\n"
@@ -105,10 +107,12 @@ static const char usage[] =
 	"  --segment RECORDS  stream: records per segment (default 65536, at most 4194304)\n"
 	"  --disk-budget BYTES  stream: bytes of segment files of the trace (K, M, G; default\n"
 	"                     4G or half the free space, at most the free space)\n"
-	"  --on-full stall|drop  stream: when the budget or the disk is full, stop copying (the\n"
-	"                     kernel's rings then count what they lose) until there is space\n"
-	"                     or a stop signal comes (default), or drop records and count\n"
-	"                     them in the trace (a lost record)\n"
+	"  --on-full stall|drop|rotate  stream: when the budget or the disk is full, stop\n"
+	"                     copying (the kernel's rings then count what they lose) until\n"
+	"                     there is space or a stop signal comes (default), drop records\n"
+	"                     and count them in the trace (a lost record), or remove the\n"
+	"                     oldest closed segments, whichever vCPU's, and go on (the newest\n"
+	"                     4 of each vCPU stay; not with --seal)\n"
 	"  --agent SOCKET     the guest agent's virtio-serial port, through QEMU's chardev socket\n"
 	"                     (-chardev socket,id=a,path=SOCKET,server=on,wait=off -device\n"
 	"                     virtio-serial -device virtserialport,chardev=a,name=org.vbts.agent.0):\n"
@@ -140,6 +144,7 @@ struct attach_opts {
 	const char *trace_base;
 	struct trace_base_limits keep;
 	char *run_dir;          /* --trace-base: the run's directory, malloc'd */
+	bool rotate;            /* --on-full rotate */
 	const char *seal_key;
 	unsigned int seal_interval_s;
 	int pid;
@@ -172,6 +177,8 @@ struct attach_ctx {
 	char *image;
 	int stop_sig;
 	bool frozen;
+	uint64_t rotated;       /* --on-full rotate: segment files removed */
+	bool rotate_stuck;      /* ... and said that none could be */
 };
 
 /* ---- options ---------------------------------------------------------------------------- */
@@ -289,8 +296,12 @@ static int parse_opts(int argc, char **argv, struct attach_opts *o)
 				o->cc.collector.on_full = TRACE_ON_FULL_STALL;
 			} else if (!strcmp(optarg, "drop")) {
 				o->cc.collector.on_full = TRACE_ON_FULL_DROP;
+			} else if (!strcmp(optarg, "rotate")) {
+				/* the writer stalls; stall_stop() makes room */
+				o->cc.collector.on_full = TRACE_ON_FULL_STALL;
+				o->rotate = true;
 			} else {
-				pr_err("--on-full %s: expected stall or drop", optarg);
+				pr_err("--on-full %s: expected stall, drop or rotate", optarg);
 				return -EINVAL;
 			}
 			break;
@@ -398,8 +409,12 @@ static int parse_opts(int argc, char **argv, struct attach_opts *o)
 	}
 	if (o->cc.collector.mode != TRACE_MODE_STREAM &&
 	    (o->cc.collector.segment_records || o->cc.collector.disk_budget ||
-	     o->cc.collector.on_full != TRACE_ON_FULL_STALL)) {
+	     o->cc.collector.on_full != TRACE_ON_FULL_STALL || o->rotate)) {
 		pr_err("--segment, --disk-budget and --on-full are for --mode stream");
+		return -EINVAL;
+	}
+	if (o->rotate && o->seal_key) {
+		pr_err("--on-full rotate removes files a seal covers: not with --seal");
 		return -EINVAL;
 	}
 	if (o->seal_interval_s && !o->seal_key) {
@@ -734,6 +749,38 @@ static bool stall_stop(void *ctx)
 }
 
 /*
+ * --on-full rotate: the budget is full and the writer waits (stall mode): remove the oldest
+ * closed segments, two raw segments' worth per vCPU, which the writer takes back from the
+ * budget at its next attempt. False: go on waiting.
+ */
+static bool rotate_stop(void *ctx)
+{
+	struct attach_ctx *c = ctx;
+	uint64_t records = c->o.cc.collector.segment_records ?
+				   c->o.cc.collector.segment_records :
+				   TRACE_DEFAULT_SEGMENT_RECORDS;
+	uint64_t want = 2 * (VBTS_SEG_HEADER_SIZE + records * sizeof(struct vbts_record)) *
+			(c->fds.nr_vcpus ? c->fds.nr_vcpus : 1);
+	size_t removed;
+	int64_t freed;
+
+	if (stall_stop(ctx))
+		return true;
+	freed = seg_rotate__run(c->o.trace_dir, want, &removed);
+	if (freed < 0) {
+		pr_warn("rotating the segments of %s: %s", c->o.trace_dir, strerror((int)-freed));
+	} else if (removed) {
+		c->rotated += removed;
+		c->rotate_stuck = false;
+	} else if (!c->rotate_stuck) {
+		pr_warn("the disk budget is full and holds no segment that may be removed (the "
+			"newest %d of each vCPU stay): copying waits", SEG_ROTATE_KEEP);
+		c->rotate_stuck = true;
+	}
+	return false;
+}
+
+/*
  * --trace-base: retention over the earlier runs, then a fresh run directory, which becomes
  * the trace directory. 0, or -errno said.
  */
@@ -895,7 +942,7 @@ static int attach(int argc, char **argv)
 
 	if (parse_opts(argc, argv, &c->o) < 0)
 		return 2;
-	c->o.cc.stop = stall_stop;
+	c->o.cc.stop = c->o.rotate ? rotate_stop : stall_stop;
 	c->o.cc.stop_ctx = c;
 	if ((c->o.trace_dir && trace__check_dir(c->o.trace_dir, err, sizeof(err)) < 0) ||
 	    (c->o.seal_key && sealer__check_key(c->o.seal_key, err, sizeof(err)) < 0)) {
@@ -988,6 +1035,9 @@ static int attach(int argc, char **argv)
 		c->dom_paused = false;
 	}
 	collect(c);
+	if (c->rotated)
+		pr_info("%" PRIu64 " segment files removed to stay within the disk budget "
+			"(--on-full rotate)", c->rotated);
 	close_agent(c);
 	ret = collector__close(c->col);
 	c->col = NULL;

@@ -6,4 +6,5 @@
 #include "tests.h"
 
 VBTS_CHECK_MAIN(vmm_fds_suite, qmp_suite, libvirt_suite, attach_cli_suite, agent_socket_suite,
-		tracer_mem_suite, trace_base_suite)
+		tracer_mem_suite, trace_base_suite, seg_rotate_suite,
+		recorder_suite)

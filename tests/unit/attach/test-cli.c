@@ -15,7 +15,7 @@
 #include "vbts-run.h"
 
 static const struct {
-	const char *args[9];
+	const char *args[11];
 	const char *words;
 } option_errors[] = {
 	{ { "attach" }, "no VM" },
@@ -62,14 +62,19 @@ static const struct {
 	{ { "attach", "--trace", "@DIR", "--mode", "ring", "--pid", "1" },
 	  "--mode ring: expected wrap or stream" },
 	{ { "attach", "--trace", "@DIR", "--mode", "stream", "--on-full", "x", "--pid", "1" },
-	  "--on-full x: expected stall or drop" },
+	  "--on-full x: expected stall, drop or rotate" },
+	{ { "attach", "--trace", "@DIR", "--on-full", "rotate", "--pid", "1" },
+	  "are for --mode stream" },
+	{ { "attach", "--trace", "@DIR", "--mode", "stream", "--on-full", "rotate", "--seal", "k",
+	    "--pid", "1" },
+	  "not with --seal" },
 	{ { "attach", "--trace", "@FULL", "--pid", "1" }, "exists and is not empty" },
 };
 
 START_TEST(test_option_errors)
 {
 	char dir[] = "/tmp/check-attach-cli-XXXXXX", trace[128], file[128], full[128];
-	const char *args[10];
+	const char *args[12];
 	struct vbts_output o;
 	struct stat st;
 	unsigned int n = 0;
@@ -86,7 +91,7 @@ START_TEST(test_option_errors)
 		snprintf(inner, sizeof(inner), "%s/x", full);
 		vbts_run__touch(inner);
 	}
-	for (; n < 9 && option_errors[_i].args[n]; n++) {
+	for (; n < 11 && option_errors[_i].args[n]; n++) {
 		const char *a = option_errors[_i].args[n];
 
 		args[n] = !strcmp(a, "@DIR") ? trace : !strcmp(a, "@FILE") ? file :

@@ -14,5 +14,7 @@ Suite *attach_cli_suite(void);
 Suite *agent_socket_suite(void);
 Suite *tracer_mem_suite(void);
 Suite *trace_base_suite(void);
+Suite *seg_rotate_suite(void);
+Suite *recorder_suite(void);
 
 #endif /* VBTS_TESTS_UNIT_ATTACH_TESTS_H */
