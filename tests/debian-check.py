@@ -224,6 +224,102 @@ def check_unit(top, build):
         error('debian/vbts-guest-agent.udev: does not start the unit for the agent\'s port')
 
 
+def unit_lines(text):
+    """The unit's NAME=VALUE lines, continuation lines joined."""
+    text = re.sub(r'\\\n\s*', ' ', text)
+    return [l.strip() for l in text.splitlines() if l.strip() and not l.startswith(('#', '['))]
+
+
+def check_recorder(top, build):
+    """vbts-attach@.service, its settings and libvirt's hook."""
+    deb = os.path.join(top, 'debian')
+    unit = os.path.join(deb, 'vbts-attach@.service')
+    vbts = os.path.join(build, 'cli/vbts')
+    hook = os.path.join(build, 'attach/vbts-libvirt-hook')
+    for exe in (vbts, hook):
+        if not os.access(exe, os.X_OK):
+            error(f'{exe}: not built')
+            return
+    with open(unit, encoding='utf-8') as f:
+        text = f.read()
+    with tempfile.TemporaryDirectory() as tmp:
+        # a template is verified through an instance of it
+        copy = os.path.join(tmp, 'vbts-attach@web1.service')
+        with open(copy, 'w', encoding='utf-8') as f:
+            f.write(text.replace('/usr/bin/vbts ', vbts + ' '))
+        p = subprocess.run(['systemd-analyze', 'verify', copy], capture_output=True, text=True)
+        if p.returncode != 0 or p.stdout.strip() or p.stderr.strip():
+            error(f'systemd-analyze verify vbts-attach@.service: exit status '
+                  f'{p.returncode}: {(p.stdout + p.stderr).strip()}')
+    keys = {}
+    for line in unit_lines(text):
+        k, _, v = line.partition('=')
+        keys.setdefault(k, []).append(v)
+    start = keys.get('ExecStart', [''])[0]
+    argv = start.split()
+    if argv[:4] != ['/usr/bin/vbts', 'attach', '--domain', '%I'] or \
+            '--mode stream' not in start or '--disk-budget' not in start or \
+            '--trace-base /var/lib/vbts/%I' not in start:
+        error(f'vbts-attach@.service: ExecStart is not vbts attach --domain %I in stream mode '
+              f'with a budget under /var/lib/vbts/%I: {start}')
+    if re.search(r'(^|/)(sh|bash|dash|env)( |$)', start):
+        error('vbts-attach@.service: a shell or env in ExecStart')
+    if keys.get('User', ['x'])[0] == 'root' or 'DynamicUser' not in keys and 'User' not in keys:
+        error('vbts-attach@.service: runs as root')
+    caps = set(' '.join(keys.get('AmbientCapabilities', [])).split())
+    bound = set(' '.join(keys.get('CapabilityBoundingSet', [])).split())
+    if caps != {'CAP_SYS_PTRACE', 'CAP_PERFMON'} or bound != caps:
+        error(f'vbts-attach@.service: capabilities {sorted(caps)}, bound {sorted(bound)}: '
+              f'attach needs CAP_SYS_PTRACE and CAP_PERFMON, nothing more')
+    envs = keys.get('EnvironmentFile', [])
+    if '/etc/vbts/attach.conf' not in envs or '-/etc/vbts/attach.d/%I.conf' not in envs:
+        error(f'vbts-attach@.service: EnvironmentFile= {envs}')
+    # Every variable ExecStart uses is set by the defaults, and vbts attach takes their values.
+    conf = {}
+    with open(os.path.join(deb, 'attach.conf'), encoding='utf-8') as f:
+        for line in f:
+            line = line.strip()
+            if line and not line.startswith('#'):
+                k, eq, v = line.partition('=')
+                if not eq or not re.fullmatch(r'[A-Z_][A-Z0-9_]*', k):
+                    error(f'debian/attach.conf: not NAME=VALUE: {line}')
+                conf[k] = v
+    used = re.findall(r'\$\{?([A-Z_][A-Z0-9_]*)\}?', start)
+    for k in used:
+        if k not in conf:
+            error(f'vbts-attach@.service: ${k} is not set in debian/attach.conf')
+    args = []
+    for word in argv[1:]:
+        m = re.fullmatch(r'\$\{([A-Z_0-9]+)\}', word)
+        if m:
+            args.append(conf.get(m.group(1), ''))
+        elif re.fullmatch(r'\$([A-Z_0-9]+)', word):
+            args += conf.get(word[1:], '').split()
+        else:
+            args.append(word.replace('%I', 'web1'))
+    # --pid as well: past every option, vbts attach refuses two VMs (nothing is attached).
+    p = subprocess.run([vbts] + args + ['--pid', '1'], capture_output=True, text=True)
+    if p.returncode != 2 or 'more than one VM' not in p.stderr:
+        error(f'vbts attach with the unit\'s options and the default settings: '
+              f'{p.stderr.strip()}')
+    with open(os.path.join(deb, 'vbts.links'), encoding='utf-8') as f:
+        links = [l.split() for l in f if l.strip()]
+    if ['usr/libexec/vbts/vbts-libvirt-hook', 'etc/libvirt/hooks/qemu.d/vbts-attach'] not in links:
+        error('debian/vbts.links: no libvirt qemu hook for the recorder')
+    with open(os.path.join(deb, 'rules'), encoding='utf-8') as f:
+        rules = f.read()
+    for want in ('debian/vbts/lib/systemd/system/vbts-attach@.service',
+                 'debian/vbts/etc/vbts/attach.conf', 'debian/vbts/etc/vbts/attach.d'):
+        if want not in rules:
+            error(f'debian/rules does not install {want}')
+    # The hook: nothing for a domain without settings, whatever the operation.
+    p = subprocess.run([hook, 'no-such-domain-here', 'started', 'begin', '-'],
+                       capture_output=True, text=True, input='<domain/>')
+    if p.returncode != 0 or p.stdout or p.stderr:
+        error(f'the libvirt hook on an unselected domain: status {p.returncode}, '
+              f'{(p.stdout + p.stderr).strip()}')
+
+
 def dkms_vars(conf, kernel):
     script = ('kernelver=$1; kernel_source_dir=/lib/modules/$1/build; . "$2"; '
               'printf "%s\\n" "$PACKAGE_NAME" "${BUILT_MODULE_NAME[*]}" "${MAKE[0]}" '
@@ -326,6 +422,7 @@ def main(argv):
         error(f'debian/control: packages {pkgs}, expected vbts, vbts-kvm-dkms, vbts-guest-agent')
     check_lists(top, build, pkgs)
     check_unit(top, build)
+    check_recorder(top, build)
     check_dkms(top)
     check_refusals(top)
     return 1 if errors else 0
