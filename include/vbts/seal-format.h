@@ -96,6 +96,7 @@ struct vbts_seal_log_header {
 };
 
 _Static_assert(sizeof(struct vbts_seal_log_header) == 96, "seal log header size");
+_Static_assert(__builtin_offsetof(struct vbts_seal_log_header, vk) == 0x20, "ABI");
 
 /* enum vbts_seal_rec_type: what a record of the seal log is. */
 enum vbts_seal_rec_type {
@@ -110,6 +111,8 @@ struct vbts_seal_rec {
 	uint32_t type; /* enum vbts_seal_rec_type */
 	uint32_t size; /* bytes of the record, this head included, at most VBTS_SEAL_REC_MAX */
 };
+
+_Static_assert(sizeof(struct vbts_seal_rec) == 8, "seal record head size");
 
 #define VBTS_SEAL_REC_MAX 4096
 
@@ -142,12 +145,13 @@ struct vbts_seal_leaf {
 };
 
 _Static_assert(sizeof(struct vbts_seal_leaf) == 64, "seal leaf size");
+_Static_assert(__builtin_offsetof(struct vbts_seal_leaf, hash) == 0x20, "ABI");
 
 /* enum vbts_seal_reason: why a checkpoint was written. */
 enum vbts_seal_reason {
 	VBTS_SEAL_REASON_START = 1,    /* the trace directory was created */
 	VBTS_SEAL_REASON_SEGMENT = 2,  /* a segment was closed */
-	VBTS_SEAL_REASON_CRASH = 3,    /* a crash report (and a freeze) */
+	VBTS_SEAL_REASON_CRASH = 3,    /* a crash report, or a ring frozen (wrap mode) */
 	VBTS_SEAL_REASON_INTERVAL = 4, /* --seal-interval elapsed */
 	VBTS_SEAL_REASON_END = 5,      /* the run ended: the last checkpoint */
 };
@@ -204,5 +208,6 @@ struct vbts_seal_proof_header {
 };
 
 _Static_assert(sizeof(struct vbts_seal_proof_header) == 0x50, "proof header size");
+_Static_assert(__builtin_offsetof(struct vbts_seal_proof_header, nr_leaves) == 0x48, "ABI");
 
 #endif /* VBTS_SEAL_FORMAT_H */
