@@ -13,7 +13,9 @@
 # - every option the command's file parses (getopt_long()'s table and option letters, options
 #   compared with strcmp(), --harness where harness__strip() takes it) is one of its section's
 #   options;
-# - MAN_DIR holds vbts(1), vbts-CMD(1) for each section and vbts-trace(5), and `man --warnings`
+# - MAN_DIR holds vbts(1), vbts-CMD(1) for each section, vbts-trace(5) and PROG(8) for each
+#   `## vbts-PROG` section (vbts-agent(8), whose options are its getopt() letters), and
+#   `man --warnings`
 #   renders each (as lintian does) with no warning at 80 and 60 columns;
 # - the bash completion in MAN_DIR is valid bash and offers every command.
 import os
@@ -126,7 +128,21 @@ def main(argv):
                       f'which its section of doc/commands.md does not list')
 
     env = dict(os.environ, LC_ALL='C.UTF-8', MAN_KEEP_FORMATTING='1')
-    for page in mkpages.page_names(sections):
+    programs = mkpages.parse_commands(os.path.join(top, 'doc/commands.md'), programs=True)
+    for prog in programs:
+        # a program's options are its getopt() letters (guest-agent/vbts-agent.c, ...)
+        src = os.path.join(top, 'guest-agent', prog.name + '.c')
+        text = open(src, encoding='utf-8').read() if os.path.exists(src) else ''
+        m = re.search(r'getopt\(argc, argv, "([^"]*)"\)', text)
+        if not m:
+            error(f'{prog.name}: no getopt() in {os.path.relpath(src, top)}')
+            continue
+        parsed = {'-' + c for c in m.group(1) if c != ':'}
+        documented = {w for head, _ in prog.options for w in mkpages.option_words(head)}
+        if parsed != documented:
+            error(f'{prog.name}: parses {sorted(parsed)}, its section of doc/commands.md '
+                  f'lists {sorted(documented)}')
+    for page in mkpages.page_names(sections, programs):
         path = os.path.join(man_dir, page)
         if not os.path.isfile(path):
             error(f'{page}: not made ({path})')

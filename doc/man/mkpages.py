@@ -13,7 +13,9 @@
 # synopsis in a fenced code block, paragraphs (and code blocks) saying what it does, its
 # options as a list of "- `--opt ARG`: text" items, more paragraphs, and a paragraph starting
 # "Exit status:". From it come vbts(1) and vbts-CMD(1) (roff), the texts `vbts help CMD` prints
-# (a C table, cli/help.c reads it) and the bash completion of commands and options. vbts-trace(5)
+# (a C table, cli/help.c reads it) and the bash completion of commands and options. A
+# `## vbts-PROG` section (same shape) is a program of the project's own, not a command of vbts:
+# its page is PROG(8) (vbts-agent(8)), it has no help text nor completion. vbts-trace(5)
 # is doc/formats.md. `list` prints the man page file names, `options` each command's options.
 # A section out of this shape stops the build with the line and what was expected.
 import re
@@ -83,16 +85,31 @@ def read_blocks(lines, start):
 OPT_ITEM = re.compile(r'^((?:`-[^`]+`(?:, )?)+): (.*)$')
 
 
-def parse_commands(path):
-    """The sections of doc/commands.md, in order."""
+PROGRAM = re.compile(r'^## (vbts-[a-z][a-z0-9-]*)\s*$')
+
+
+def parse_commands(path, programs=False):
+    """The sections of doc/commands.md, in order: the commands of vbts, or with @programs the
+    `## vbts-PROG` sections of programs of their own (named vbts-PROG)."""
     with open(path, encoding='utf-8') as f:
         lines = f.read().split('\n')
     sections, i = [], 0
     while i < len(lines):
         m = re.match(r'^## vbts(?: ([a-z][a-z0-9-]*))?\s*$', lines[i])
+        p = PROGRAM.match(lines[i])
+        if p:
+            m = p if programs else None
+            if not programs:
+                i += 1
+                continue
+        elif m and programs:
+            m = None
+            i += 1
+            continue
         if not m:
             if lines[i].startswith('## '):
-                raise FormatError(f'{path}:{i + 1}: expected "## vbts" or "## vbts CMD"')
+                raise FormatError(f'{path}:{i + 1}: expected "## vbts", "## vbts CMD" or '
+                                  f'"## vbts-PROG"')
             i += 1
             continue
         sec = Section(m.group(1) or '', i + 1)
@@ -125,6 +142,8 @@ def parse_commands(path):
             else:
                 sec.blocks.append((kind, payload))
         sections.append(sec)
+    if programs:
+        return sections
     if not sections or sections[0].name:
         raise FormatError(f'{path}: the first section must be "## vbts"')
     names = [s.name for s in sections]
@@ -376,11 +395,37 @@ def man_trace(path, sections, version):
     return '\n'.join(out) + '\n'
 
 
-def page_names(sections):
-    return ['vbts.1'] + [f'vbts-{s.name}.1' for s in sections if s.name] + ['vbts-trace.5']
+def man_program(sec, sections, version):
+    """PROG(8) of a `## vbts-PROG` section."""
+    out = header(sec.name, 8, version, 'doc/commands.md')
+    out.append(f'{roff_escape(sec.name, True)} \\- {roff_escape(sec.summary)}')
+    out += ['.SH SYNOPSIS', '.nf'] + [roff_line(roff_escape(s, True)) for s in sec.synopsis]
+    out += ['.fi', '.SH DESCRIPTION'] + roff_blocks(sec.blocks)
+    if sec.options:
+        out.append('.SH OPTIONS')
+        for head, text in sec.options:
+            out += ['.TP', roff_line(roff_inline(head)), roff_line(roff_inline(text))]
+    if sec.after:
+        out += ['.SH NOTES'] + roff_blocks(sec.after)
+    if sec.exit_status:
+        out += ['.SH "EXIT STATUS"', roff_line(roff_inline(sec.exit_status))]
+    mentioned = set(re.findall(r'vbts ([a-z]+)', ' '.join(texts_of(sec) + sec.synopsis)))
+    pages = [('vbts', 1)] + [(f'vbts-{s.name}', 1) for s in sections
+                             if s.name and s.name in mentioned]
+    pages.append(('vbts-trace', 5))
+    out += see_also(pages, links_of(texts_of(sec)))
+    return '\n'.join(out) + '\n'
 
 
-def write_man(outdir, version, sections, formats):
+def page_names(sections, programs=()):
+    return ['vbts.1'] + [f'vbts-{s.name}.1' for s in sections if s.name] + ['vbts-trace.5'] + \
+        [f'{p.name}.8' for p in programs]
+
+
+def write_man(outdir, version, sections, formats, programs=()):
+    for prog in programs:
+        with open(f'{outdir}/{prog.name}.8', 'w', encoding='ascii') as f:
+            f.write(man_program(prog, sections, version))
     for sec in sections:
         name = f'vbts-{sec.name}.1' if sec.name else 'vbts.1'
         text = man_command(sec, sections, version) if sec.name else \
@@ -426,12 +471,14 @@ def write_completion(path, sections):
 def main(argv):
     try:
         if len(argv) == 3 and argv[1] == 'list':
-            print('\n'.join(page_names(parse_commands(argv[2]))))
+            print('\n'.join(page_names(parse_commands(argv[2]),
+                                        parse_commands(argv[2], programs=True))))
         elif len(argv) == 3 and argv[1] == 'options':
             for s in parse_commands(argv[2]):
                 print(s.name or '-', *[w for head, _ in s.options for w in option_words(head)])
         elif len(argv) == 6 and argv[1] == 'man':
-            write_man(argv[2], argv[3], parse_commands(argv[4]), argv[5])
+            write_man(argv[2], argv[3], parse_commands(argv[4]), argv[5],
+                      parse_commands(argv[4], programs=True))
         elif len(argv) == 4 and argv[1] == 'c':
             write_c(argv[2], parse_commands(argv[3]))
         elif len(argv) == 4 and argv[1] == 'completion':
