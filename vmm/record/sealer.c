@@ -353,7 +353,6 @@ static void stat_keep(struct sfile *f, const struct stat *st)
 	f->ctime_ns = ts_ns(&st->st_ctim);
 }
 
-
 /* Seal one regular file @name (open as @fd) as @mode says. */
 static int seal_file(struct sealer *s, const char *name, const char *base, int depth, int fd,
 		     const struct stat *st, enum scan_mode mode)

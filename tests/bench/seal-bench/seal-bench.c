@@ -60,8 +60,9 @@ static void gen(struct vbts_record *r, size_t n, bool varied)
 		}
 		r[i].from = base + 0x12;
 		r[i].to = (i % 101) ? base + 0x30 : 0x402000 + (i % 13) * 0x10;
-		r[i].flags = VBTS_REC_CPL_VALID | (3ULL << VBTS_REC_CPL_SHIFT) |
-			     ((uint64_t)(i % 101 ? VBTS_BR_JCC : VBTS_BR_CALL) << VBTS_REC_KIND_SHIFT);
+		r[i].flags =
+			VBTS_REC_CPL_VALID | (3ULL << VBTS_REC_CPL_SHIFT) |
+			((uint64_t)(i % 101 ? VBTS_BR_JCC : VBTS_BR_CALL) << VBTS_REC_KIND_SHIFT);
 	}
 }
 
@@ -85,13 +86,16 @@ static void rm_tree(const char *dir)
 
 /* Write @n records, @src's @nsrc (a multiple of BATCH) over and over, into the new trace
  * directory @dir, sealed with @key when given. */
-static int write_trace(const char *dir, const char *key, const struct vbts_record *src,
-		       size_t nsrc, size_t n)
+static int write_trace(const char *dir, const char *key, const struct vbts_record *src, size_t nsrc,
+		       size_t n)
 {
 	struct seg_budget budget = { .limit = 1ULL << 40 };
 	struct seg_writer_config sc = {
-		.dir = dir, .segment_records = SEGMENT, .budget = &budget,
-		.on_full = SEG_ON_FULL_DROP, .start_time_ns = clock_ns(CLOCK_REALTIME),
+		.dir = dir,
+		.segment_records = SEGMENT,
+		.budget = &budget,
+		.on_full = SEG_ON_FULL_DROP,
+		.start_time_ns = clock_ns(CLOCK_REALTIME),
 	};
 	struct sealer *s = NULL;
 	struct ring_writer *w;
@@ -153,7 +157,8 @@ static int stream(const char *dir, const char *key, size_t n)
 		for (int sealed = 0; sealed < 2; sealed++) {
 			uint64_t t0, c0;
 
-			snprintf(sub, sizeof(sub), "%s/%s-%d", dir, sealed ? "sealed" : "plain", run);
+			snprintf(sub, sizeof(sub), "%s/%s-%d", dir, sealed ? "sealed" : "plain",
+				 run);
 			c0 = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 			t0 = clock_ns(CLOCK_MONOTONIC);
 			if (write_trace(sub, sealed ? key : NULL, src, SRC, n) < 0)
@@ -165,7 +170,8 @@ static int stream(const char *dir, const char *key, size_t n)
 	/* Removed at the end: files made where many were just removed cost ext4 more. */
 	for (int run = 0; run < RUNS; run++)
 		for (int sealed = 0; sealed < 2; sealed++) {
-			snprintf(sub, sizeof(sub), "%s/%s-%d", dir, sealed ? "sealed" : "plain", run);
+			snprintf(sub, sizeof(sub), "%s/%s-%d", dir, sealed ? "sealed" : "plain",
+				 run);
 			rm_tree(sub);
 		}
 	for (int sealed = 0; sealed < 2; sealed++) {
