@@ -17,7 +17,9 @@
  * struct bts_branch - one branch, oldest first, as the block builder needs it.
  * @from, @to:   source and target addresses
  * @from_in:     its source is in the thread's address space (CPL and CR3)
- * @to_in:       its target is (the newest branch's target always is: it is the PC)
+ * @to_in:       its target is; the newest branch's target is taken as inside (it is the PC)
+ *               but when that branch leaves the space from inside it: then the thread
+ *               stopped at its source (a process that crashed into the kernel)
  * @after_break: records were lost, or tracing stopped, between it and the branch before
  */
 struct bts_branch {
@@ -28,7 +30,7 @@ struct bts_branch {
 
 /**
  * bts_blocks__build() - the blocks of @nr branches, newest first, the first ending at the
- * newest branch's target.
+ * newest branch's target (or source, see below).
  * @br:        the branches, oldest first
  * @nr:        how many
  * @next_insn: the address of the instruction after the one at @addr, 0 when unknown
@@ -40,9 +42,14 @@ struct bts_branch {
  * target. A branch that leaves the space leaves the block open: when the branch that comes
  * back goes to the instruction left, or to the next one, the block goes on; elsewhere, the
  * block ends at the instruction left and a new one starts where it came back. A break ends
- * a block where nothing says where it ended: that block is left out. A branch from inside the
- * space while a block is open outside it (the way back was not recorded) closes the open
- * block at the instruction it left; the run up to that branch is unknown and left out.
+ * a block where nothing says where it ended: that block is left out, but for one open
+ * outside the space, which ended at the instruction it left. A branch from inside the space
+ * while a block is open outside it (the way back was not recorded, as in a user-mode trace)
+ * goes on with the open block when the instructions from the one left run straight on to its
+ * source (at most 4096 of them, by @next_insn); else it closes the open block at the
+ * instruction it left, and the run up to that branch is unknown and left out. When the
+ * newest branch leaves the space from inside it (its to_in false: a fault the thread
+ * stopped at), the newest block ends at its source.
  *
  * Return: 0, or -ENOMEM.
  */

@@ -72,9 +72,10 @@ static int add_segment(struct image_mem *m, int fd, uint64_t file_size, const GE
  * Maps @path's PT_LOAD segments at their link addresses; with @loaded, all moved so that the
  * lowest one (page aligned) starts at @load_base.
  */
-static int add_elf(struct image_mem *m, const char *path, bool loaded, uint64_t load_base)
+static int add_elf(struct image_mem *m, const char *path, bool loaded, uint64_t load_base,
+		   uint64_t bias, bool mapped, uint64_t start, uint64_t offset)
 {
-	uint64_t bias = 0, low = UINT64_MAX;
+	uint64_t low = UINT64_MAX;
 	struct stat st;
 	size_t nr_ph;
 	GElf_Phdr ph;
@@ -109,6 +110,18 @@ static int add_elf(struct image_mem *m, const char *path, bool loaded, uint64_t 
 		}
 		bias = load_base - (low & ~(LOAD_ALIGN - 1));
 	}
+	/* Mapped at @start from file offset @offset: the bias of the segment holding it. */
+	for (size_t i = 0; mapped && i < nr_ph; i++) {
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD &&
+		    offset >= ph.p_offset && offset - ph.p_offset < ph.p_filesz) {
+			bias = start - (ph.p_vaddr + (offset - ph.p_offset));
+			mapped = false;
+		}
+	}
+	if (mapped) {
+		ret = -EINVAL;
+		goto out_end;
+	}
 	for (size_t i = 0; i < nr_ph && !ret; i++) {
 		if (!gelf_getphdr(elf, (int)i, &ph)) {
 			ret = -EINVAL;
@@ -126,12 +139,23 @@ out_close:
 
 int image_mem__add_elf(struct image_mem *m, const char *path)
 {
-	return add_elf(m, path, false, 0);
+	return add_elf(m, path, false, 0, 0, false, 0, 0);
+}
+
+int image_mem__add_elf_biased(struct image_mem *m, const char *path, uint64_t bias)
+{
+	return add_elf(m, path, false, 0, bias, false, 0, 0);
 }
 
 int image_mem__add_elf_loaded(struct image_mem *m, const char *path, uint64_t load_base)
 {
-	return add_elf(m, path, true, load_base);
+	return add_elf(m, path, true, load_base, 0, false, 0, 0);
+}
+
+int image_mem__add_elf_mapped(struct image_mem *m, const char *path, uint64_t start,
+			     uint64_t offset)
+{
+	return add_elf(m, path, false, 0, 0, true, start, offset);
 }
 
 size_t image_mem__read(const struct image_mem *m, uint64_t addr, void *buf, size_t len)

@@ -46,6 +46,30 @@ int image_mem__add_elf(struct image_mem *m, const char *path);
 int image_mem__add_elf_loaded(struct image_mem *m, const char *path, uint64_t load_base);
 
 /**
+ * image_mem__add_elf_biased() - image_mem__add_elf() of a file mapped @bias bytes above its
+ * link addresses (a shared library, as the guest agent reported its mapping).
+ * @m:    the memory
+ * @path: the ELF file
+ * @bias: run-time minus link-time address, modulo 2^64
+ *
+ * Return: as image_mem__add_elf().
+ */
+int image_mem__add_elf_biased(struct image_mem *m, const char *path, uint64_t bias);
+
+/**
+ * image_mem__add_elf_mapped() - image_mem__add_elf() of a file whose offset @offset was
+ * mapped at @start (a mapping /proc/PID/maps or the guest agent reports).
+ * @m:      the memory
+ * @path:   the ELF file
+ * @start:  the mapping's first address
+ * @offset: the file offset mapped there
+ *
+ * Return: as image_mem__add_elf(), and -EINVAL when no loadable segment holds @offset.
+ */
+int image_mem__add_elf_mapped(struct image_mem *m, const char *path, uint64_t start,
+			     uint64_t offset);
+
+/**
  * image_mem__read() - copy guest memory from @addr on.
  * @m:    the memory
  * @addr: guest virtual address

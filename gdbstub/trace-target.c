@@ -20,6 +20,7 @@
 #include "bts-blocks.h"
 #include "crash-file.h"
 #include "decoder.h"
+#include "guest-maps.h"
 #include "image-mem.h"
 #include "symbol-files.h"
 #include "symbolizer.h"
@@ -67,6 +68,8 @@ struct trace_target {
 	uint32_t task_id;       /* --task as a pid, when task_id_valid */
 	bool task_id_valid;
 	struct image_mem *mem;
+	struct guest_maps *gm;  /* the agent's mappings and the build-ID store, or NULL */
+	struct symbol_files *sf;        /* --symbols, for mapped files the store lacks */
 	struct thread *threads;
 	unsigned int nr_threads;
 	ZydisDecoder zd;
@@ -90,6 +93,20 @@ static bool in_space(const struct space *s, bool cpl_valid, unsigned int cpl, bo
 	return !s->user || !s->cr3_valid || !cr3_valid || cr3 == s->cr3;
 }
 
+/* Does @b enter the kernel (its target runs at CPL 0)? */
+static bool enters_kernel(const struct branch *b)
+{
+	switch (b->kind) {
+	case VBTS_BR_SYSCALL:
+	case VBTS_BR_INT:
+	case VBTS_BR_EXCEPTION:
+	case VBTS_BR_INTERRUPT:
+		return true;
+	default:
+		return false;
+	}
+}
+
 /* The CPL after the newest branch, which no later record tells. */
 static unsigned int cpl_after_last(const struct branch *b)
 {
@@ -107,6 +124,30 @@ static unsigned int cpl_after_last(const struct branch *b)
 }
 
 /*
+ * Did @th stop entering the kernel from its user-mode code: its newest branch is a fault of
+ * user mode, or any entry into the kernel (a system call, an interrupt) of a thread the trace
+ * holds no kernel branch of (a user-mode trace: an exit system call)? Then the thread is
+ * stopped in user mode at the instruction it left (a crashed or exited process), not in the
+ * kernel, whose branches are not there.
+ */
+static bool stopped_at_fault(const struct thread *th)
+{
+	const struct branch *last;
+
+	if (!th->nr_br)
+		return false;
+	last = &th->br[th->nr_br - 1];
+	if (!enters_kernel(last) || !last->cpl_valid || !last->cpl)
+		return false;
+	if (last->kind == VBTS_BR_EXCEPTION)
+		return true;
+	for (size_t i = 0; i < th->nr_br; i++)
+		if (!th->br[i].cpl_valid || !th->br[i].cpl)
+			return false;
+	return true;
+}
+
+/*
  * The program of @th's process mapped where it was loaded, into th->mem, when the trace's
  * exec events and the decoder's symbol files name it (a Linux guest's task: its build ID or
  * path, found in --symbols or the trace's build-ID store): looked for once.
@@ -117,31 +158,48 @@ static void thread_program(struct trace_target *tt, struct thread *th)
 	const struct procmap_task *t;
 	const struct symbol_file *sf;
 	const struct branch *last;
-	int ret;
+	size_t first, n;
+	int64_t pid;
 
 	if (th->mem_done)
 		return;
 	th->mem_done = true;
-	if (!th->nr_br || !sz)
+	if (!th->nr_br)
 		return;
 	last = &th->br[th->nr_br - 1];
 	if (!last->cr3_valid)
 		return;
 	t = procmap__lookup(trace_dir__procmap(tt->td), last->cr3, th->last_time,
 			    th->last_time_valid);
-	sf = t ? symbolizer__file(sz, t) : NULL;
-	if (!sf || !sf->path)
+	if (!t)
 		return;
 	th->mem = image_mem__new();
 	if (!th->mem)
 		return;
-	if (t->load_base_valid)
-		ret = image_mem__add_elf_loaded(th->mem, sf->path, t->load_base);
-	else
-		ret = image_mem__add_elf(th->mem, sf->path);
-	if (ret) {
-		image_mem__free(th->mem);
-		th->mem = NULL;
+	sf = sz ? symbolizer__file(sz, t) : NULL;
+	if (sf && sf->path) {
+		if (t->load_base_valid)
+			image_mem__add_elf_loaded(th->mem, sf->path, t->load_base);
+		else
+			image_mem__add_elf(th->mem, sf->path);
+	}
+	/* Then the files the agent reported mapped in its process up to then (libraries). */
+	pid = t->tgid_valid ? t->tgid : t->pid;
+	n = tt->gm ? guest_maps__range(tt->gm, pid, 0, th->last_time_valid ?
+				       th->last_time + 1 : UINT64_MAX, &first) : 0;
+	for (size_t i = first; i < first + n && n; i++) {
+		const struct guest_map *m = guest_maps__get(tt->gm, i);
+		const struct symbols *tab;
+		uint64_t bias;
+
+		const struct symbol_file *f;
+
+		tab = guest_maps__table(tt->gm, m, &bias);
+		if (tab && symbols__path(tab))
+			image_mem__add_elf_biased(th->mem, symbols__path(tab), bias);
+		else if (tt->sf && symbol_files__match(tt->sf, SYMBOL_FILES_BUILD_ID, m->build_id,
+						       SIZE_MAX, &f, 1) && f->path)
+			image_mem__add_elf_mapped(th->mem, f->path, m->start, m->offset);
 	}
 }
 
@@ -184,14 +242,16 @@ static int build_blocks(struct trace_target *tt, struct thread *th)
 	const struct branch *last;
 	struct bts_branch *bb;
 	struct space sp = { 0 };
+	bool fault;
 	int ret;
 
 	th->built = true;
 	if (!th->nr_br)
 		return 0;
 	last = &th->br[th->nr_br - 1];
+	fault = stopped_at_fault(th);
 	sp.any = !last->cpl_valid;
-	sp.user = cpl_after_last(last) > 0;
+	sp.user = fault || cpl_after_last(last) > 0;
 	sp.cr3_valid = last->cr3_valid;
 	sp.cr3 = last->cr3;
 	bb = malloc(th->nr_br * sizeof(*bb));
@@ -204,8 +264,9 @@ static int build_blocks(struct trace_target *tt, struct thread *th)
 		bb[i].to = b->to;
 		bb[i].from_in = in_space(&sp, b->cpl_valid, b->cpl, b->cr3_valid, b->cr3);
 		/* Where it went is where the next branch was taken (or the PC, for the last). */
-		bb[i].to_in = i + 1 == th->nr_br ||
-			      in_space(&sp, b[1].cpl_valid, b[1].cpl, b[1].cr3_valid, b[1].cr3);
+		bb[i].to_in = i + 1 == th->nr_br ? !fault :
+			      in_space(&sp, b[1].cpl_valid, b[1].cpl, b[1].cr3_valid, b[1].cr3) &&
+			      !(sp.user && !sp.any && enters_kernel(b));
 		bb[i].after_break = b->after_break;
 	}
 	ret = bts_blocks__build(bb, th->nr_br, next_insn, &ic, &th->blocks, &th->nr_blocks);
@@ -460,6 +521,7 @@ struct trace_target *trace_target__open(const char *dir, const struct trace_targ
 	};
 	const struct symbols *img;
 	struct trace_target *tt;
+	char path[4096];
 	unsigned int n;
 	int ret;
 
@@ -473,6 +535,21 @@ struct trace_target *trace_target__open(const char *dir, const struct trace_targ
 	tt->mem = image_mem__new();
 	if (!tt->mem)
 		goto err_nomem_close;
+	snprintf(path, sizeof(path), "%s/debuginfod", dir);
+	tt->gm = guest_maps__new(path, opts->warn, opts->warn_ctx);
+	if (!tt->gm)
+		goto err_nomem_close;
+	snprintf(path, sizeof(path), "%s/events.jsonl", dir);
+	ret = guest_maps__load(tt->gm, path);
+	if (ret == -ENOMEM)
+		goto err_nomem_close;
+	if (opts->nr_symbol_paths) {
+		tt->sf = symbol_files__new(NULL, NULL);
+		if (!tt->sf)
+			goto err_nomem_close;
+		for (size_t i = 0; i < opts->nr_symbol_paths; i++)
+			symbol_files__add(tt->sf, opts->symbol_paths[i], path, sizeof(path));
+	}
 	img = trace_dir__symbols(tt->td);
 	if (img && symbols__path(img)) {
 		ret = image_mem__add_elf(tt->mem, symbols__path(img));
@@ -534,7 +611,9 @@ struct trace_target *trace_target__open(const char *dir, const struct trace_targ
 			continue;
 		}
 		if (th->nr_br) {
-			th->regs.val[GDB_REG_RIP] = th->br[th->nr_br - 1].to;
+			const struct branch *last = &th->br[th->nr_br - 1];
+
+			th->regs.val[GDB_REG_RIP] = stopped_at_fault(th) ? last->from : last->to;
 			th->regs.valid = 1u << GDB_REG_RIP;
 		}
 		tt->threads[tt->nr_threads++] = *th;
@@ -643,6 +722,8 @@ void trace_target__close(struct trace_target *tt)
 	free(tt->guests);
 	free(tt->want);
 	image_mem__free(tt->mem);
+	guest_maps__free(tt->gm);
+	symbol_files__free(tt->sf);
 	trace_dir__close(tt->td);
 	free(tt);
 }
