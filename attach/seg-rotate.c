@@ -71,6 +71,8 @@ uint64_t seg_rotate__plan(struct seg_file *files, size_t n, uint64_t want)
 	uint64_t freed = 0;
 	unsigned int run = 0;
 
+	if (!n)
+		return 0;
 	/* newest first within each vCPU: the first SEG_ROTATE_KEEP of each stay */
 	qsort(files, n, sizeof(*files), cmp_newest_of_vcpu);
 	for (size_t i = 0; i < n; i++) {

@@ -202,7 +202,8 @@ int trace_base__prune(const char *base, const struct trace_base_limits *lim, siz
 	if (n == TRACE_BASE_MAX_RUNS)
 		fprintf(stderr, "vbts: warning: trace base %s: more than %d runs, the rest are "
 			"left alone\n", base, TRACE_BASE_MAX_RUNS);
-	qsort(runs, n, sizeof(*runs), cmp_run);
+	if (n)
+		qsort(runs, n, sizeof(*runs), cmp_run);
 	bytes = calloc(n ? n : 1, sizeof(*bytes));
 	if (!bytes) {
 		ret = -ENOMEM;

@@ -268,9 +268,9 @@ def check_recorder(top, build):
         error('vbts-attach@.service: runs as root')
     caps = set(' '.join(keys.get('AmbientCapabilities', [])).split())
     bound = set(' '.join(keys.get('CapabilityBoundingSet', [])).split())
-    if caps != {'CAP_SYS_PTRACE', 'CAP_PERFMON'} or bound != caps:
+    if caps != {'CAP_DAC_READ_SEARCH', 'CAP_SYS_PTRACE', 'CAP_PERFMON'} or bound != caps:
         error(f'vbts-attach@.service: capabilities {sorted(caps)}, bound {sorted(bound)}: '
-              f'attach needs CAP_SYS_PTRACE and CAP_PERFMON, nothing more')
+              f'attach needs CAP_DAC_READ_SEARCH, CAP_SYS_PTRACE and CAP_PERFMON, nothing more')
     envs = keys.get('EnvironmentFile', [])
     if '/etc/vbts/attach.conf' not in envs or '-/etc/vbts/attach.d/%I.conf' not in envs:
         error(f'vbts-attach@.service: EnvironmentFile= {envs}')
