@@ -4,6 +4,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -329,4 +330,28 @@ int64_t seal_vk__epoch_of(const struct vbts_seal_vk *vk, uint64_t time_ns)
 	if (s < vk->start_s || !vk->epoch_s)
 		return -1;
 	return (int64_t)((s - vk->start_s) / vk->epoch_s);
+}
+
+int64_t seal_hash__file_range(int fd, uint64_t off, uint64_t len, uint8_t *buf, size_t buflen,
+			      uint8_t out[VBTS_SEAL_HASH_SIZE])
+{
+	crypto_generichash_state st;
+	uint64_t done = 0;
+
+	crypto_generichash_init(&st, NULL, 0, VBTS_SEAL_HASH_SIZE);
+	while (done < len) {
+		size_t want = len - done < buflen ? len - done : buflen;
+		ssize_t n = pread(fd, buf, want, off + done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (!n)
+			break;
+		crypto_generichash_update(&st, buf, n);
+		done += n;
+	}
+	crypto_generichash_final(&st, out, VBTS_SEAL_HASH_SIZE);
+	return done;
 }

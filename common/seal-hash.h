@@ -36,6 +36,21 @@ enum seal_domain {
 int seal_hash__init(void);
 
 /**
+ * seal_hash__file_range() - the content hash of @len bytes of @fd from @off, read with pread
+ * (fewer at the file's end).
+ * @fd:     the file
+ * @off:    where to start
+ * @len:    how many bytes at most (UINT64_MAX: to the end)
+ * @buf:    a buffer for the reads
+ * @buflen: its size
+ * @out:    receives the hash
+ *
+ * Return: the bytes hashed, or -errno.
+ */
+int64_t seal_hash__file_range(int fd, uint64_t off, uint64_t len, uint8_t *buf, size_t buflen,
+			      uint8_t out[VBTS_SEAL_HASH_SIZE]);
+
+/**
  * seal_hash__two() - H(@domain || @a || @b).
  * @out:    receives the hash
  * @domain: enum seal_domain

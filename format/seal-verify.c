@@ -490,30 +490,6 @@ static int build_files(struct verify *v)
 	return 0;
 }
 
-static int64_t hash_range(struct verify *v, int fd, uint64_t off, uint64_t len,
-			  uint8_t out[VBTS_SEAL_HASH_SIZE])
-{
-	crypto_generichash_state st;
-	uint64_t done = 0;
-
-	crypto_generichash_init(&st, NULL, 0, VBTS_SEAL_HASH_SIZE);
-	while (done < len) {
-		size_t want = len - done < sizeof(v->buf) ? len - done : sizeof(v->buf);
-		ssize_t n = pread(fd, v->buf, want, off + done);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (!n)
-			break;
-		crypto_generichash_update(&st, v->buf, n);
-		done += n;
-	}
-	crypto_generichash_final(&st, out, VBTS_SEAL_HASH_SIZE);
-	return done;
-}
-
 /* A segment's name for messages: "segment 3 of vCPU 0". */
 static void what_file(const char *name, char *buf, size_t len)
 {
@@ -574,7 +550,7 @@ static void check_file(struct verify *v, struct vfile *f)
 			close(fd);
 			return;
 		}
-		n = hash_range(v, fd, l->l.offset, l->l.length, h);
+		n = seal_hash__file_range(fd, l->l.offset, l->l.length, v->buf, sizeof(v->buf), h);
 		if (n >= 0)
 			r->bytes += n;
 		if (n != (int64_t)l->l.length || sodium_memcmp(h, l->l.hash, sizeof(h))) {

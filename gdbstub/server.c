@@ -15,6 +15,7 @@
 #include "btrace-xml.h"
 #include "packet.h"
 #include "server.h"
+#include "fd-io.h"
 
 /* Bad checksums in a row before the connection is given up. */
 #define BAD_SUM_MAX 8
@@ -154,22 +155,6 @@ static void reply_hex(struct server *s, const void *data, size_t len)
 	}
 }
 
-static int write_all(int fd, const char *buf, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, buf, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 static int send_reply(struct server *s)
 {
 	int n = gdb_packet__encode(s->reply, s->reply_len, s->sent, sizeof(s->sent));
@@ -177,7 +162,7 @@ static int send_reply(struct server *s)
 	if (n < 0)
 		return n;
 	s->sent_len = (size_t)n;
-	return write_all(s->out_fd, s->sent, s->sent_len);
+	return fd__write_all(s->out_fd, s->sent, s->sent_len);
 }
 
 /* A hex number of at most 16 digits ending at a byte of @stops; *@p moves past it. */
@@ -1012,7 +997,7 @@ static int run_loop(struct server *s, char *err, size_t errlen)
 				break;
 			case GDB_PKT_NAK:
 				if (s->sent_len && !s->noack) {
-					ret = write_all(s->out_fd, s->sent, s->sent_len);
+					ret = fd__write_all(s->out_fd, s->sent, s->sent_len);
 					if (ret)
 						return set_err(err, errlen, ret, "write failed");
 				}
@@ -1022,7 +1007,7 @@ static int run_loop(struct server *s, char *err, size_t errlen)
 					return set_err(err, errlen, -EPROTO,
 						       "too many packets with bad checksums");
 				if (!s->noack) {
-					ret = write_all(s->out_fd, "-", 1);
+					ret = fd__write_all(s->out_fd, "-", 1);
 					if (ret)
 						return set_err(err, errlen, ret, "write failed");
 				}
@@ -1036,7 +1021,7 @@ static int run_loop(struct server *s, char *err, size_t errlen)
 				bad_sums = 0;
 				ack_pending = !s->noack;
 				if (ack_pending) {
-					ret = write_all(s->out_fd, "+", 1);
+					ret = fd__write_all(s->out_fd, "+", 1);
 					if (ret)
 						return set_err(err, errlen, ret, "write failed");
 				}

@@ -17,6 +17,7 @@
 #include "errmsg.h"
 #include "seal-hash.h"
 #include "seal-key.h"
+#include "fd-io.h"
 
 /*
  * struct seal_key - an open sealing key.
@@ -82,23 +83,6 @@ static int mkdir_p(const char *dir, char *err, size_t errlen)
 			if (!c)
 				break;
 		}
-	}
-	return 0;
-}
-
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const uint8_t *p = buf;
-
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		p += n;
-		len -= n;
 	}
 	return 0;
 }
@@ -182,11 +166,11 @@ int seal_key__generate(const char *dir, uint32_t epoch_s, unsigned int log2_epoc
 	}
 	seal_vk__format(vk, text, sizeof(text) - 1);
 	strcat(text, "\n");
-	ret = write_all(kfd, hdr, sizeof(*hdr));
+	ret = fd__write_all(kfd, hdr, sizeof(*hdr));
 	if (!ret)
-		ret = write_all(kfd, pks, n * VBTS_SEAL_PK_SIZE);
+		ret = fd__write_all(kfd, pks, n * VBTS_SEAL_PK_SIZE);
 	if (!ret)
-		ret = write_all(vfd, text, strlen(text));
+		ret = fd__write_all(vfd, text, strlen(text));
 	if (!ret && (fsync(kfd) < 0 || fsync(vfd) < 0))
 		ret = -errno;
 	if (ret < 0) {

@@ -29,6 +29,7 @@
 #include "seal-hash.h"
 #include "seal-key.h"
 #include "sealer.h"
+#include "fd-io.h"
 
 /* How deep and how many files a trace directory may hold for the sealer (debuginfod/ID/x). */
 #define SEALER_MAX_DEPTH 4
@@ -261,48 +262,6 @@ static bool ring_frozen(int fd)
 
 /* ---- leaves and checkpoints ------------------------------------------------------------- */
 
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const uint8_t *p = buf;
-
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		p += n;
-		len -= n;
-	}
-	return 0;
-}
-
-/* Hash @len bytes of @fd from @off (fewer at its end). Return: bytes hashed, or -errno. */
-static int64_t hash_range(struct sealer *s, int fd, uint64_t off, uint64_t len,
-			  uint8_t out[VBTS_SEAL_HASH_SIZE])
-{
-	crypto_generichash_state st;
-	uint64_t done = 0;
-
-	crypto_generichash_init(&st, NULL, 0, VBTS_SEAL_HASH_SIZE);
-	while (done < len) {
-		size_t want = len - done < sizeof(s->buf) ? len - done : sizeof(s->buf);
-		ssize_t n = pread(fd, s->buf, want, off + done);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (!n)
-			break;
-		crypto_generichash_update(&st, s->buf, n);
-		done += n;
-	}
-	crypto_generichash_final(&st, out, VBTS_SEAL_HASH_SIZE);
-	return done;
-}
-
 static int add_leaf(struct sealer *s, const char *name, unsigned int kind, unsigned int flags,
 		    uint64_t off, uint64_t len, const uint8_t hash[VBTS_SEAL_HASH_SIZE])
 {
@@ -326,7 +285,7 @@ static int add_leaf(struct sealer *s, const char *name, unsigned int kind, unsig
 	l->name_len = nlen;
 	memcpy(l->hash, hash, VBTS_SEAL_HASH_SIZE);
 	memcpy(rec + sizeof(*head) + sizeof(*l), name, nlen);
-	ret = write_all(s->logfd, rec, size);
+	ret = fd__write_all(s->logfd, rec, size);
 	if (ret < 0)
 		return ret;
 	seal_hash__leaf(lh, s->trace_id, l, name);
@@ -390,7 +349,7 @@ static int seal_file(struct sealer *s, const char *name, const char *base, int d
 			stat_keep(f, st);
 			return 0;
 		}
-		n = hash_range(s, fd, f->end, st->st_size - f->end, h);
+		n = seal_hash__file_range(fd, f->end, st->st_size - f->end, s->buf, sizeof(s->buf), h);
 		if (n < 0)
 			return n;
 		if (!n && f->sealed)
@@ -404,7 +363,7 @@ static int seal_file(struct sealer *s, const char *name, const char *base, int d
 		stat_keep(f, st);
 		return 0;
 	}
-	n = hash_range(s, fd, 0, UINT64_MAX, h);
+	n = seal_hash__file_range(fd, 0, UINT64_MAX, s->buf, sizeof(s->buf), h);
 	if (n < 0)
 		return n;
 	if (f->sealed && (uint64_t)n == f->end && !memcmp(h, f->hash, sizeof(h)) &&
@@ -538,7 +497,7 @@ static int checkpoint(struct sealer *s, unsigned int reason)
 		return ret;
 	}
 	head->size = sizeof(*head) + sizeof(*cp) + cp->path_len * VBTS_SEAL_HASH_SIZE;
-	ret = write_all(s->logfd, rec, head->size);
+	ret = fd__write_all(s->logfd, rec, head->size);
 	if (!ret && fdatasync(s->logfd) < 0)
 		ret = -errno;
 	if (ret < 0) {
@@ -715,7 +674,7 @@ struct sealer *sealer__start(const char *dir, const char *key_path, unsigned int
 		errmsg__set(err, errlen, "%s/%s: %s", dir, VBTS_SEAL_LOG_NAME, strerror(-ret));
 		goto err_free;
 	}
-	ret = write_all(s->logfd, &h, sizeof(h));
+	ret = fd__write_all(s->logfd, &h, sizeof(h));
 	if (ret < 0) {
 		errmsg__set(err, errlen, "%s/%s: %s", dir, VBTS_SEAL_LOG_NAME, strerror(-ret));
 		goto err_unlink;

@@ -43,6 +43,7 @@
 
 #include "seg-codec.h"
 #include "seg-writer.h"
+#include "fd-io.h"
 
 #define DEFAULT_STALL_NS 20000000ULL
 /*
@@ -353,23 +354,6 @@ static void remember_closed(struct seg_writer *w, uint64_t index, uint64_t bytes
 	w->nr_closed++;
 }
 
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-
-	while (len) {
-		ssize_t r = write(fd, p, len);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return r < 0 ? -errno : -EIO;
-		p += r;
-		len -= (size_t)r;
-	}
-	return 0;
-}
-
 /*
  * Writes @n records of @slots as closed segment @index, header from @src, into its temporary
  * file @tmp: compressed, or raw when compression does not make them smaller. Sets *@bytes to
@@ -407,9 +391,9 @@ static int write_tmp(struct seg_writer *w, const struct vbts_seg_header *src,
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -errno;
-	ret = write_all(fd, &h, sizeof(h));
+	ret = fd__write_all(fd, &h, sizeof(h));
 	if (!ret)
-		ret = write_all(fd, payload, len);
+		ret = fd__write_all(fd, payload, len);
 	if (close(fd) && !ret)
 		ret = -errno;
 	if (ret)
