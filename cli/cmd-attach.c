@@ -40,6 +40,7 @@
 #include "escape.h"
 #include "libvirt-domain.h"
 #include "log.h"
+#include "opts.h"
 #include "qmp.h"
 #include "sealer.h"
 #include "seg-rotate.h"
@@ -183,44 +184,6 @@ struct attach_ctx {
 
 /* ---- options ---------------------------------------------------------------------------- */
 
-static int parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max, int base,
-		     uint64_t *out)
-{
-	unsigned long long v;
-	char *end;
-
-	errno = 0;
-	v = strtoull(s, &end, base);
-	if (errno || end == s || *end || s[0] == '-' || s[0] == '+' || v < min || v > max) {
-		pr_err("%s %s: expected a number in [%" PRIu64 ", %" PRIu64 "]", opt, s, min, max);
-		return -EINVAL;
-	}
-	*out = v;
-	return 0;
-}
-
-/* A byte count with an optional K, M or G (powers of 1024), as vbts run takes. */
-static int parse_size(const char *opt, const char *s, uint64_t *out)
-{
-	unsigned long long v;
-	unsigned int shift = 0;
-	char *end;
-
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (*end == 'K' || *end == 'k')
-		shift = 10, end++;
-	else if (*end == 'M' || *end == 'm')
-		shift = 20, end++;
-	else if (*end == 'G' || *end == 'g')
-		shift = 30, end++;
-	if (errno || end == s || *end || s[0] == '-' || v == 0 || v > (UINT64_MAX >> shift)) {
-		pr_err("%s %s: expected a number of bytes > 0, with K, M or G", opt, s);
-		return -EINVAL;
-	}
-	*out = (uint64_t)v << shift;
-	return 0;
-}
 
 static int parse_opts(int argc, char **argv, struct attach_opts *o)
 {
@@ -263,12 +226,12 @@ static int parse_opts(int argc, char **argv, struct attach_opts *o)
 			o->trace_base = optarg;
 			break;
 		case 'n':
-			if (parse_u64("--keep-runs", optarg, 1, UINT32_MAX, 10, &v))
+			if (opts__u64("--keep-runs", optarg, 1, UINT32_MAX, 10, &v))
 				return -EINVAL;
 			o->keep.keep_runs = v;
 			break;
 		case 'y':
-			if (parse_size("--keep-bytes", optarg, &o->keep.keep_bytes))
+			if (opts__size("--keep-bytes", optarg, &o->keep.keep_bytes))
 				return -EINVAL;
 			break;
 		case 'M':
@@ -283,12 +246,12 @@ static int parse_opts(int argc, char **argv, struct attach_opts *o)
 			break;
 		case 'G':
 			/* the limits are the collector check's, with its own message */
-			if (parse_u64("--segment", optarg, 1, UINT64_MAX, 0,
+			if (opts__u64("--segment", optarg, 1, UINT64_MAX, 0,
 				      &o->cc.collector.segment_records))
 				return -EINVAL;
 			break;
 		case 'B':
-			if (parse_size("--disk-budget", optarg, &o->cc.collector.disk_budget))
+			if (opts__size("--disk-budget", optarg, &o->cc.collector.disk_budget))
 				return -EINVAL;
 			break;
 		case 'F':
@@ -306,7 +269,7 @@ static int parse_opts(int argc, char **argv, struct attach_opts *o)
 			}
 			break;
 		case 'p':
-			if (parse_u64("--pid", optarg, 1, INT_MAX, 10, &v))
+			if (opts__u64("--pid", optarg, 1, INT_MAX, 10, &v))
 				return -EINVAL;
 			o->pid = (int)v;
 			break;
@@ -317,7 +280,7 @@ static int parse_opts(int argc, char **argv, struct attach_opts *o)
 			o->seal_key = optarg;
 			break;
 		case 'I':
-			if (parse_u64("--seal-interval", optarg, 1, 86400, 10, &v))
+			if (opts__u64("--seal-interval", optarg, 1, 86400, 10, &v))
 				return -EINVAL;
 			o->seal_interval_s = v;
 			break;
@@ -344,12 +307,12 @@ static int parse_opts(int argc, char **argv, struct attach_opts *o)
 				pr_err("--task given more than %u times", COLLECTOR_MAX_CR3);
 				return -EINVAL;
 			}
-			if (parse_u64("--task", optarg, 0, (1ULL << 52) - 1, 16, &v))
+			if (opts__u64("--task", optarg, 0, (1ULL << 52) - 1, 16, &v))
 				return -EINVAL;
 			o->cc.cr3[o->cc.nr_cr3++] = v & VBTS_CR3_MASK;
 			break;
 		case 'r':
-			if (parse_u64("--ring", optarg, 1, UINT32_MAX, 0, &v))
+			if (opts__u64("--ring", optarg, 1, UINT32_MAX, 0, &v))
 				return -EINVAL;
 			o->cc.ring_records = v;
 			break;

@@ -15,6 +15,7 @@
 #include "crash-symbols.h"
 #include "harness.h"
 #include "log.h"
+#include "opts.h"
 #include "memory.h"
 #include "run.h"
 #include "trace.h"
@@ -139,43 +140,6 @@ static const char usage[] =
 /* Ends the one line of an option error. */
 #define HELP_HINT "see 'vbts help run'"
 
-static int parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max, uint64_t *out)
-{
-	unsigned long long v;
-	char *end;
-
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || end == s || *end || s[0] == '-' || v < min || v > max) {
-		pr_err("%s %s: expected a number in [%" PRIu64 ", %" PRIu64 "]", opt, s, min, max);
-		return -EINVAL;
-	}
-	*out = v;
-	return 0;
-}
-
-/* A byte count with an optional K, M or G (powers of 1024). */
-static int parse_size(const char *opt, const char *s, uint64_t *out)
-{
-	unsigned long long v;
-	unsigned int shift = 0;
-	char *end;
-
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (*end == 'K' || *end == 'k')
-		shift = 10, end++;
-	else if (*end == 'M' || *end == 'm')
-		shift = 20, end++;
-	else if (*end == 'G' || *end == 'g')
-		shift = 30, end++;
-	if (errno || end == s || *end || s[0] == '-' || v == 0 || v > (UINT64_MAX >> shift)) {
-		pr_err("%s %s: expected a number of bytes > 0, with K, M or G", opt, s);
-		return -EINVAL;
-	}
-	*out = (uint64_t)v << shift;
-	return 0;
-}
 
 static int parse_opts(int argc, char **argv, struct run_opts *o)
 {
@@ -250,7 +214,7 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 			break;
 		case 'r':
 			/* 0 is refused by the budget check with its own message. */
-			if (parse_u64("--ring", optarg, 0, UINT64_MAX, &o->collector.ring_records))
+			if (opts__u64("--ring", optarg, 0, UINT64_MAX, 0, &o->collector.ring_records))
 				return -EINVAL;
 			break;
 		case 'M':
@@ -265,12 +229,12 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 			break;
 		case 'G':
 			/* the limits are the collector check's, with its own message */
-			if (parse_u64("--segment", optarg, 1, UINT64_MAX,
+			if (opts__u64("--segment", optarg, 1, UINT64_MAX, 0,
 				      &o->collector.segment_records))
 				return -EINVAL;
 			break;
 		case 'B':
-			if (parse_size("--disk-budget", optarg, &o->collector.disk_budget))
+			if (opts__size("--disk-budget", optarg, &o->collector.disk_budget))
 				return -EINVAL;
 			break;
 		case 'F':
@@ -284,13 +248,13 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 			}
 			break;
 		case 'v':
-			if (parse_u64("--vcpus", optarg, 1, 256, &v))
+			if (opts__u64("--vcpus", optarg, 1, 256, 0, &v))
 				return -EINVAL;
 			o->vcpus = v;
 			break;
 		case 'm':
-			if (parse_u64("--memory", optarg, GUEST_MEMORY_MIN >> 20,
-				      GUEST_MEMORY_MAX >> 20, &v))
+			if (opts__u64("--memory", optarg, GUEST_MEMORY_MIN >> 20,
+				      GUEST_MEMORY_MAX >> 20, 0, &v))
 				return -EINVAL;
 			o->memory_mib = v;
 			break;
@@ -301,7 +265,7 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 			o->stats = true;
 			break;
 		case 'T':
-			if (parse_u64("--timeout", optarg, 1, 1000000, &v))
+			if (opts__u64("--timeout", optarg, 1, 1000000, 0, &v))
 				return -EINVAL;
 			o->timeout_s = v;
 			break;
@@ -346,7 +310,7 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 			o->seal_key = optarg;
 			break;
 		case 'I':
-			if (parse_u64("--seal-interval", optarg, 1, 86400, &v))
+			if (opts__u64("--seal-interval", optarg, 1, 86400, 0, &v))
 				return -EINVAL;
 			o->seal_interval_s = v;
 			break;
@@ -360,7 +324,7 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 			o->gdb_wait = true;
 			break;
 		case 'N':
-			if (parse_u64("--crash-branches", optarg, 0, CRASH_REPORT_BRANCHES_MAX, &v))
+			if (opts__u64("--crash-branches", optarg, 0, CRASH_REPORT_BRANCHES_MAX, 0, &v))
 				return -EINVAL;
 			o->crash_branches = v;
 			break;
