@@ -225,6 +225,7 @@ static int push(struct flow *f, struct flow_stream *s, const struct flow_frame *
 	top->time = r ? r->time : 0;
 	top->time_valid = r && r->time_valid;
 	top->user = 0;
+	top->event = false;
 	return f->ops.enter ? f->ops.enter(f->ctx, s, top, call, r) : 0;
 }
 
@@ -256,6 +257,10 @@ static int settle(struct flow *f, struct flow_stream *s, uint64_t addr,
 	ret = flow__function(f, s->task, addr, &fn);
 	if (ret)
 		return ret;
+	/* back from a system call or an interrupt whose return the trace does not have */
+	if (s->depth >= 2 && s->frames[s->depth - 1].event &&
+	    s->frames[s->depth - 2].name == fn.name && s->frames[s->depth - 1].name != fn.name)
+		return pop(f, s, r);
 	if (s->depth) {
 		if (s->frames[s->depth - 1].name == fn.name)
 			return 0;
@@ -307,6 +312,13 @@ static bool call_like(unsigned int kind)
 	}
 }
 
+/* Calls into the kernel: a user-mode trace has no return from them. */
+static bool event_like(unsigned int kind)
+{
+	return kind == VBTS_BR_INT || kind == VBTS_BR_SYSCALL || kind == VBTS_BR_EXCEPTION ||
+	       kind == VBTS_BR_INTERRUPT;
+}
+
 static bool return_like(unsigned int kind)
 {
 	switch (kind) {
@@ -347,7 +359,11 @@ static int branch(struct flow *f, struct flow_stream *s, const struct decoded_re
 			return 0;
 		}
 		ret = flow__function(f, s->task, r->to, &fn);
-		return ret ? ret : push(f, s, &fn, true, r);
+		if (!ret)
+			ret = push(f, s, &fn, true, r);
+		if (!ret && s->depth && !s->hidden)
+			s->frames[s->depth - 1].event = event_like(r->kind);
+		return ret;
 	}
 	if (return_like(r->kind)) {
 		ret = pop(f, s, r);

@@ -54,6 +54,8 @@
  *             when it is left minus this)
  * @time:      the record's time then (ns), @time_valid whether it had one
  * @user:      the exporter's own value for the frame (0 when entered)
+ * @event:     entered by a system call, an interrupt or an exception: a trace of user mode
+ *             alone has no return from it, so a branch from the function under it leaves it
  */
 struct flow_frame {
 	const char *name;
@@ -64,6 +66,7 @@ struct flow_frame {
 	uint64_t time;
 	bool time_valid;
 	uint64_t user;
+	bool event;
 };
 
 /**

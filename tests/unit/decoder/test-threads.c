@@ -335,6 +335,46 @@ START_TEST(test_threads_stacks)
 }
 END_TEST
 
+/*
+ * A trace of user mode alone has a system call's or an interrupt's entry to the kernel but
+ * never its return: the next branch from the function that made it leaves the kernel's frame,
+ * and the stack does not grow by a level at each (it reached the 256 levels of a
+ * crashed process's trace, every frame unnamed).
+ */
+static const struct vbts_record syscall_ring[] = {
+	ESC(VBTS_ESC_START, 0, VBTS_START_CPL_USER),
+	ESC(VBTS_ESC_TASK_ARRIVE, PROG_CR3, 100),
+	ESC(VBTS_ESC_TASK_PID, IDS(41, 41), 0),
+	ESC(VBTS_ESC_THREAD, IDS(41, 41), TASK41),
+	ESC(VBTS_ESC_ENTRY, START, VBTS_ENTRY_EXEC),
+	BR(START, WORK, 3, VBTS_BR_CALL),
+	BR(WORK + 2, 0xffffffff81001000ULL, 3, VBTS_BR_SYSCALL),
+	BR(WORK + 4, WORK + 8, 3, VBTS_BR_JMP),
+	BR(WORK + 9, 0xffffffff81001000ULL, 3, VBTS_BR_INTERRUPT),
+	BR(WORK + 10, WORK + 12, 3, VBTS_BR_JMP),
+	BR(WORK + 13, 0xffffffff81001000ULL, 3, VBTS_BR_SYSCALL),
+	BR(WORK + 14, START + 5, 3, VBTS_BR_RET),
+	BR(START + 6, START + 8, 3, VBTS_BR_JMP),
+	ESC(VBTS_ESC_TASK_DEPART, PROG_CR3, 300),
+	ESC(VBTS_ESC_STOP, 310, 0),
+};
+
+START_TEST(test_threads_user_syscalls)
+{
+	static const char *const calls[] = { "--format", "calls", NULL };
+	char dir[64], *out;
+
+	make_trace(dir, thread_events, syscall_ring,
+		   sizeof(syscall_ring) / sizeof(syscall_ring[0]));
+	out = decode_ok(dir, calls);
+	/* work stays one level under _start across its kernel entries, then returns */
+	ck_assert_msg(strstr(out, "1\t_start\n2\t  work\n3\t_start\n"), "calls:\n%s", out);
+	ck_assert_msg(!strstr(out, "    work"), "work entered again:\n%s", out);
+	free(out);
+	remove_trace(dir);
+}
+END_TEST
+
 /* ---- a vfork child ------------------------------------------------------------------------ */
 
 #define PARENT_CR3 0x1000ULL
@@ -464,6 +504,7 @@ Suite *threads_suite(void)
 	tcase_add_test(tc, test_threads_jsonl);
 	tcase_add_test(tc, test_threads_no_events);
 	tcase_add_test(tc, test_threads_stacks);
+	tcase_add_test(tc, test_threads_user_syscalls);
 	tcase_add_test(tc, test_threads_vfork);
 	suite_add_tcase(s, tc);
 	return s;
