@@ -235,23 +235,9 @@ static int parse_opts(int argc, char **argv, struct attach_opts *o)
 				return -EINVAL;
 			break;
 		case 'M':
-			if (!strcmp(optarg, "wrap")) {
-				o->cc.collector.mode = TRACE_MODE_WRAP;
-			} else if (!strcmp(optarg, "stream")) {
-				o->cc.collector.mode = TRACE_MODE_STREAM;
-			} else {
-				pr_err("--mode %s: expected wrap or stream", optarg);
-				return -EINVAL;
-			}
-			break;
 		case 'G':
-			/* the limits are the collector check's, with its own message */
-			if (opts__u64("--segment", optarg, 1, UINT64_MAX, 0,
-				      &o->cc.collector.segment_records))
-				return -EINVAL;
-			break;
 		case 'B':
-			if (opts__size("--disk-budget", optarg, &o->cc.collector.disk_budget))
+			if (opts__collector(opt, optarg, &o->cc.collector))
 				return -EINVAL;
 			break;
 		case 'F':

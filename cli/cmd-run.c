@@ -218,34 +218,11 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 				return -EINVAL;
 			break;
 		case 'M':
-			if (!strcmp(optarg, "wrap")) {
-				o->collector.mode = TRACE_MODE_WRAP;
-			} else if (!strcmp(optarg, "stream")) {
-				o->collector.mode = TRACE_MODE_STREAM;
-			} else {
-				pr_err("--mode %s: expected wrap or stream", optarg);
-				return -EINVAL;
-			}
-			break;
 		case 'G':
-			/* the limits are the collector check's, with its own message */
-			if (opts__u64("--segment", optarg, 1, UINT64_MAX, 0,
-				      &o->collector.segment_records))
-				return -EINVAL;
-			break;
 		case 'B':
-			if (opts__size("--disk-budget", optarg, &o->collector.disk_budget))
-				return -EINVAL;
-			break;
 		case 'F':
-			if (!strcmp(optarg, "stall")) {
-				o->collector.on_full = TRACE_ON_FULL_STALL;
-			} else if (!strcmp(optarg, "drop")) {
-				o->collector.on_full = TRACE_ON_FULL_DROP;
-			} else {
-				pr_err("--on-full %s: expected stall or drop", optarg);
+			if (opts__collector(opt, optarg, &o->collector))
 				return -EINVAL;
-			}
 			break;
 		case 'v':
 			if (opts__u64("--vcpus", optarg, 1, 256, 0, &v))

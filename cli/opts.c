@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "log.h"
 #include "opts.h"
@@ -46,4 +47,36 @@ int opts__size(const char *opt, const char *s, uint64_t *out)
 	}
 	*out = (uint64_t)v << shift;
 	return 0;
+}
+
+int opts__collector(int opt, const char *arg, struct trace_collector_config *c)
+{
+	switch (opt) {
+	case 'M':
+		if (!strcmp(arg, "wrap")) {
+			c->mode = TRACE_MODE_WRAP;
+		} else if (!strcmp(arg, "stream")) {
+			c->mode = TRACE_MODE_STREAM;
+		} else {
+			pr_err("--mode %s: expected wrap or stream", arg);
+			return -EINVAL;
+		}
+		return 0;
+	case 'G':
+		/* the limits are the collector check's, with its own message */
+		return opts__u64("--segment", arg, 1, UINT64_MAX, 0, &c->segment_records);
+	case 'B':
+		return opts__size("--disk-budget", arg, &c->disk_budget);
+	case 'F':
+		if (!strcmp(arg, "stall")) {
+			c->on_full = TRACE_ON_FULL_STALL;
+		} else if (!strcmp(arg, "drop")) {
+			c->on_full = TRACE_ON_FULL_DROP;
+		} else {
+			pr_err("--on-full %s: expected stall or drop", arg);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	return 1;
 }

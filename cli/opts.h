@@ -7,6 +7,8 @@
 
 #include <stdint.h>
 
+#include "trace.h"
+
 /**
  * opts__u64() - an option's number in [@min, @max]; says which option and why when it is not.
  * @opt:  the option's name, for the error line
@@ -30,5 +32,17 @@ int opts__u64(const char *opt, const char *s, uint64_t min, uint64_t max, int ba
  * Return: 0 or -EINVAL.
  */
 int opts__size(const char *opt, const char *s, uint64_t *out);
+
+/**
+ * opts__collector() - the trace collector's options that vbts run and vbts attach share:
+ * --mode wrap|stream ('M'), --segment N ('G'), --disk-budget SIZE ('B'), --on-full
+ * stall|drop ('F').
+ * @opt: the option's getopt value
+ * @arg: its argument
+ * @c:   the collector's configuration, set
+ *
+ * Return: 0 when taken, -EINVAL when refused (said), 1 when @opt is none of them.
+ */
+int opts__collector(int opt, const char *arg, struct trace_collector_config *c);
 
 #endif /* VBTS_CLI_OPTS_H */
