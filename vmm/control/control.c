@@ -776,7 +776,22 @@ static json_t *execute(struct control *c, struct request *r, bool *subscribed)
 	}
 }
 
-/* The request's "id", echoed when it is an integer or a short string. */
+/* The request's "id": NULL when it is absent or valid, else the error object. */
+static json_t *check_id(json_t *req)
+{
+	json_t *id = json_object_get(req, "id");
+
+	if (!id || json_is_integer(id))
+		return NULL;
+	if (!json_is_string(id))
+		return error_obj("bad-type", "\"id\" must be an integer or a string");
+	if (json_string_length(id) > ID_MAX)
+		return error_obj("bad-value", "\"id\" is a string of %zu bytes, more than %d",
+				 json_string_length(id), ID_MAX);
+	return NULL;
+}
+
+/* The request's "id", echoed when it is valid (check_id()). */
 static void echo_id(json_t *resp, json_t *req)
 {
 	json_t *id = json_is_object(req) ? json_object_get(req, "id") : NULL;
@@ -808,6 +823,9 @@ static json_t *parse_and_execute(struct control *c, const char *line, size_t len
 		json_decref(obj);
 		return error_obj("bad-request", "a request is a JSON object");
 	}
+	resp = check_id(obj);
+	if (resp)
+		goto out;
 	v = json_object_get(obj, "v");
 	if (v && (!json_is_integer(v) || json_integer_value(v) != CONTROL_PROTO_VERSION)) {
 		resp = error_obj("bad-version", "this server speaks version %d",

@@ -337,14 +337,70 @@ START_TEST(test_unknown)
 	EXPECT(c, "{\"verb\":\"status\",\"vcpu\":0}", "bad-request");
 	EXPECT(c, "{\"verb\":\"freeze\",\"force\":true}", "bad-request");
 	EXPECT(c, "{\"verb\":\"stop\",\"\\u001b]0;x\\u0007\":1}", "bad-request");
-	/* the id comes back, a long one does not */
+	/* the id comes back, on an error too */
 	r = req(c, "{\"verb\":\"reboot\",\"id\":42}", &code);
 	ck_assert_int_eq(json_integer_value(json_object_get(r, "id")), 42);
 	json_decref(r);
-	r = req(c, "{\"verb\":\"status\",\"id\":\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
-		"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"}", &code);
+	ck_assert_uint_eq(fake.nr_requests, 0);
+	control__destroy(c);
+}
+END_TEST
+
+/* A string id of @len bytes of 'a' with verb @verb: the response. */
+static json_t *req_id_len(struct control *c, const char *verb, size_t len, const char **code)
+{
+	char line[256];
+	int n = snprintf(line, sizeof(line), "{\"verb\":\"%s\",\"id\":\"", verb);
+
+	ck_assert_uint_lt(n + len + 3, sizeof(line));
+	memset(line + n, 'a', len);
+	memcpy(line + n + len, "\"}", 3);
+	return req(c, line, code);
+}
+
+/* The id: an integer or a string of at most 64 bytes; anything else refused, not dropped. */
+START_TEST(test_request_id)
+{
+	struct control *c = server("step", false);
+	const char *code;
+	json_t *r;
+
+	r = req(c, "{\"verb\":\"status\",\"id\":-7}", &code);
+	ck_assert_ptr_null(code);
+	ck_assert_int_eq(json_integer_value(json_object_get(r, "id")), -7);
+	json_decref(r);
+	r = req_id_len(c, "status", 64, &code);
+	ck_assert_ptr_null(code);
+	ck_assert_uint_eq(json_string_length(json_object_get(r, "id")), 64);
+	json_decref(r);
+	r = req(c, "{\"verb\":\"status\",\"id\":\"\"}", &code);
+	ck_assert_ptr_null(code);
+	ck_assert_str_eq(json_string_value(json_object_get(r, "id")), "");
+	json_decref(r);
+	/* 64 bytes that are 32 two-byte characters: bytes count */
+	r = req(c, "{\"verb\":\"status\",\"id\":\"\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9"
+		"\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9"
+		"\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9"
+		"x\"}", &code);
+	ck_assert_str_eq(code, "bad-value");
 	ck_assert_ptr_null(json_object_get(r, "id"));
 	json_decref(r);
+
+	/* refused with an error object that does not echo it; the verb is not executed */
+	r = req_id_len(c, "freeze", 65, &code);
+	ck_assert_str_eq(code, "bad-value");
+	ck_assert_ptr_null(json_object_get(r, "id"));
+	ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(r, "error")), "64"));
+	json_decref(r);
+	EXPECT(c, "{\"verb\":\"freeze\",\"id\":{\"a\":1}}", "bad-type");
+	EXPECT(c, "{\"verb\":\"freeze\",\"id\":{}}", "bad-type");
+	EXPECT(c, "{\"verb\":\"freeze\",\"id\":1.5}", "bad-type");
+	EXPECT(c, "{\"verb\":\"freeze\",\"id\":1e3}", "bad-type");
+	EXPECT(c, "{\"verb\":\"freeze\",\"id\":[1]}", "bad-type");
+	EXPECT(c, "{\"verb\":\"freeze\",\"id\":true}", "bad-type");
+	EXPECT(c, "{\"verb\":\"freeze\",\"id\":null}", "bad-type");
+	/* whatever else is wrong too, the id's error does not depend on the verb */
+	EXPECT(c, "{\"verb\":\"reboot\",\"id\":1.5}", "bad-type");
 	ck_assert_uint_eq(fake.nr_requests, 0);
 	control__destroy(c);
 }
@@ -1309,6 +1365,7 @@ Suite *control_suite(void)
 	tcase_add_test(tc, test_huge_and_deep);
 	tcase_add_test(tc, test_wrong_types);
 	tcase_add_test(tc, test_unknown);
+	tcase_add_test(tc, test_request_id);
 	tcase_add_test(tc, test_get_count_drain_clear);
 	tcase_add_test(tc, test_drain_bound);
 	tcase_add_test(tc, test_verbs_to_vm);
