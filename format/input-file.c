@@ -109,6 +109,55 @@ err_close:
 	return ret;
 }
 
+int input_file__open_entry(const char *path, struct stat *st, char *err, size_t errlen)
+{
+	struct stat st_path, st_fd;
+	int fd, ret;
+
+	/* lstat() first, so that a device or FIFO is not even opened; the fstat() decides */
+	if (lstat(path, &st_path)) {
+		ret = -errno;
+		set_err(err, errlen, "%s: %s", path, strerror(-ret));
+		return ret;
+	}
+	if (S_ISLNK(st_path.st_mode)) {
+		set_err(err, errlen, "%s: a symbolic link, not followed", path);
+		return -ELOOP;
+	}
+	if (!S_ISREG(st_path.st_mode)) {
+		set_err(err, errlen, "%s: not a regular file (%s)", path,
+			file_type(st_path.st_mode));
+		return -EINVAL;
+	}
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0) {
+		ret = -errno;
+		if (ret == -ELOOP)
+			set_err(err, errlen, "%s: a symbolic link, not followed", path);
+		else
+			set_err(err, errlen, "%s: %s", path, strerror(-ret));
+		return ret;
+	}
+	if (fstat(fd, &st_fd)) {
+		ret = -errno;
+		set_err(err, errlen, "%s: %s", path, strerror(-ret));
+		goto err_close;
+	}
+	if (!S_ISREG(st_fd.st_mode)) {
+		ret = -EINVAL;
+		set_err(err, errlen, "%s: not a regular file (%s)", path,
+			file_type(st_fd.st_mode));
+		goto err_close;
+	}
+	if (st)
+		*st = st_fd;
+	return fd;
+
+err_close:
+	close(fd);
+	return ret;
+}
+
 int input_file__read(const char *path, size_t max_size, char **bufp, size_t *lenp, char *err,
 		     size_t errlen)
 {

@@ -36,6 +36,24 @@ int input_file__open(const char *path, uint64_t max_size, struct stat *st, char 
 		     size_t errlen);
 
 /**
+ * input_file__open_entry() - open a regular file of a trace directory by its own name, for
+ * reading, without following a symbolic link: what a reader that runs beside the writer (the
+ * control socket's views, the VMM's own reads back) opens, where nothing may block.
+ * @path:   the file
+ * @st:     receives the fstat of the open descriptor, may be NULL
+ * @err:    receives one error line on failure ("PATH: not a regular file (a FIFO)"), may be
+ *          NULL
+ * @errlen: size of @err
+ *
+ * Like input_file__open() without a size limit, but a symbolic link is refused, not followed.
+ *
+ * Return: the descriptor (O_RDONLY | O_NONBLOCK | O_CLOEXEC), or -errno: -ENOENT and the other
+ * errors of lstat(2) and open(2), -ELOOP for a symbolic link, -EINVAL for anything else that is
+ * not a regular file.
+ */
+int input_file__open_entry(const char *path, struct stat *st, char *err, size_t errlen);
+
+/**
  * input_file__read() - read a whole regular file of at most @max_size bytes.
  * @path:     the file
  * @max_size: largest size accepted, in bytes

@@ -16,10 +16,16 @@
  * (seg_reader__check_header()), and a closed segment holds at most the run's segment size;
  * the last one found damaged is not read again. Removed segments (a consumer took the
  * oldest away) are skipped; their records are gone (-ESTALE).
+ *
+ * The reader runs on the control thread, which must answer every client and end with the
+ * run: every file is opened by its own name with O_NONBLOCK and O_NOFOLLOW after an lstat()
+ * (input_file__open_entry()), so a FIFO, a device or a symbolic link put where a segment was
+ * is refused at once, named in seg_view__error(), never waited on.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +34,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "input-file.h"
 #include "seg-codec.h"
 #include "seg-reader.h"
 #include "seg-view.h"
@@ -55,7 +62,19 @@ struct seg_view {
 	struct {                /* the last closed segment found damaged: not read again */
 		uint64_t first_seq, n;
 	} bad;
+	char err[SEG_READER_ERR_MAX]; /* what was wrong last */
 };
+
+/* What was wrong, in one line (seg_view__error()). */
+static void __attribute__((format(printf, 2, 3))) set_err(struct seg_view *v, const char *fmt,
+							  ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(v->err, sizeof(v->err), fmt, ap);
+	va_end(ap);
+}
 
 /* A consistent look at the open segment's header. */
 struct head {
@@ -107,11 +126,13 @@ static int map_open(struct seg_view *v)
 	int fd;
 
 	open_path(v, path, sizeof(path));
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	/* never blocks: a FIFO or a device under the name is refused before it is opened */
+	fd = input_file__open_entry(path, &st, v->err, sizeof(v->err));
 	if (fd < 0)
-		return errno == ENOENT && v->hdr ? 0 : -errno;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    (uint64_t)st.st_size < VBTS_SEG_HEADER_SIZE + 2 * sizeof(struct vbts_record)) {
+		return fd == -ENOENT && v->hdr ? 0 : fd == -ELOOP ? -EINVAL : fd;
+	if ((uint64_t)st.st_size < VBTS_SEG_HEADER_SIZE + 2 * sizeof(struct vbts_record)) {
+		set_err(v, "%s: %llu bytes, too short for an open segment",
+			 path, (unsigned long long)st.st_size);
 		close(fd);
 		return -EINVAL;
 	}
@@ -121,18 +142,25 @@ static int map_open(struct seg_view *v)
 	}
 	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
 	close(fd);
-	if (map == MAP_FAILED)
-		return -errno;
+	if (map == MAP_FAILED) {
+		int ret = -errno;
+
+		set_err(v, "%s: mmap: %s", path, strerror(-ret));
+		return ret;
+	}
 	h = map;
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	/* The segment reader's check, and what a mapped open segment needs besides. */
 	if (seg_reader__check_header(h, (uint64_t)st.st_size, SEG_READER_OPEN_INDEX, v->vcpu,
-				     path, &n, NULL, 0) ||
-	    h->encoding != VBTS_SEG_ENC_RAW || h->capacity < 2 ||
+				     path, &n, v->err, sizeof(v->err)))
+		goto err_unmap;
+	if (h->encoding != VBTS_SEG_ENC_RAW || h->capacity < 2 ||
 	    h->capacity > ((uint64_t)st.st_size - VBTS_SEG_HEADER_SIZE) /
 				  sizeof(struct vbts_record)) {
-		munmap(map, (size_t)st.st_size);
-		return -EINVAL;
+		set_err(v, "%s: not an open segment (encoding %u, %llu slots "
+			 "in %llu bytes)", path, h->encoding, (unsigned long long)h->capacity,
+			 (unsigned long long)st.st_size);
+		goto err_unmap;
 	}
 	unmap_open(v);
 	v->hdr = h;
@@ -143,6 +171,10 @@ static int map_open(struct seg_view *v)
 	v->ino = st.st_ino;
 	v->vm_id = h->vm_id;
 	return 0;
+
+err_unmap:
+	munmap(map, (size_t)st.st_size);
+	return -EINVAL;
 }
 
 /* The mapped header's index, first_seq and committed as they were at one moment. */
@@ -205,7 +237,7 @@ static void closed_path(const struct seg_view *v, uint64_t index, char *buf, siz
  * Open closed segment @index and check its header into @h: the fd, -ENOENT when it is not
  * there, -EAGAIN when a raw file under the name was recycled meanwhile, -EIO when damaged.
  */
-static int open_closed(const struct seg_view *v, uint64_t index, struct vbts_seg_header *h)
+static int open_closed(struct seg_view *v, uint64_t index, struct vbts_seg_header *h)
 {
 	char path[PATH_MAX];
 	struct stat st;
@@ -213,17 +245,29 @@ static int open_closed(const struct seg_view *v, uint64_t index, struct vbts_seg
 	int fd;
 
 	closed_path(v, index, path, sizeof(path));
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	/* never blocks: a FIFO, a device or a symbolic link there is damage, not opened */
+	fd = input_file__open_entry(path, &st, v->err, sizeof(v->err));
+	if (fd == -ENOENT)
+		return -ENOENT;
+	if (fd == -EINVAL || fd == -ELOOP)
+		return -EIO;
 	if (fd < 0)
-		return errno == ENOENT ? -ENOENT : -errno;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    pread(fd, h, sizeof(*h), 0) != (ssize_t)sizeof(*h))
+		return fd;
+	if (pread(fd, h, sizeof(*h), 0) != (ssize_t)sizeof(*h)) {
+		set_err(v, "%s: file ends inside the %u-byte header", path,
+			 VBTS_SEG_HEADER_SIZE);
 		goto damaged;
+	}
 	/* The segment reader's check (any index: a recycled raw file is told apart below). */
 	if (seg_reader__check_header(h, (uint64_t)st.st_size, SEG_READER_OPEN_INDEX, v->vcpu,
-				     path, &n, NULL, 0) ||
-	    (v->hdr && h->vm_id != v->vm_id))
+				     path, &n, v->err, sizeof(v->err)))
 		goto damaged;
+	if (v->hdr && h->vm_id != v->vm_id) {
+		set_err(v, "%s: offset 0x20: vm_id 0x%llx of another run "
+			 "(0x%llx)", path, (unsigned long long)h->vm_id,
+			 (unsigned long long)v->vm_id);
+		goto damaged;
+	}
 	if (h->index != index || (h->encoding == VBTS_SEG_ENC_RAW && !h->committed)) {
 		/* a raw file's pages taken for a later segment: the name names another now */
 		if (h->encoding == VBTS_SEG_ENC_RAW) {
@@ -232,8 +276,12 @@ static int open_closed(const struct seg_view *v, uint64_t index, struct vbts_seg
 		}
 		goto damaged;
 	}
-	if (!h->committed || h->committed > v->max_records)
+	if (!h->committed || h->committed > v->max_records) {
+		set_err(v, "%s: offset 0x28: %llu records, not 1 to the run's "
+			 "segment size %llu", path, (unsigned long long)h->committed,
+			 (unsigned long long)v->max_records);
 		goto damaged;
+	}
 	return fd;
 
 damaged:
@@ -250,8 +298,11 @@ static int load_closed(struct seg_view *v, int fd, const struct vbts_seg_header 
 
 	seg_view__drop_cache(v);
 	ret = seg_codec__read_records(fd, h, h->committed, &recs);
-	if (ret == -EINVAL)
+	if (ret == -EINVAL || ret == -EIO) {
+		set_err(v, "%s/vcpu%u.%08llu%s: its records cannot be read",
+			 v->dir, v->vcpu, (unsigned long long)h->index, VBTS_SEG_SUFFIX);
 		ret = -EIO;
+	}
 	/* a raw segment's pages may have become a spare's while they were read */
 	if (!ret && h->encoding == VBTS_SEG_ENC_RAW &&
 	    (pread(fd, &again, sizeof(again), 0) != (ssize_t)sizeof(again) ||
@@ -376,6 +427,11 @@ int seg_view__get(struct seg_view *v, uint64_t seq, struct vbts_record *rec)
 			return 0;
 	}
 	return -EAGAIN;
+}
+
+const char *seg_view__error(const struct seg_view *v)
+{
+	return v->err;
 }
 
 void seg_view__drop_cache(struct seg_view *v)

@@ -48,6 +48,15 @@ int seg_view__window(struct seg_view *v, uint64_t *first, uint64_t *end, uint64_
 int seg_view__get(struct seg_view *v, uint64_t seq, struct vbts_record *rec);
 
 /**
+ * seg_view__error() - what was wrong with the file that made the last call fail with -EIO or
+ * -EINVAL: one line naming it ("DIR/vcpu0.00000002.vseg: not a regular file (a FIFO)").
+ * @v: view
+ *
+ * Return: the line, "" when there was none.
+ */
+const char *seg_view__error(const struct seg_view *v);
+
+/**
  * seg_view__drop_cache() - free the closed segment kept by seg_view__get().
  * @v: view
  */

@@ -601,6 +601,17 @@ static json_t *do_config(struct control *c, struct request *r)
 	return resp;
 }
 
+/* Why reading vCPU @vcpu's records failed with @ret: the file named where one is to blame. */
+static const char *view_error(struct control *c, unsigned int vcpu, int ret)
+{
+	const struct ring_view *v = &c->views[vcpu];
+
+	if (c->stream && v->seg && (ret == -EIO || ret == -EINVAL) &&
+	    *seg_view__error(v->seg))
+		return seg_view__error(v->seg);
+	return ret == -EIO ? "its segment is damaged" : strerror(-ret);
+}
+
 static json_t *need_view(struct control *c, struct request *r)
 {
 	int ret;
@@ -609,7 +620,8 @@ static json_t *need_view(struct control *c, struct request *r)
 		return error_obj("bad-request", "%s needs \"vcpu\"", r->verb);
 	ret = view_open(c, r->vcpu);
 	if (ret < 0)
-		return error_obj("failed", "vcpu %u's ring: %s", r->vcpu, strerror(-ret));
+		return error_obj("failed", "vcpu %u's ring: %s", r->vcpu,
+				 view_error(c, r->vcpu, ret));
 	return NULL;
 }
 
@@ -628,7 +640,7 @@ static json_t *do_get(struct control *c, struct request *r)
 	ret = view_get(c, r->vcpu, seq, &rec);
 	if (ret < 0 && ret != -ENOENT && ret != -ESTALE)
 		return error_obj("failed", "vcpu %u, record %" PRIu64 ": %s", r->vcpu, seq,
-				 ret == -EIO ? "its segment is damaged" : strerror(-ret));
+				 view_error(c, r->vcpu, ret));
 	if (ret < 0) {
 		view_window(c, r->vcpu, &first, &end);
 		err = error_obj(ret == -ENOENT ? "not-found" : "overwritten",
@@ -655,7 +667,7 @@ static json_t *do_count(struct control *c, struct request *r)
 		ret = view_open(c, i);
 		if (ret < 0) {
 			json_decref(arr);
-			return error_obj("failed", "vcpu %u's ring: %s", i, strerror(-ret));
+			return error_obj("failed", "vcpu %u's ring: %s", i, view_error(c, i, ret));
 		}
 		view_window(c, i, &first, &end);
 		total += end - first;
@@ -724,7 +736,7 @@ static json_t *do_clear(struct control *c, struct request *r)
 		ret = view_open(c, i);
 		if (ret < 0) {
 			json_decref(arr);
-			return error_obj("failed", "vcpu %u's ring: %s", i, strerror(-ret));
+			return error_obj("failed", "vcpu %u's ring: %s", i, view_error(c, i, ret));
 		}
 		c->views[i].base = view_committed(&c->views[i]);
 		json_array_append_new(arr, json_pack("{s:i, s:I}", "vcpu", (int)i, "from",

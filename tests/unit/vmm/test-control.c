@@ -1009,6 +1009,92 @@ START_TEST(test_stream_gone_and_damaged)
 }
 END_TEST
 
+/* The error message of response @r contains @what. */
+static void expect_error_says(json_t *r, const char *what)
+{
+	const char *msg = json_string_value(json_object_get(r, "error"));
+
+	ck_assert_msg(msg && strstr(msg, what), "error %s, want %s", msg ? msg : "(none)", what);
+}
+
+/*
+ * A FIFO, a directory or a symbolic link where a segment file was: refused at once with an
+ * error that says what it is; no open(2) waits for a writer of the FIFO (alarm: a blocked
+ * request fails the test instead of hanging it).
+ */
+START_TEST(test_stream_not_regular)
+{
+	struct seg_writer *w0 = stream_writer(0), *w1 = stream_writer(1);
+	struct control *c = stream_server();
+	char path[PATH_MAX + 32], open_path[PATH_MAX + 64];
+	uint64_t first, end;
+	const char *code;
+	json_t *r;
+
+	stream_branches(w0, 100); /* segments 0 to 5 closed (15 records each), 6 open */
+	seg_writer__sync(w0);
+	alarm(10);
+	/* the oldest a FIFO: count goes past it, its records are refused */
+	seg_file(0, 0, path, sizeof(path));
+	ck_assert_int_eq(unlink(path), 0);
+	ck_assert_int_eq(mkfifo(path, 0600), 0);
+	window_of(c, 0, &first, &end);
+	ck_assert_uint_eq(first, 15);
+	ck_assert_uint_eq(end, 100);
+	r = req(c, "{\"verb\":\"get\",\"vcpu\":0,\"seq\":3}", &code);
+	ck_assert_str_eq(code, "failed");
+	expect_error_says(r, "not a regular file (a FIFO)");
+	json_decref(r);
+	/* one in the middle: get of its records fails, drain goes past it */
+	seg_file(0, 2, path, sizeof(path));
+	ck_assert_int_eq(unlink(path), 0);
+	ck_assert_int_eq(mkfifo(path, 0600), 0);
+	r = req(c, "{\"verb\":\"get\",\"vcpu\":0,\"seq\":31}", &code);
+	ck_assert_str_eq(code, "failed");
+	expect_error_says(r, "vcpu0.00000002.vseg: not a regular file (a FIFO)");
+	json_decref(r);
+	r = get_ok(c, "{\"verb\":\"drain\",\"vcpu\":0,\"cursor\":28,\"max\":3}");
+	ck_assert_uint_eq(member(json_array_get(json_object_get(r, "records"), 2), "seq"), 45);
+	json_decref(r);
+	/* a directory and a symbolic link (to a good segment) are refused too */
+	seg_file(0, 4, path, sizeof(path));
+	ck_assert_int_eq(unlink(path), 0);
+	ck_assert_int_eq(mkdir(path, 0700), 0);
+	r = req(c, "{\"verb\":\"get\",\"vcpu\":0,\"seq\":61}", &code);
+	ck_assert_str_eq(code, "failed");
+	expect_error_says(r, "not a regular file (a directory)");
+	json_decref(r);
+	seg_file(0, 5, path, sizeof(path));
+	snprintf(open_path, sizeof(open_path), "%s.moved", path);
+	ck_assert_int_eq(rename(path, open_path), 0);
+	ck_assert_int_eq(symlink(open_path, path), 0);
+	r = req(c, "{\"verb\":\"get\",\"vcpu\":0,\"seq\":76}", &code);
+	ck_assert_str_eq(code, "failed");
+	expect_error_says(r, "a symbolic link");
+	json_decref(r);
+	expect_branch(c, 99);
+
+	/* the end of the run, then a FIFO under the open segment's name: refused at once */
+	ck_assert_int_eq(seg_writer__close(w0), 0);
+	snprintf(open_path, sizeof(open_path), "%s/vcpu0%s", dir, VBTS_SEG_OPEN_SUFFIX);
+	ck_assert_int_eq(mkfifo(open_path, 0600), 0);
+	r = req(c, "{\"verb\":\"count\",\"vcpu\":0}", &code);
+	ck_assert_str_eq(code, "failed");
+	expect_error_says(r, "vcpu0.open.vseg: not a regular file (a FIFO)");
+	json_decref(r);
+	/* a new view (another server) too */
+	control__destroy(c);
+	c = stream_server();
+	r = req(c, "{\"verb\":\"get\",\"vcpu\":0,\"seq\":99}", &code);
+	ck_assert_str_eq(code, "failed");
+	expect_error_says(r, "not a regular file (a FIFO)");
+	json_decref(r);
+	alarm(0);
+	control__destroy(c);
+	seg_writer__close(w1);
+}
+END_TEST
+
 START_TEST(test_stream_events)
 {
 	struct seg_writer *w0 = stream_writer(0), *w1 = stream_writer(1);
@@ -1376,6 +1462,7 @@ Suite *control_suite(void)
 	tcase_add_test(tc, test_stream_verbs);
 	tcase_add_test(tc, test_stream_gone_and_damaged);
 	tcase_add_test(tc, test_stream_events);
+	tcase_add_test(tc, test_stream_not_regular);
 	suite_add_tcase(s, tc);
 	tcase_add_checked_fixture(ts, setup, teardown);
 	tcase_set_timeout(ts, 120);
