@@ -41,7 +41,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "input-file.h"
 #include "seg-codec.h"
+#include "seg-reader.h"
 #include "seg-writer.h"
 #include "fd-io.h"
 
@@ -388,7 +390,13 @@ static int write_tmp(struct seg_writer *w, const struct vbts_seg_header *src,
 		payload = slots;
 	}
 	*bytes = sizeof(h) + len;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	/*
+	 * A new file, whatever was under the name: a FIFO there would block this thread in
+	 * open(2) (and the end of the run, which waits for it), a symbolic link would be
+	 * written through.
+	 */
+	unlink(tmp);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -errno;
 	ret = fd__write_all(fd, &h, sizeof(h));
@@ -806,6 +814,7 @@ static void load_span(struct seg_writer *w, const struct seg_span *s)
 	struct vbts_seg_header h;
 	struct vbts_record *recs = NULL;
 	struct stat st;
+	uint64_t n;
 	int fd;
 
 	free(w->cache.recs);
@@ -814,16 +823,15 @@ static void load_span(struct seg_writer *w, const struct seg_span *s)
 	w->cache.n = s->n;
 	w->cache.valid = true;
 	seg_path(w, s->index, false, path, sizeof(path));
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* the vCPU's thread: a FIFO or a device under the name is not opened, never waited on */
+	fd = input_file__open_entry(path, &st, NULL, 0);
 	if (fd < 0)
 		return;
-	if (fstat(fd, &st) < 0 || pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
-	    h.magic != VBTS_SEG_MAGIC || h.index != s->index || h.first_seq != s->first_seq ||
-	    h.committed != s->n || h.vm_id != w->cfg.vm_id)
-		goto out;
-	if (h.encoding == VBTS_SEG_ENC_RAW ?
-	    (uint64_t)st.st_size < sizeof(h) + s->n * sizeof(*recs) :
-	    h.payload_size != (uint64_t)st.st_size - sizeof(h))
+	if (pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
+	    seg_reader__check_header(&h, (uint64_t)st.st_size, s->index, w->cfg.vcpu_id, path,
+				     &n, NULL, 0) ||
+	    h.first_seq != s->first_seq || h.committed != s->n || n != s->n ||
+	    h.vm_id != w->cfg.vm_id)
 		goto out;
 	if (seg_codec__read_records(fd, &h, s->n, &recs))
 		recs = NULL;

@@ -794,6 +794,64 @@ START_TEST(test_ring_append_n)
 }
 END_TEST
 
+/*
+ * The writer's own readers and writers of its directory beside a hostile user: a FIFO where a
+ * closed segment was is not read back (the vCPU's thread never waits on it), FIFOs and a
+ * symbolic link under the collector's temporary names neither stop it nor are written
+ * through; the run's segments stay readable (alarm: a blocked call fails the test).
+ */
+START_TEST(test_writer_beside_fifos)
+{
+	char dir[64], path[128], tmp[160], victim[160];
+	struct warned wd = { 0 };
+	struct vbts_record rec;
+	struct seg_writer *w;
+	struct stat st;
+	uint64_t gaps;
+	int fd;
+
+	ring_test_tmpdir(dir);
+	w = new_writer(dir, SEG, NULL, SEG_ON_FULL_STALL);
+	append_seq(w, 0, 3 * U);
+	seg_writer__sync(w);
+	alarm(20);
+	seg_name(path, sizeof(path), dir, 1);
+	ck_assert_int_eq(unlink(path), 0);
+	ck_assert_int_eq(mkfifo(path, 0600), 0);
+	ck_assert_int_eq(seg_writer__read(w, U + 3, &rec), -ENOENT);
+	ck_assert_int_eq(seg_writer__read(w, 3, &rec), 0);
+	ck_assert(ring_test_record_ok(&rec, 3));
+	/* the next closed segments' temporary names taken: a FIFO, a symbolic link */
+	seg_name(path, sizeof(path), dir, 3);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	ck_assert_int_eq(mkfifo(tmp, 0600), 0);
+	seg_name(path, sizeof(path), dir, 4);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	snprintf(victim, sizeof(victim), "%s/victim", dir);
+	fd = open(victim, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	ck_assert_int_eq(symlink(victim, tmp), 0);
+	append_seq(w, 3 * U, 3 * U);
+	seg_writer__sync(w);
+	ck_assert_int_eq(seg_writer__read(w, 3 * U + 7, &rec), 0);
+	ck_assert(ring_test_record_ok(&rec, 3 * U + 7));
+	ck_assert_int_eq(seg_writer__read(w, 4 * U + 7, &rec), 0);
+	ck_assert(ring_test_record_ok(&rec, 4 * U + 7));
+	ck_assert_int_eq(seg_writer__close(w), 0);
+	alarm(0);
+	ck_assert_int_eq(stat(victim, &st), 0);
+	ck_assert_int_eq(st.st_size, 0);
+	/* every segment but the FIFO's read, that one named */
+	seg_name(path, sizeof(path), dir, 1);
+	ck_assert_uint_eq(read_all(dir, &wd, &gaps), 5 * U);
+	ck_assert_uint_eq(gaps, U);
+	ck_assert_msg(strstr(wd.last, "not a regular file (a FIFO)"), "%s", wd.last);
+	ck_assert_int_eq(unlink(path), 0);
+	ring_test_rmdir(dir);
+}
+END_TEST
+
 Suite *segments_suite(void)
 {
 	Suite *s = suite_create("segments");
@@ -815,6 +873,7 @@ Suite *segments_suite(void)
 	tcase_add_test(tc, test_budget_stall_stop);
 	tcase_add_test(tc, test_disk_full);
 	tcase_add_test(tc, test_ring_append_n);
+	tcase_add_test(tc, test_writer_beside_fifos);
 	suite_add_tcase(s, tc);
 	return s;
 }
