@@ -618,6 +618,11 @@ static void branches_on(struct collector *c)
 	pr_info("a guest process to record runs: recording branches from here on");
 }
 
+struct trace *collector__trace(struct collector *c)
+{
+	return c->trace;
+}
+
 uint64_t collector__drain(struct collector *c)
 {
 	uint64_t n = 0, now = monotonic_ns();

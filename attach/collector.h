@@ -110,6 +110,14 @@ int collector__fd(const struct collector *c);
 FILE *collector__events(struct collector *c, uint64_t *start_ns);
 
 /**
+ * collector__trace() - the trace directory the collector writes.
+ * @c: collector
+ *
+ * Return: its trace, owned by @c until collector__close().
+ */
+struct trace *collector__trace(struct collector *c);
+
+/**
  * collector__drain() - copy what every vCPU's kernel ring holds into the ring files.
  * @c: collector
  *

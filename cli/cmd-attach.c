@@ -811,6 +811,7 @@ static int attach_vm(struct attach_ctx *c)
 			pr_err("%s", err);
 			return ret;
 		}
+		trace__set_on_closed(collector__trace(c->col), sealer__segment_closed, c->sealer);
 	}
 	pr_info("attached to process %d: %u vCPUs, tracing into %s", c->fds.pid,
 		c->fds.nr_vcpus, c->o.trace_dir);

@@ -584,6 +584,7 @@ static int collector_init(struct run_ctx *c)
 			c->fail_status = 2;
 			goto err_tasks;
 		}
+		trace__set_on_closed(c->trace, sealer__segment_closed, c->sealer);
 	}
 	for (unsigned int i = 0; i < c->vm.nr_vcpus; i++)
 		vcpu__set_ring(c->vm.vcpus[i], trace__ring(c->trace, i));
@@ -636,6 +637,7 @@ static void collector_fini(struct run_ctx *c)
 		save_kvm_counters(c);
 	if (!c->guest_ran) {
 		/* Start-up did not finish: nothing was recorded, leave DIR as it was. */
+		trace__set_on_closed(c->trace, NULL, NULL);
 		sealer__abort(c->sealer);
 		c->sealer = NULL;
 		trace__abort(c->trace);

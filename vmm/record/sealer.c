@@ -35,6 +35,9 @@
 #define SEALER_MAX_DEPTH 4
 #define SEALER_MAX_FILES 1000000
 #define SEALER_POLL_MS 200
+/* Closed segments the collectors told of and the thread has not hashed yet. */
+#define SEALER_QUEUE 64
+#define SEALER_QUEUE_NAME 48
 
 /*
  * struct sfile - what the sealer knows of one file of the trace.
@@ -79,6 +82,12 @@ struct sealer {
 	int error; /* the first -errno */
 	bool reported; /* @error was written on stderr */
 	char errmsg[512]; /* the last failure */
+	bool leaves_since_cp; /* leaves added after the last checkpoint, outside a scan */
+	uint64_t last_poll_ns;
+	/* sealer__segment_closed()'s queue, under @qlock only */
+	pthread_mutex_t qlock;
+	char queue[SEALER_QUEUE][SEALER_QUEUE_NAME];
+	unsigned int nr_queued;
 	uint8_t buf[1 << 20]; /* file reads */
 };
 
@@ -505,6 +514,7 @@ static int checkpoint(struct sealer *s, unsigned int reason)
 		return ret;
 	}
 	seal_hash__checkpoint(s->prev, cp);
+	s->leaves_since_cp = false;
 	s->seq++;
 	s->last_cp_ns = mono_ns();
 	return 0;
@@ -560,6 +570,65 @@ static int poll_dir(struct sealer *s)
 	return found;
 }
 
+void sealer__segment_closed(void *ctx, const char *name)
+{
+	struct sealer *s = ctx;
+	size_t len = strlen(name);
+
+	pthread_mutex_lock(&s->qlock);
+	if (s->nr_queued < SEALER_QUEUE && len < SEALER_QUEUE_NAME)
+		memcpy(s->queue[s->nr_queued++], name, len + 1);
+	pthread_mutex_unlock(&s->qlock);
+	/* A sealer at work looks at the queue before it waits again. */
+	if (pthread_mutex_trylock(&s->lock) == 0) {
+		pthread_cond_signal(&s->wake);
+		pthread_mutex_unlock(&s->lock);
+	}
+}
+
+static unsigned int queued(struct sealer *s)
+{
+	unsigned int n;
+
+	pthread_mutex_lock(&s->qlock);
+	n = s->nr_queued;
+	pthread_mutex_unlock(&s->qlock);
+	return n;
+}
+
+/* Hash the closed segments the collectors told of: leaves now, the checkpoint later. */
+static void seal_queued(struct sealer *s)
+{
+	char names[SEALER_QUEUE][SEALER_QUEUE_NAME];
+	unsigned int n;
+
+	pthread_mutex_lock(&s->qlock);
+	n = s->nr_queued;
+	memcpy(names, s->queue, n * sizeof(names[0]));
+	s->nr_queued = 0;
+	pthread_mutex_unlock(&s->qlock);
+	for (unsigned int i = 0; i < n && !s->error; i++) {
+		struct stat st;
+		int fd, ret;
+
+		if (!closed_segment_name(names[i]))
+			continue;
+		fd = openat(s->dirfd, names[i], O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+		if (fd < 0)
+			continue; /* gone (rotated away): the next checkpoint's scan sees that */
+		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+			uint64_t leaves = s->range.size;
+
+			ret = seal_file(s, names[i], names[i], 0, fd, &st, SCAN_RUNNING);
+			if (ret < 0)
+				fail(s, ret, strerror(-ret));
+			else if (s->range.size != leaves)
+				s->leaves_since_cp = true;
+		}
+		close(fd);
+	}
+}
+
 static void *sealer_thread(void *arg)
 {
 	struct sealer *s = arg;
@@ -567,23 +636,33 @@ static void *sealer_thread(void *arg)
 
 	pthread_mutex_lock(&s->lock);
 	while (!s->stop) {
-		int found;
+		uint64_t now;
+		int found = 0;
 
-		clock_gettime(CLOCK_MONOTONIC, &until);
-		until.tv_nsec += SEALER_POLL_MS * 1000000L;
-		if (until.tv_nsec >= 1000000000L) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000L;
+		if (!queued(s)) {
+			clock_gettime(CLOCK_MONOTONIC, &until);
+			until.tv_nsec += SEALER_POLL_MS * 1000000L;
+			if (until.tv_nsec >= 1000000000L) {
+				until.tv_sec++;
+				until.tv_nsec -= 1000000000L;
+			}
+			pthread_cond_timedwait(&s->wake, &s->lock, &until);
+			if (s->stop)
+				break;
 		}
-		pthread_cond_timedwait(&s->wake, &s->lock, &until);
-		if (s->stop)
-			break;
+		seal_queued(s);
+		now = mono_ns();
+		if (now - s->last_poll_ns < SEALER_POLL_MS * 1000000ULL)
+			continue;
+		s->last_poll_ns = now;
 		found = poll_dir(s);
+		if (s->leaves_since_cp)
+			found |= POLL_SEGMENT;
 		if (found & (POLL_CRASH | POLL_FREEZE))
 			checkpoint(s, VBTS_SEAL_REASON_CRASH);
 		else if (found & POLL_SEGMENT)
 			checkpoint(s, VBTS_SEAL_REASON_SEGMENT);
-		else if (mono_ns() - s->last_cp_ns >= s->interval_ns)
+		else if (now - s->last_cp_ns >= s->interval_ns)
 			checkpoint(s, VBTS_SEAL_REASON_INTERVAL);
 	}
 	pthread_mutex_unlock(&s->lock);
@@ -624,6 +703,7 @@ static void free_sealer(struct sealer *s)
 	if (s->dirfd >= 0)
 		close(s->dirfd);
 	pthread_cond_destroy(&s->wake);
+	pthread_mutex_destroy(&s->qlock);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
 }
@@ -643,6 +723,7 @@ struct sealer *sealer__start(const char *dir, const char *key_path, unsigned int
 	}
 	s->logfd = -1;
 	pthread_mutex_init(&s->lock, NULL);
+	pthread_mutex_init(&s->qlock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&s->wake, &ca);

@@ -6,10 +6,12 @@
  * when a crash report appears, when a ring is frozen (wrap mode), every interval, and at the
  * end (doc/sealing.md).
  *
- * Threads: a `sealer` thread of its own polls the directory (a readdir every 200 ms) for
- * closed segments, crash reports and frozen rings and writes the periodic checkpoints; the
- * writers are not touched. sealer__checkpoint() may be called from any thread; a mutex
- * orders the scans.
+ * Threads: a `sealer` thread of its own hashes each segment as soon as its collector closes
+ * it (sealer__segment_closed(), the segment writers' callback), polls the directory (a
+ * readdir every 200 ms) for crash reports, frozen rings and segments it was not told of, and
+ * writes the checkpoints: at most one per poll for closed segments, so that a fast stream
+ * costs one signature and one fdatasync per 200 ms, and its end finds little left to hash.
+ * sealer__checkpoint() may be called from any thread; a mutex orders the scans.
  */
 #ifndef VBTS_VMM_SEALER_H
 #define VBTS_VMM_SEALER_H
@@ -56,6 +58,15 @@ struct sealer *sealer__start(const char *dir, const char *key_path, unsigned int
  * Return: 0 or -errno (the key could not sign: reported on stderr once).
  */
 int sealer__checkpoint(struct sealer *s, unsigned int reason);
+
+/**
+ * sealer__segment_closed() - a seg_closed_fn (seg-writer.h): segment @name of the trace
+ * directory is closed, in its final form; the sealer thread hashes it soon. Never blocks on
+ * the sealer's work: a name that finds the queue full is left to the next poll.
+ * @ctx:  the sealer
+ * @name: the segment's file name in the trace directory
+ */
+void sealer__segment_closed(void *ctx, const char *name);
 
 /**
  * sealer__finish() - stop the thread, seal every file as the run left it (the rings too) in

@@ -125,6 +125,8 @@ struct seg_writer {
 	struct closed_seg *closed;
 	size_t nr_closed, closed_cap;
 	struct seg_compressor *comp; /* its zstd context and buffers, kept between segments */
+	seg_closed_fn on_closed; /* under lock */
+	void *on_closed_ctx;
 };
 
 static bool budget_reserve(struct seg_budget *b, uint64_t bytes)
@@ -569,8 +571,14 @@ static void *collector_thread(void *arg)
 			w->busy = true;
 			pthread_mutex_unlock(&w->lock);
 			kept = compress_handoff(w, h, name, &b);
-			free(h);
 			pthread_mutex_lock(&w->lock);
+			if (w->on_closed) {
+				char path[PATH_MAX];
+
+				seg_path(w, h->index, false, path, sizeof(path));
+				w->on_closed(w->on_closed_ctx, path + strlen(w->dir) + 1);
+			}
+			free(h);
 			w->busy = false;
 			if (kept) {
 				add_spare(w, &b);
@@ -774,6 +782,14 @@ long seg_writer__append(struct seg_writer *w, const struct vbts_record *recs, ui
 void seg_writer__set_on_full(struct seg_writer *w, unsigned int mode)
 {
 	__atomic_store_n(&w->cfg.on_full, mode, __ATOMIC_RELAXED);
+}
+
+void seg_writer__set_on_closed(struct seg_writer *w, seg_closed_fn fn, void *ctx)
+{
+	pthread_mutex_lock(&w->lock);
+	w->on_closed = fn;
+	w->on_closed_ctx = ctx;
+	pthread_mutex_unlock(&w->lock);
 }
 
 void seg_writer__freeze(struct seg_writer *w)

@@ -72,6 +72,16 @@ struct seg_writer_config {
 };
 
 /**
+ * typedef seg_closed_fn - told of each segment the collector closed.
+ * @ctx:  the argument given with it
+ * @name: the segment's file name in the trace directory (no directory part)
+ *
+ * Called from the collector thread with the writer's lock held: it must return quickly and
+ * must not call back into the writer.
+ */
+typedef void (*seg_closed_fn)(void *ctx, const char *name);
+
+/**
  * seg_writer__create() - a stream writer and its collector thread; the first open segment
  * is created now.
  * @cfg: parameters
@@ -80,6 +90,17 @@ struct seg_writer_config {
  * the budget or the disk has no room for the first segment, or pthread_create's error).
  */
 struct seg_writer *seg_writer__create(const struct seg_writer_config *cfg);
+
+/**
+ * seg_writer__set_on_closed() - call @fn(@ctx, name) for each segment closed from now on,
+ * once its file is in its final form (compressed, or raw when it could not be).
+ * @w:   the writer
+ * @fn:  the callback, NULL for none
+ * @ctx: its argument
+ *
+ * When it returns, no call of the previous callback is in progress.
+ */
+void seg_writer__set_on_closed(struct seg_writer *w, seg_closed_fn fn, void *ctx);
 
 /**
  * seg_writer__append() - store and publish records; a full open segment is renamed closed and

@@ -586,6 +586,16 @@ uint64_t trace__lost(const struct trace *t)
 	return lost;
 }
 
+void trace__set_on_closed(struct trace *t, seg_closed_fn fn, void *ctx)
+{
+	for (unsigned int i = 0; i < t->nr_rings; i++) {
+		struct seg_writer *w = ring_writer__stream(t->rings[i]);
+
+		if (w)
+			seg_writer__set_on_closed(w, fn, ctx);
+	}
+}
+
 struct ring_writer *trace__ring(struct trace *t, unsigned int vcpu)
 {
 	return vcpu < t->nr_rings ? t->rings[vcpu] : NULL;

@@ -12,6 +12,7 @@
 
 #include <jansson.h>
 
+#include "seg-writer.h"
 #include "tracer.h"
 
 struct ring_writer;
@@ -197,6 +198,15 @@ int trace__set_collector(struct trace *t, const struct trace_collector_config *c
  * Return: the count (stream mode; wrap mode counts overwritten records in the ring headers).
  */
 uint64_t trace__lost(const struct trace *t);
+
+/**
+ * trace__set_on_closed() - in stream mode, call @fn(@ctx, name) for each segment any vCPU's
+ * collector closes from now on (seg_writer__set_on_closed()); nothing in wrap mode.
+ * @t:   trace
+ * @fn:  the callback, NULL for none
+ * @ctx: its argument
+ */
+void trace__set_on_closed(struct trace *t, seg_closed_fn fn, void *ctx);
 
 /**
  * trace__ring() - the ring writer of one vCPU.

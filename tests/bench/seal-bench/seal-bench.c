@@ -118,6 +118,8 @@ static int write_trace(const char *dir, const char *key, const struct vbts_recor
 		sealer__abort(s);
 		return -1;
 	}
+	if (s) /* as vbts run wires it */
+		seg_writer__set_on_closed(ring_writer__stream(w), sealer__segment_closed, s);
 	for (size_t i = 0; i < n; i += BATCH) {
 		size_t k = i % nsrc;
 

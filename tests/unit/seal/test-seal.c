@@ -24,6 +24,8 @@
 #include <vbts/segment-format.h>
 
 #include "check-main.h"
+#include "ring-writer.h"
+#include "seg-writer.h"
 #include "seal-hash.h"
 #include "seal-key.h"
 #include "seal-verify.h"
@@ -281,6 +283,65 @@ START_TEST(test_intact)
 	snprintf(f.trace, sizeof(f.trace), "%s/plain", f.root);
 	r = verify(&f, &f.vk);
 	ck_assert_int_eq(r->verdict, SEAL_UNSEALED);
+	seal_report__free(r);
+	test__remove_tree(f.root);
+}
+END_TEST
+
+/*
+ * A collector's segments, told to the sealer as each is closed (as `vbts run` wires them)
+ * while the run's checkpoints scan the same directory: each segment is sealed once, by one
+ * leaf, and the trace verifies; names the sealer must not take are ignored.
+ */
+START_TEST(test_told_segments)
+{
+	struct seg_budget budget = { .limit = 1ULL << 30 };
+	struct vbts_record recs[256];
+	struct seg_writer_config sc = {
+		.segment_records = 256,
+		.budget = &budget,
+		.on_full = SEG_ON_FULL_DROP,
+		.start_time_ns = 1,
+	};
+	char err[512], longname[200];
+	struct seal_report *r;
+	struct ring_writer *w;
+	struct fixture f;
+	struct sealer *s;
+
+	test__make_temp_dir(f.root, sizeof(f.root), "seal-told");
+	key_new(&f, 600, 4, 0);
+	snprintf(f.trace, sizeof(f.trace), "%s/t", f.root);
+	test__make_dir(f.root, "t");
+	sc.dir = f.trace;
+	s = sealer__start(f.trace, f.key, 3600, err, sizeof(err));
+	ck_assert_msg(s != NULL, "sealer__start: %s", err);
+	w = ring_writer__create_stream(&sc);
+	ck_assert_ptr_nonnull(w);
+	seg_writer__set_on_closed(ring_writer__stream(w), sealer__segment_closed, s);
+	memset(longname, 'v', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = 0;
+	sealer__segment_closed(s, longname);
+	sealer__segment_closed(s, "vm.json");
+	sealer__segment_closed(s, "vcpu0.99999999.vseg");
+	for (unsigned int seg = 0; seg < 40; seg++) {
+		for (unsigned int i = 0; i < 256; i++) {
+			recs[i].from = 0x400000 + seg * 4096 + i;
+			recs[i].to = 0x500000 + (seg ^ i) * 16;
+			recs[i].flags = 0;
+		}
+		ring_writer__append_n(w, recs, 256);
+		if (seg % 8 == 7) /* a checkpoint's scan amid the collector's work */
+			ck_assert_int_eq(sealer__checkpoint(s, VBTS_SEAL_REASON_INTERVAL), 0);
+	}
+	ring_writer__close(w);
+	ck_assert_int_eq(sealer__finish(s), 0);
+	r = verify(&f, &f.vk);
+	if (r->nr_problems)
+		dump(r);
+	ck_assert_int_eq(r->verdict, SEAL_VERIFIED);
+	ck_assert_uint_ge(r->files, 40);
+	ck_assert_uint_eq(r->leaves, r->files);
 	seal_report__free(r);
 	test__remove_tree(f.root);
 }
@@ -988,6 +1049,7 @@ static Suite *seal_suite(void)
 	tcase_add_test(tc, test_dropped_checkpoint);
 	tcase_add_test(tc, test_killed_run);
 	tcase_add_test(tc, test_frozen_ring);
+	tcase_add_test(tc, test_told_segments);
 	tcase_add_test(tc, test_truncated_log);
 	tcase_add_test(tc, test_damaged_log);
 	tcase_add_test(tc, test_proof);
