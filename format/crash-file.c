@@ -14,6 +14,7 @@
 
 #include "crash-file.h"
 #include "escape.h"
+#include "input-file.h"
 #include "trace-keys.h"
 
 /* Escaped bytes of a path or parser message in an error, at most. */
@@ -132,35 +133,58 @@ static int parse_branches(json_t *arr, struct crash_file *cf)
 
 static json_t *load(const char *path, char *err, size_t errlen, int *ret)
 {
-	char q[TEXT_MAX], t[TEXT_MAX];
+	char q[TEXT_MAX], t[TEXT_MAX], why[TEXT_MAX * 2];
+	size_t len = 0;
 	json_error_t je;
 	struct stat st;
+	char *buf;
+	ssize_t n = 0;
 	json_t *o;
-	FILE *f;
 	int fd;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	/* never blocks, never follows a link: a FIFO or a device there is refused unopened */
+	fd = input_file__open_entry(path, &st, why, sizeof(why));
 	if (fd < 0) {
-		*ret = -errno;
-		snprintf(err, errlen, "%s: %s", escape__str(q, sizeof(q), path), strerror(errno));
+		*ret = fd == -ELOOP ? -EINVAL : fd;
+		snprintf(err, errlen, "%s: not a crash report (%s)", escape__str(q, sizeof(q), path),
+			 fd == -ELOOP ? "a symbolic link" : fd == -EINVAL ?
+			 "not a regular file" : strerror(-fd));
 		return NULL;
 	}
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size > CRASH_FILE_SIZE_MAX) {
+	if (st.st_size > CRASH_FILE_SIZE_MAX) {
 		close(fd);
 		*ret = -EINVAL;
-		snprintf(err, errlen, "%s: not a crash report (not a regular file of at most "
-			 "%u bytes)", escape__str(q, sizeof(q), path), CRASH_FILE_SIZE_MAX);
+		snprintf(err, errlen, "%s: %lld bytes, more than a crash report's %u MiB (%u bytes)",
+			 escape__str(q, sizeof(q), path), (long long)st.st_size,
+			 CRASH_FILE_SIZE_MAX >> 20, CRASH_FILE_SIZE_MAX);
 		return NULL;
 	}
-	f = fdopen(fd, "r");
-	if (!f) {
+	/* At most the limit and one byte more: a file that grows while it is read is too big. */
+	buf = malloc(CRASH_FILE_SIZE_MAX + 1);
+	if (!buf) {
 		close(fd);
 		*ret = -ENOMEM;
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	o = json_loadf(f, JSON_REJECT_DUPLICATES, &je);
-	fclose(f);
+	while (len <= CRASH_FILE_SIZE_MAX) {
+		n = read(fd, buf + len, CRASH_FILE_SIZE_MAX + 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	if (n < 0 || len > CRASH_FILE_SIZE_MAX) {
+		*ret = n < 0 ? -EIO : -EINVAL;
+		snprintf(err, errlen, "%s: %s", escape__str(q, sizeof(q), path), n < 0 ?
+			 strerror(errno) : "grew past a crash report's limit while it was read");
+		free(buf);
+		return NULL;
+	}
+	o = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
+	free(buf);
 	if (!json_is_object(o)) {
 		json_decref(o);
 		*ret = -EINVAL;

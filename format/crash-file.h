@@ -10,8 +10,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Largest crash report read, bytes. */
-#define CRASH_FILE_SIZE_MAX (16U << 20)
+/*
+ * Largest crash report, bytes: the one limit of the format (doc/formats.md), which the VMM's
+ * writer keeps (vmm/record/crash-report.c) and every reader enforces.
+ */
+#define CRASH_FILE_SIZE_MAX (1U << 20)
 /* Most branches a report may hold. */
 #define CRASH_FILE_BRANCHES_MAX 4096
 
@@ -79,8 +82,9 @@ const char *crash_file__reg_name(enum crash_file_reg reg);
  * @err: what was wrong, with @path escaped, on failure
  * @errlen: size of @err
  *
- * Return: 0; -errno of open() (-ENOENT: no such report), -EINVAL for what is no crash report
- * (not a regular file, too large, not JSON, a member missing or invalid), or -ENOMEM.
+ * Return: 0; -errno of lstat() and open() (-ENOENT: no such report), -EINVAL for what is no
+ * crash report (not a regular file, a symbolic link, more than CRASH_FILE_SIZE_MAX bytes, not
+ * JSON, a member missing or invalid), -EIO and the other errors of read(), or -ENOMEM.
  */
 int crash_file__read(struct crash_file *cf, const char *path, char *err, size_t errlen);
 

@@ -91,5 +91,6 @@
 #define CRASH_KEY_SYM_FILE      "file"
 #define CRASH_KEY_SYM_LINE      "line"
 #define CRASH_KEY_SYM_MODULE    "module"
+#define CRASH_KEY_SYMBOLS_NOTE  "symbols_note"    /* why the oldest branches have none */
 
 #endif /* VBTS_FORMAT_TRACE_KEYS_H */

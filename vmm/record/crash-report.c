@@ -20,6 +20,7 @@
 #include "crash-file.h"
 #include "crash-report.h"
 #include "escape.h"
+#include "fd-io.h"
 #include "ring-writer.h"
 #include "trace-keys.h"
 
@@ -219,28 +220,40 @@ void crash_report__set_annotate(int (*fn)(const char *dir, json_t *report))
 	annotate = fn;
 }
 
-/* @o into @path, through @path.tmp@suffix renamed over it. */
+/* How a report is written: one member a line, ASCII only. */
+#define DUMP_FLAGS (JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII)
+
+/*
+ * @o into @path, through @path.tmp@suffix renamed over it: -EFBIG, nothing written, when it
+ * would be more than a report may be (CRASH_FILE_SIZE_MAX).
+ */
 static int write_json(const char *path, const char *suffix, json_t *o)
 {
-	char tmp[4096 + 16];
+	char tmp[4096 + 16], *text;
+	size_t len;
 	int ret, fd;
-	FILE *f;
 
 	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp%s", path, suffix) >= sizeof(tmp))
 		return -ENAMETOOLONG;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
-	f = fdopen(fd, "w");
-	if (!f) {
-		ret = -errno;
-		close(fd);
-		goto err_unlink;
+	text = json_dumps(o, DUMP_FLAGS);
+	if (!text)
+		return -ENOMEM;
+	len = strlen(text);
+	if (len + 1 > CRASH_FILE_SIZE_MAX) {
+		free(text);
+		return -EFBIG;
 	}
-	ret = json_dumpf(o, f, JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII) ? -EIO : 0;
-	if (fputc('\n', f) == EOF && !ret)
-		ret = -errno;
-	if (fclose(f) && !ret)
+	text[len++] = '\n'; /* in place of the NUL: written by length */
+	/* A new file, whatever was under the name: never a FIFO's open, never through a link. */
+	unlink(tmp);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		free(text);
+		return -errno;
+	}
+	ret = fd__write_all(fd, text, len);
+	free(text);
+	if (close(fd) && !ret)
 		ret = -errno;
 	if (ret)
 		goto err_unlink;
@@ -253,6 +266,57 @@ static int write_json(const char *path, const char *suffix, json_t *o)
 err_unlink:
 	unlink(tmp);
 	return ret;
+}
+
+/* The bytes member @key of @b adds to a report, about (written alone, less indented). */
+static size_t member_cost(json_t *b, const char *key)
+{
+	json_t *v = json_object_get(b, key);
+	char *text;
+	size_t n;
+
+	if (!v)
+		return 0;
+	text = json_dumps(v, DUMP_FLAGS | JSON_ENCODE_ANY);
+	n = text ? strlen(text) + strlen(key) + 8 : 0;
+	free(text);
+	return n;
+}
+
+/*
+ * A report with symbols within CRASH_FILE_SIZE_MAX: the symbols of the oldest branches are left
+ * out, as many as it takes, and the report says how many. Returns 0, or -EFBIG when even the
+ * report without them would not fit.
+ */
+static int fit_symbols(json_t *o)
+{
+	json_t *br = json_object_get(o, CRASH_KEY_BRANCHES);
+	size_t nr = json_array_size(br), next = 0, len, over, freed;
+	char *text;
+
+	for (;;) {
+		text = json_dumps(o, DUMP_FLAGS);
+		if (!text)
+			return -ENOMEM;
+		len = strlen(text) + 1;
+		free(text);
+		if (len <= CRASH_FILE_SIZE_MAX)
+			return 0;
+		if (next == nr)
+			return -EFBIG;
+		over = len - CRASH_FILE_SIZE_MAX;
+		for (freed = 0; next < nr && freed < over; next++) {
+			json_t *b = json_array_get(br, next);
+
+			freed += member_cost(b, CRASH_KEY_FROM_SYMBOL) +
+				 member_cost(b, CRASH_KEY_TO_SYMBOL);
+			json_object_del(b, CRASH_KEY_FROM_SYMBOL);
+			json_object_del(b, CRASH_KEY_TO_SYMBOL);
+		}
+		json_object_set_new(o, CRASH_KEY_SYMBOLS_NOTE,
+				    json_sprintf("no symbols for the %zu oldest branches: a report is "
+						 "at most %u MiB", next, CRASH_FILE_SIZE_MAX >> 20));
+	}
 }
 
 /*
@@ -276,7 +340,7 @@ static void write_symbols(const char *dir, const char *path, json_t *o)
 		signal(SIGALRM, SIG_DFL);
 		pthread_sigmask(SIG_SETMASK, &none, NULL);
 		alarm(CRASH_REPORT_SYMBOLS_SECONDS);
-		if (annotate(dir, o) > 0 && write_json(path, ".sym", o))
+		if (annotate(dir, o) > 0 && (fit_symbols(o) || write_json(path, ".sym", o)))
 			_exit(1);
 		_exit(0);
 	}

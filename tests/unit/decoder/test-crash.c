@@ -17,6 +17,7 @@
 
 #include <sys/stat.h>
 
+#include "crash-file.h"
 #include "crash-report.h"
 #include "decoder-test.h"
 #include "ring-writer.h"
@@ -360,6 +361,138 @@ START_TEST(test_print_bad)
 }
 END_TEST
 
+/* A valid report of exactly @size bytes (padded with spaces) as DIR/crash.json. */
+static void write_report_of_size(const char *dir, size_t size)
+{
+	static const char head[] =
+		"{\"version\":1,\"reason\":\"panic\",\"time\":1,\"vcpu\":0,\"cr3\":null,"
+		"\"process\":null,\"registers\":null,\"branches\":[{\"from\":\"0x1\","
+		"\"to\":\"0x2\"}]";
+	char path[128];
+	FILE *f;
+
+	ck_assert_uint_gt(size, sizeof(head));
+	snprintf(path, sizeof(path), "%s/crash.json", dir);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(head, f);
+	for (size_t i = sizeof(head) - 1; i < size - 1; i++)
+		fputc(' ', f);
+	fputc('}', f);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+/* The one limit of a report's size: a report of CRASH_FILE_SIZE_MAX bytes is read, one more
+ * byte is refused in one line that names the limit. */
+START_TEST(test_report_size_limit)
+{
+	char dir[64], *out, *err;
+	char *argv[] = { "decode", "--crash", dir, NULL };
+	int status;
+
+	ck_assert_uint_eq(CRASH_FILE_SIZE_MAX, 1U << 20);
+	make_golden_trace(dir);
+	write_report_of_size(dir, CRASH_FILE_SIZE_MAX);
+	status = run_decode(&out, &err, argv);
+	ck_assert_msg(status == 0, "exit %d: %s", status, err);
+	free(out);
+	free(err);
+	write_report_of_size(dir, CRASH_FILE_SIZE_MAX + 1);
+	status = run_decode(&out, &err, argv);
+	ck_assert_int_eq(status, 2);
+	ck_assert_msg(strstr(err, "crash.json: 1048577 bytes, more than a crash report's 1 MiB"),
+		      "stderr: %s", err);
+	ck_assert_int_eq(error_lines(err), 1);
+	free(out);
+	free(err);
+	remove_trace(dir);
+}
+END_TEST
+
+/* Symbols as long and as costly to write as a report's symbols can be (each byte a control
+ * character, six bytes written). */
+static int annotate_huge(const char *dir, json_t *report)
+{
+	json_t *br = json_object_get(report, "branches");
+	char name[257];
+	size_t i;
+	json_t *b;
+
+	memset(name, 0x01, 256);
+	name[256] = '\0';
+	json_array_foreach(br, i, b) {
+		for (int k = 0; k < 2; k++)
+			json_object_set_new(b, k ? "to_symbol" : "from_symbol",
+					    json_pack("{s:s, s:s, s:i, s:s, s:s}", "function", name,
+						      "offset", "0x10", "line", 12, "file", name,
+						      "module", name));
+	}
+	return 1;
+}
+
+/*
+ * What the VMM writes stays within that limit however much there is: the most branches a
+ * report holds, a comm of control bytes, every register; and the same with the largest
+ * symbols of every branch, of which the newest branches' are kept. `vbts decode --crash` reads
+ * both.
+ */
+START_TEST(test_report_written_within_limit)
+{
+	struct crash_report r = {
+		.kind = CRASH_PANIC,
+		.time_ns = INT64_MAX,
+		.vcpu = UINT32_MAX,
+		.have_regs = true,
+		.regs_note = "registers",
+		.cr3 = ~0ULL,
+		.have_process = true,
+		.pid = INT32_MIN,
+		.tgid = INT32_MIN,
+		.ring_seq = ~0ULL,
+		.requested = CRASH_REPORT_BRANCHES_MAX,
+	};
+	static struct vbts_record br[CRASH_REPORT_BRANCHES_MAX];
+	char dir[64], path[128], *out, *err;
+	char *argv[] = { "decode", "--crash", dir, NULL };
+	json_t *o, *arr;
+	struct stat st;
+	int status;
+
+	memset(&r.regs, 0xff, sizeof(r.regs));
+	memset(r.comm, 0x01, CRASH_REPORT_COMM_MAX);
+	for (unsigned int i = 0; i < CRASH_REPORT_BRANCHES_MAX; i++)
+		br[i] = (struct vbts_record){ .from = ~0ULL - i, .to = ~0ULL - i, .flags = ~0ULL };
+	r.branches = br;
+	r.nr_branches = CRASH_REPORT_BRANCHES_MAX;
+	make_golden_trace(dir);
+	snprintf(path, sizeof(path), "%s/crash.json", dir);
+	for (int annotated = 0; annotated < 2; annotated++) {
+		crash_report__set_annotate(annotated ? annotate_huge : NULL);
+		ck_assert_int_eq(crash_report__write(dir, 0, &r), 0);
+		crash_report__set_annotate(NULL);
+		ck_assert_int_eq(stat(path, &st), 0);
+		ck_assert_msg(st.st_size <= CRASH_FILE_SIZE_MAX, "annotated %d: %lld bytes",
+			      annotated, (long long)st.st_size);
+		o = json_load_file(path, 0, NULL);
+		ck_assert_ptr_nonnull(o);
+		arr = json_object_get(o, "branches");
+		ck_assert_uint_eq(json_array_size(arr), CRASH_REPORT_BRANCHES_MAX);
+		if (annotated) {
+			/* the newest have their symbols, the oldest gave theirs up */
+			ck_assert_ptr_nonnull(json_object_get(json_array_get(arr,
+				CRASH_REPORT_BRANCHES_MAX - 1), "to_symbol"));
+			ck_assert_ptr_null(json_object_get(json_array_get(arr, 0), "to_symbol"));
+		}
+		json_decref(o);
+		status = run_decode(&out, &err, argv);
+		ck_assert_msg(status == 0, "annotated %d: exit %d: %s", annotated, status, err);
+		free(out);
+		free(err);
+	}
+	remove_trace(dir);
+}
+END_TEST
+
 Suite *crash_suite(void)
 {
 	Suite *s = suite_create("crash");
@@ -371,6 +504,8 @@ Suite *crash_suite(void)
 	tcase_add_test(tc, test_report_annotate_isolated);
 	tcase_add_test(tc, test_print_golden);
 	tcase_add_test(tc, test_print_hostile_symbols);
+	tcase_add_test(tc, test_report_size_limit);
+	tcase_add_test(tc, test_report_written_within_limit);
 	tcase_add_loop_test(tc, test_print_bad, 0,
 			    (int)(sizeof(bad_reports) / sizeof(bad_reports[0])) + 1);
 	suite_add_tcase(s, tc);
