@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "diff-report.h"
 #include "escape.h"
 #include "trace-diff.h"
 
@@ -16,18 +17,26 @@ static const char diff_usage[] =
 	"usage: vbts diff [OPTIONS] A B\n"
 	"\n"
 	"Compare the branches of the trace directories A and B (two runs of the same guest\n"
-	"code), task by task and vCPU by vCPU, and show for each task and vCPU whose branches\n"
-	"differ the first branch that differs (or where one trace's branches end) and the\n"
-	"branches before it on both sides, with symbols. A task is matched by its name and\n"
-	"pid in events.jsonl. A program loaded at other addresses in the two runs (a PIE under\n"
-	"ASLR) compares equal when its exec events carry its build ID and load base: its user\n"
-	"addresses are compared as offsets from the load base.\n"
+	"code) guest thread by guest thread, and show for each thread whose branches differ the\n"
+	"first branch that differs with the branches around it on both sides, symbolized with\n"
+	"source lines, then the functions and lines reached in one run only and the branches\n"
+	"per function that differ. Threads and processes are matched by what they are, not by\n"
+	"pid: the names of their programs, the process that made them, their creation order.\n"
+	"Interrupts, exceptions and what their handlers ran are left out (--strict compares\n"
+	"them). A program loaded at other addresses (a PIE under ASLR) compares equal when its\n"
+	"exec events carry its build ID and load base.\n"
 	"\n"
 	"options:\n"
 	"  --task NAME|PID      only this guest process (as for vbts decode); repeatable\n"
 	"  --vcpu N             only vCPU N\n"
-	"  --context N          branches shown before each difference (default 5, at most\n"
-	"                       1000)\n"
+	"  --context N          branches shown before and after each difference (default 5,\n"
+	"                       at most 1000)\n"
+	"  --strict             compare interrupts, exceptions and their handlers too\n"
+	"  --format FORMAT      text (default), json, junit or markdown\n"
+	"  --coverage           also list the lines and branch directions covered in one run\n"
+	"                       and not the other\n"
+	"  --lcov-a FILE        with --coverage: write A's coverage as an lcov tracefile\n"
+	"  --lcov-b FILE        with --coverage: write B's\n"
 	"  --symbols PATH       ELF files for the programs of a Linux guest's tasks, for\n"
 	"                       both traces (as for vbts decode); repeatable\n"
 	"  -h, --help           this text\n"
@@ -53,19 +62,29 @@ static int parse_count(const char *s, unsigned long max, unsigned long *v)
 
 static int diff(int argc, char **argv)
 {
-	enum { OPT_TASK = 256, OPT_VCPU, OPT_CONTEXT, OPT_SYMBOLS };
+	enum { OPT_TASK = 256, OPT_VCPU, OPT_CONTEXT, OPT_SYMBOLS, OPT_STRICT, OPT_FORMAT,
+	       OPT_COVERAGE, OPT_LCOV_A, OPT_LCOV_B };
 	static const struct option longopts[] = {
 		{ "task", required_argument, NULL, OPT_TASK },
 		{ "vcpu", required_argument, NULL, OPT_VCPU },
 		{ "context", required_argument, NULL, OPT_CONTEXT },
 		{ "symbols", required_argument, NULL, OPT_SYMBOLS },
+		{ "strict", no_argument, NULL, OPT_STRICT },
+		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "coverage", no_argument, NULL, OPT_COVERAGE },
+		{ "lcov-a", required_argument, NULL, OPT_LCOV_A },
+		{ "lcov-b", required_argument, NULL, OPT_LCOV_B },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct trace_diff_options o = { .vcpu = -1, .context = 5, .out = stdout };
+	struct trace_diff_options o = { .vcpu = -1, .context = 5 };
+	struct trace_diff_result res = { 0 };
+	enum diff_format format = DIFF_FORMAT_TEXT;
+	const char *lcov[2] = { NULL, NULL };
 	const char **tasks = calloc((size_t)argc + 1, sizeof(*tasks));
 	const char **symbols = calloc((size_t)argc + 1, sizeof(*symbols));
 	char err[TRACE_DIR_ERR_MAX], q[256];
+	const char *names[2];
 	size_t nr_symbols = 0;
 	unsigned long v;
 	int c, ret, status = 2;
@@ -101,6 +120,23 @@ static int diff(int argc, char **argv)
 		case OPT_SYMBOLS:
 			symbols[nr_symbols++] = optarg;
 			break;
+		case OPT_STRICT:
+			o.strict = true;
+			break;
+		case OPT_FORMAT:
+			if (diff_format__parse(optarg, &format)) {
+				fprintf(stderr, "vbts diff: bad --format '%s' (text, json, junit or"
+					" markdown)\n", escape__str(q, sizeof(q), optarg));
+				goto out;
+			}
+			break;
+		case OPT_COVERAGE:
+			o.coverage = true;
+			break;
+		case OPT_LCOV_A:
+		case OPT_LCOV_B:
+			lcov[c == OPT_LCOV_B] = optarg;
+			break;
 		case 'h':
 			fputs(diff_usage, stdout);
 			status = 0;
@@ -115,6 +151,20 @@ static int diff(int argc, char **argv)
 				"usage: vbts diff [OPTIONS] A B\n");
 		goto out;
 	}
+	if ((lcov[0] || lcov[1]) && !o.coverage) {
+		fprintf(stderr, "vbts diff: --lcov-a and --lcov-b need --coverage\n");
+		goto out;
+	}
+	for (int k = 0; k < 2; k++) {
+		if (!lcov[k])
+			continue;
+		o.lcov[k] = fopen(lcov[k], "w");
+		if (!o.lcov[k]) {
+			fprintf(stderr, "vbts diff: %s: %s\n", escape__str(q, sizeof(q), lcov[k]),
+				strerror(errno));
+			goto out;
+		}
+	}
 	for (int k = 0; k < 2; k++) {
 		struct trace_dir_options topts = {
 			.warn = print_warning, .warn_ctx = argv[optind + k],
@@ -127,9 +177,24 @@ static int diff(int argc, char **argv)
 			goto out;
 		}
 	}
-	ret = trace_diff__run(&o, err, sizeof(err));
+	ret = trace_diff__run(&o, &res, err, sizeof(err));
 	if (ret < 0) {
 		fprintf(stderr, "vbts diff: %s\n", err);
+		goto out;
+	}
+	for (int k = 0; k < 2; k++) {
+		if (o.lcov[k] && fclose(o.lcov[k])) {
+			o.lcov[k] = NULL;
+			fprintf(stderr, "vbts diff: %s: %s\n", escape__str(q, sizeof(q), lcov[k]),
+				strerror(errno));
+			goto out;
+		}
+		o.lcov[k] = NULL;
+	}
+	names[0] = argv[optind];
+	names[1] = argv[optind + 1];
+	if (diff_report__write(&res, format, names, stdout)) {
+		fprintf(stderr, "vbts diff: cannot write the report\n");
 		goto out;
 	}
 	status = ret;
@@ -137,6 +202,10 @@ static int diff(int argc, char **argv)
 	if (trace_dir__damaged(o.trace[0]) || trace_dir__damaged(o.trace[1]))
 		status = 2;
 out:
+	for (int k = 0; k < 2; k++)
+		if (o.lcov[k])
+			fclose(o.lcov[k]);
+	trace_diff_result__free(&res);
 	trace_dir__close(o.trace[0]);
 	trace_dir__close(o.trace[1]);
 	free(tasks);

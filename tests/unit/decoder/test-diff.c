@@ -6,6 +6,7 @@
  * and with two (different), and bad input.
  */
 #include <errno.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,7 +92,8 @@ START_TEST(test_diff_equal)
 	make_trace(b, ping, N_PING, events);
 	ck_assert_int_eq(run_diff(&out, &err, a, b, NULL), 0);
 	ck_assert_str_eq(err, "");
-	ck_assert_str_eq(out, "traces are equal: 1 task streams, 5 branches\n");
+	ck_assert_str_eq(out, "traces are equal: 1 streams, 5 branches (asynchronous events left"
+			 " out: 0 in A, 0 in B)\n");
 	free(out);
 	free(err);
 	remove_trace(a);
@@ -113,19 +115,29 @@ START_TEST(test_diff_planted)
 	ck_assert_int_eq(run_diff(&out, &err, a, b, NULL), 1);
 	ck_assert_str_eq(err, "");
 	ck_assert_str_eq(out,
-		"vcpu0 ping[1]: first difference at branch 2 (A has 5, B 5 branches)\n"
-		"  A    -2   vcpu0 cpl3 ping[1]          0x13 main+0x13  =>  0x40 parse+0x0  (call)\n"
-		"  A    -1   vcpu0 cpl3 ping[1]          0x45 parse+0x5  =>  0x50 parse+0x10  (jcc)\n"
-		"  A     0   vcpu0 cpl3 ping[1]          0x6f parse+0x2f  =>  0x70 deref+0x0  (call)\n"
-		"  B    -2   vcpu0 cpl3 ping[1]          0x13 main+0x13  =>  0x40 parse+0x0  (call)\n"
-		"  B    -1   vcpu0 cpl3 ping[1]          0x45 parse+0x5  =>  0x50 parse+0x10  (jcc)\n"
-		"  B     0   vcpu0 cpl3 ping[1]          0x6f parse+0x2f  =>  0x74 deref+0x4  (call)\n"
-		"traces differ: 1 of 1 task streams\n");
+		"ping: first difference at branch 2 (A pid 1, 5 branches; B pid 1, 5 branches)\n"
+		"  A at parse (symtest.S:20)\n"
+		"  B at parse (symtest.S:20)\n"
+		"  A    -2  0x13 main+0x13 (symtest.S:12) => 0x40 parse+0x0 (symtest.S:20)  call\n"
+		"  A    -1  0x45 parse+0x5 (symtest.S:20) => 0x50 parse+0x10 (symtest.S:20)  jcc\n"
+		"  A     0  0x6f parse+0x2f (symtest.S:20) => 0x70 deref+0x0 (symtest.S:27)  call\n"
+		"  A     1  0x7a deref+0xa (symtest.S:27) => 0x18 main+0x18 (symtest.S:12)  ret\n"
+		"  A     2  0x20 main+0x20 (symtest.S:12) => 0x90 isr_entry+0x0 (symtest.S:38)"
+		"  syscall\n"
+		"  B    -2  0x13 main+0x13 (symtest.S:12) => 0x40 parse+0x0 (symtest.S:20)  call\n"
+		"  B    -1  0x45 parse+0x5 (symtest.S:20) => 0x50 parse+0x10 (symtest.S:20)  jcc\n"
+		"  B     0  0x6f parse+0x2f (symtest.S:20) => 0x74 deref+0x4 (symtest.S:27)  call\n"
+		"  B     1  0x7a deref+0xa (symtest.S:27) => 0x18 main+0x18 (symtest.S:12)  ret\n"
+		"  B     2  0x20 main+0x20 (symtest.S:12) => 0x90 isr_entry+0x0 (symtest.S:38)"
+		"  syscall\n"
+		"traces differ: 1 of 1 streams (5 branches in A, 5 in B; asynchronous events left"
+		" out: 0 in A, 0 in B)\n");
 	free(out);
 	free(err);
-	/* --context 1: one branch before it. */
+	/* --context 1: one branch before it and one after. */
 	ck_assert_int_eq(run_diff(&out, &err, a, b, ctx1), 1);
-	ck_assert_msg(!strstr(out, " -2 ") && strstr(out, "  B    -1 "), "%s", out);
+	ck_assert_msg(!strstr(out, " -2 ") && !strstr(out, "  2  ") && strstr(out, "  B    -1 ") &&
+		      strstr(out, "  B     1 "), "%s", out);
 	free(out);
 	free(err);
 	remove_trace(a);
@@ -159,15 +171,19 @@ static const struct {
 } long_cases[] = {
 	/* Deep in the third chunk of hashes. */
 	{ 10000, 10000, 9000,
-	  "vcpu0 ping[1]: first difference at branch 9000 (A has 10000, B 10000 branches)\n" },
+	  "ping: first difference at branch 9000 (A pid 1, 10000 branches; B pid 1, 10000"
+	  " branches)\n" },
 	/* At the first branch of a chunk. */
 	{ 10000, 10000, 4096,
-	  "vcpu0 ping[1]: first difference at branch 4096 (A has 10000, B 10000 branches)\n" },
+	  "ping: first difference at branch 4096 (A pid 1, 10000 branches; B pid 1, 10000"
+	  " branches)\n" },
 	/* B ends early, in a chunk, and at a chunk's end. */
 	{ 10000, 5000, SIZE_MAX,
-	  "vcpu0 ping[1]: first difference at branch 5000 (A has 10000, B 5000 branches)\n" },
+	  "ping: first difference at branch 5000 (A pid 1, 10000 branches; B pid 1, 5000"
+	  " branches)\n" },
 	{ 8192, 10000, SIZE_MAX,
-	  "vcpu0 ping[1]: first difference at branch 8192 (A has 8192, B 10000 branches)\n" },
+	  "ping: first difference at branch 8192 (A pid 1, 8192 branches; B pid 1, 10000"
+	  " branches)\n" },
 };
 
 START_TEST(test_diff_long)
@@ -180,14 +196,14 @@ START_TEST(test_diff_long)
 	rb = long_ping(long_cases[_i].nb, long_cases[_i].plant, &nb);
 	make_trace(a, ra, na, events);
 	make_trace(b, rb, nb, events);
-	ck_assert_int_eq(run_diff(&out, &err, a, b, NULL), 1);
+	ck_assert_msg(run_diff(&out, &err, a, b, NULL) == 1, "%s%s", out, err);
 	ck_assert_msg(!strncmp(out, long_cases[_i].want, strlen(long_cases[_i].want)),
 		      "%s", out);
 	/* The context: the 5 equal branches before it on each side, then the difference. */
 	snprintf(want, sizeof(want), "  B    -5 ");
 	ck_assert_msg(strstr(out, want), "%s", out);
 	if (long_cases[_i].plant == SIZE_MAX)
-		ck_assert_msg(strstr(out, "     0   (no more branches: "), "%s", out);
+		ck_assert_msg(strstr(out, "     0  (no more branches: "), "%s", out);
 	free(out);
 	free(err);
 	/* And both against themselves. */
@@ -237,7 +253,7 @@ static const struct {
 } aslr_cases[] = {
 	/* One build, two bases: the same code. */
 	{ BUILD_ID, "\"0x555555554000\"", BUILD_ID, "\"0x561234560000\"", 0x555555554000ULL,
-	  0x561234560000ULL, 0, "traces are equal: 1 task streams, 5 branches\n" },
+	  0x561234560000ULL, 0, "traces are equal: 1 streams, 5 branches" },
 	/* A load base given as an integer. */
 	{ BUILD_ID, "93824992231424", BUILD_ID, "\"0x7f0000000000\"", 0x555555554000ULL,
 	  0x7f0000000000ULL, 0, "traces are equal" },
@@ -330,6 +346,239 @@ START_TEST(test_diff_bad_input)
 }
 END_TEST
 
+
+/* ---- matching by identity, asynchronous events, the CI formats, coverage ----------------- */
+
+#define CR3_PING2 0x205000
+
+/* Two processes named ping, created in the order of their times; @pid_a is the first's pid. */
+static void two_pings(char *buf, size_t len, int pid_a, int pid_b, int t_a, int t_b)
+{
+	snprintf(buf, len,
+		 "{\"time\":5,\"vcpu\":0,\"event\":\"task\",\"pid\":3,\"name\":\"sh\","
+		 "\"cr3\":\"0x300000\"}\n"
+		 "{\"time\":%d,\"vcpu\":0,\"event\":\"task\",\"pid\":%d,\"name\":\"ping\","
+		 "\"cr3\":\"0x203000\"}\n"
+		 "{\"time\":%d,\"vcpu\":0,\"event\":\"task\",\"pid\":%d,\"name\":\"ping\","
+		 "\"cr3\":\"0x205000\"}\n", t_a, pid_a, t_b, pid_b);
+}
+
+/* The first ping runs main => parse, the second parse => deref, each in its address space. */
+static const struct vbts_record two_ring[] = {
+	ESC(VBTS_ESC_START, 0, VBTS_START_CPL_USER),
+	ESC(VBTS_ESC_TASK_ARRIVE, CR3_PING, 100),
+	BR(0x13, 0x40, 3, VBTS_BR_CALL),
+	BR(0x45, 0x50, 3, VBTS_BR_JCC),
+	ESC(VBTS_ESC_TASK_DEPART, CR3_PING, 200),
+	ESC(VBTS_ESC_TASK_ARRIVE, CR3_PING2, 210),
+	BR(0x6f, 0x70, 3, VBTS_BR_CALL),
+	BR(0x7a, 0x18, 3, VBTS_BR_RET),
+	ESC(VBTS_ESC_TASK_DEPART, CR3_PING2, 300),
+	ESC(VBTS_ESC_STOP, 410, 0),
+};
+
+#define N_TWO (sizeof(two_ring) / sizeof(two_ring[0]))
+
+/*
+ * Processes are matched by name and creation order, not by pid: other pids compare equal;
+ * the same pids with the creation order swapped do not.
+ */
+START_TEST(test_diff_identity)
+{
+	char a[64], b[64], ev[1024], *out, *err;
+
+	two_pings(ev, sizeof(ev), 1, 2, 90, 95);
+	make_trace(a, two_ring, N_TWO, ev);
+	two_pings(ev, sizeof(ev), 140, 141, 90, 95);
+	make_trace(b, two_ring, N_TWO, ev);
+	ck_assert_int_eq(run_diff(&out, &err, a, b, NULL), 0);
+	ck_assert_msg(strstr(out, "traces are equal: 2 streams, 4 branches"), "%s", out);
+	free(out);
+	free(err);
+	remove_trace(b);
+	/* B's second ping (by pid) was created first: it is B's "ping", and runs parse. */
+	two_pings(ev, sizeof(ev), 1, 2, 95, 90);
+	make_trace(b, two_ring, N_TWO, ev);
+	ck_assert_int_eq(run_diff(&out, &err, a, b, NULL), 1);
+	ck_assert_msg(strstr(out, "ping: first difference at branch 0 (A pid 1, 2 branches; B pid"
+				  " 2, 2 branches)\n") &&
+		      strstr(out, "ping#2: first difference at branch 0 (A pid 2"), "%s", out);
+	free(out);
+	free(err);
+	remove_trace(a);
+	remove_trace(b);
+}
+END_TEST
+
+/*
+ * B is ping with a timer interrupt and a page fault in a trace of user mode (no return
+ * recorded), and an interrupt whose handler's branches and IRET back to the interrupted
+ * instruction are recorded: equal unless --strict.
+ */
+static const struct vbts_record ping_async[] = {
+	ESC(VBTS_ESC_START, 0, VBTS_START_CPL_USER | VBTS_START_CPL_KERNEL),
+	ESC(VBTS_ESC_TASK_ARRIVE, CR3_PING, 100),
+	BR(0x13, 0x40, 3, VBTS_BR_CALL),
+	BRV(0x41, 0xffffffff81000100ULL, 3, VBTS_BR_INTERRUPT, 236),
+	BRV(0x43, 0xffffffff81000200ULL, 3, VBTS_BR_EXCEPTION, 14),
+	BR(0x45, 0x50, 3, VBTS_BR_JCC),
+	BRV(0x52, 0x90, 3, VBTS_BR_INTERRUPT, 32),
+	BR(0x92, 0x98, 0, VBTS_BR_JMP),
+	BR(0x9a, 0x52, 0, VBTS_BR_IRET),
+	BR(0x6f, 0x70, 3, VBTS_BR_CALL),
+	BR(0x7a, 0x18, 3, VBTS_BR_RET),
+	BR(0x20, 0x90, 3, VBTS_BR_SYSCALL),
+	ESC(VBTS_ESC_TASK_DEPART, CR3_PING, 300),
+	ESC(VBTS_ESC_STOP, 410, 0),
+};
+
+START_TEST(test_diff_async)
+{
+	const char *const strict[] = { "--strict", NULL };
+	char a[64], b[64], *out, *err;
+
+	make_trace(a, ping, N_PING, events);
+	make_trace(b, ping_async, sizeof(ping_async) / sizeof(ping_async[0]), events);
+	ck_assert_int_eq(run_diff(&out, &err, a, b, NULL), 0);
+	ck_assert_msg(strstr(out, "traces are equal: 1 streams, 5 branches (asynchronous events"
+				  " left out: 0 in A, 3 in B)"), "%s", out);
+	free(out);
+	free(err);
+	ck_assert_int_eq(run_diff(&out, &err, a, b, strict), 1);
+	ck_assert_msg(strstr(out, "ping: first difference at branch 1 (A pid 1, 5 branches; B pid"
+				  " 1, 10 branches)") &&
+		      strstr(out, "  B     0  0x41 parse+0x1 (symtest.S:20) => 0xffffffff81000100"),
+		      "%s", out);
+	free(out);
+	free(err);
+	remove_trace(a);
+	remove_trace(b);
+}
+END_TEST
+
+/* @text written to a file of @dir; returns its path (static). */
+static const char *save(const char *dir, const char *name, const char *text)
+{
+	static char path[128];
+
+	test__write_text(dir, name, text);
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return path;
+}
+
+/*
+ * The JUnit file read by a JUnit consumer (python3-junitparser): one test case per stream,
+ * the divergence as the failure of the one that differs.
+ */
+static const char junit_check[] =
+	"import sys\n"
+	"from junitparser import JUnitXml, Failure\n"
+	"xml = JUnitXml.fromfile(sys.argv[1])\n"
+	"cases = [c for s in xml for c in s]\n"
+	"failed = [c.name for c in cases if any(isinstance(r, Failure) for r in c.result)]\n"
+	"print(len(cases), ','.join(failed), xml.failures)\n"
+	"assert [c.name for c in cases] == sys.argv[2].split(','), [c.name for c in cases]\n"
+	"assert failed == sys.argv[3].split(',') if sys.argv[3] else not failed, failed\n"
+	"for c in cases:\n"
+	"    for r in c.result:\n"
+	"        assert 'first difference at branch 0' in r.message, r.message\n"
+	"        assert '=> 0x44 parse+0x4 (symtest.S:20)' in r.text, r.text\n";
+
+START_TEST(test_diff_formats)
+{
+	const char *const json[] = { "--format", "json", NULL };
+	const char *const junit[] = { "--format", "junit", NULL };
+	const char *const md[] = { "--format", "markdown", NULL };
+	const char *const bad[] = { "--format", "xml", NULL };
+	char a[64], b[64], ev[1024], cmd[1024], *out, *err;
+	struct vbts_record planted[N_TWO];
+	json_error_t jerr;
+	json_t *j, *s;
+
+	two_pings(ev, sizeof(ev), 1, 2, 90, 95);
+	make_trace(a, two_ring, N_TWO, ev);
+	memcpy(planted, two_ring, sizeof(two_ring));
+	planted[2].to = 0x44;   /* ping's first call lands in parse+0x4 */
+	make_trace(b, planted, N_TWO, ev);
+	/* JSON */
+	ck_assert_int_eq(run_diff(&out, &err, a, b, json), 1);
+	j = json_loads(out, 0, &jerr);
+	ck_assert_msg(j, "%s: %s", jerr.text, out);
+	ck_assert(json_is_false(json_object_get(j, "equal")));
+	s = json_array_get(json_object_get(j, "streams"), 0);
+	ck_assert_str_eq(json_string_value(json_object_get(s, "id")), "ping");
+	ck_assert_str_eq(json_string_value(json_object_get(s, "status")), "differs");
+	ck_assert_int_eq(json_integer_value(json_object_get(s, "first")), 0);
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(s, "b"), "where")),
+			 "main (symtest.S:12)");
+	s = json_array_get(json_object_get(j, "streams"), 1);
+	ck_assert_str_eq(json_string_value(json_object_get(s, "status")), "equal");
+	json_decref(j);
+	free(out);
+	free(err);
+	/* JUnit, read by a JUnit consumer */
+	ck_assert_int_eq(run_diff(&out, &err, a, b, junit), 1);
+	save(a, "check.py", junit_check);
+	snprintf(cmd, sizeof(cmd), "/usr/bin/python3 -c \"$(cat %s/check.py)\" %s ping,ping#2 ping", a,
+		 save(a, "junit.xml", out));
+	ck_assert_msg(system(cmd) == 0, "%s\n%s", cmd, out);
+	free(out);
+	free(err);
+	/* the consumer fails on a malformed file */
+	test__write_text(a, "junit.xml", "<testsuites><testsuite name=\"x\"><testcase");
+	ck_assert_msg(system(cmd) != 0, "a malformed file read");
+	/* equal traces: no failure */
+	ck_assert_int_eq(run_diff(&out, &err, a, a, junit), 0);
+	snprintf(cmd, sizeof(cmd), "/usr/bin/python3 -c \"$(cat %s/check.py)\" %s ping,ping#2 ''", a,
+		 save(a, "junit.xml", out));
+	ck_assert_msg(system(cmd) == 0, "%s\n%s", cmd, out);
+	free(out);
+	free(err);
+	/* markdown */
+	ck_assert_int_eq(run_diff(&out, &err, a, b, md), 1);
+	ck_assert_msg(strstr(out, "### vbts diff: the runs differ\n") &&
+		      strstr(out, "| ping | differs | first difference at branch 0: A at main "
+			     "\\(symtest\\.S:12\\), B at main \\(symtest\\.S:12\\) |\n") &&
+		      strstr(out, "<details><summary>ping: branch 0</summary>"), "%s", out);
+	free(out);
+	free(err);
+	ck_assert_int_eq(run_diff(&out, &err, a, b, bad), 2);
+	ck_assert_msg(strstr(err, "bad --format 'xml'"), "%s", err);
+	free(out);
+	free(err);
+	remove_trace(a);
+	remove_trace(b);
+}
+END_TEST
+
+/* --coverage: what B reached that A did not, and an lcov file per side that genhtml reads. */
+START_TEST(test_diff_coverage)
+{
+	char a[64], b[64], la[128], lb[128], cmd[1024], *out, *err;
+	struct vbts_record planted[N_PING];
+	const char *args[] = { "--coverage", "--lcov-a", la, "--lcov-b", lb, NULL };
+
+	memcpy(planted, ping, sizeof(ping));
+	planted[4].to = 0x40;   /* parse calls itself instead of deref */
+	make_trace(a, ping, N_PING, events);
+	make_trace(b, planted, N_PING, events);
+	snprintf(la, sizeof(la), "%s/a.info", a);
+	snprintf(lb, sizeof(lb), "%s/b.info", a);
+	ck_assert_int_eq(run_diff(&out, &err, a, b, args), 1);
+	ck_assert_msg(strstr(out, "branch directions taken only in A (1):\n  parse+0x2f "
+			     "(symtest.S:20) => deref+0x0 (symtest.S:27)  call\n") &&
+		      strstr(out, "branch directions taken only in B (1):\n  parse+0x2f "
+			     "(symtest.S:20) => parse+0x0 (symtest.S:20)  call\n"), "%s", out);
+	free(out);
+	free(err);
+	snprintf(cmd, sizeof(cmd), "grep -q '^SF:symtest.S' %s && grep -q '^SF:symtest.S' %s && "
+		 "genhtml -q --no-source -o %s/html %s %s >/dev/null 2>&1", la, lb, a, la, lb);
+	ck_assert_msg(system(cmd) == 0, "%s", cmd);
+	remove_trace(a);
+	remove_trace(b);
+}
+END_TEST
+
 Suite *diff_suite(void)
 {
 	Suite *s = suite_create("diff");
@@ -342,6 +591,10 @@ Suite *diff_suite(void)
 	tcase_add_loop_test(tc, test_diff_aslr, 0, sizeof(aslr_cases) / sizeof(aslr_cases[0]));
 	tcase_add_test(tc, test_diff_kaslr);
 	tcase_add_test(tc, test_diff_bad_input);
+	tcase_add_test(tc, test_diff_identity);
+	tcase_add_test(tc, test_diff_async);
+	tcase_add_test(tc, test_diff_formats);
+	tcase_add_test(tc, test_diff_coverage);
 	suite_add_tcase(s, tc);
 	return s;
 }
