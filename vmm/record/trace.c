@@ -279,7 +279,7 @@ static uint64_t realtime_ns(void)
 static int save_vm_json(struct trace *t)
 {
 	char *path, *tmp;
-	int ret;
+	int ret, fd;
 
 	path = path_in(t, VM_JSON_FILE);
 	tmp = path_in(t, "." VM_JSON_FILE ".tmp");
@@ -287,7 +287,16 @@ static int save_vm_json(struct trace *t)
 		ret = -ENOMEM;
 		goto out;
 	}
-	ret = json_dump_file(t->vm, tmp, JSON_INDENT(2) | JSON_PRESERVE_ORDER) ? -EIO : 0;
+	/* A new file, whatever was under the name: never a FIFO's open, never through a link. */
+	unlink(tmp);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		ret = -errno;
+		goto out;
+	}
+	ret = json_dumpfd(t->vm, fd, JSON_INDENT(2) | JSON_PRESERVE_ORDER) ? -EIO : 0;
+	if (close(fd) && !ret)
+		ret = -errno;
 	if (!ret && rename(tmp, path) < 0)
 		ret = -errno;
 	if (ret)

@@ -362,6 +362,46 @@ START_TEST(test_budget)
 }
 END_TEST
 
+/*
+ * vm.json rewritten while the run goes on (a Linux guest's KASLR slide found) beside a
+ * hostile user: a FIFO or a symbolic link under its temporary name is neither waited on nor
+ * written through (alarm: a blocked call fails the test).
+ */
+START_TEST(test_vm_json_beside_fifo)
+{
+	char dir[PATH_MAX + 8], path[PATH_MAX + 32], victim[PATH_MAX + 32], err[256] = "";
+	struct trace_config c;
+	struct trace *t;
+	struct stat st;
+	json_t *vm;
+
+	make_base();
+	snprintf(dir, sizeof(dir), "%s/t", base);
+	c = config(dir);
+	t = trace__create(&c, err, sizeof(err));
+	ck_assert_msg(t != NULL, "%s", err);
+	snprintf(path, sizeof(path), "%s/.vm.json.tmp", dir);
+	ck_assert_int_eq(mkfifo(path, 0600), 0);
+	alarm(10);
+	ck_assert_int_eq(trace__set_kaslr_slide(t, 0x1000), 0);
+	alarm(0);
+	snprintf(victim, sizeof(victim), "%s/victim", base);
+	ck_assert_int_eq(close(open(victim, O_WRONLY | O_CREAT | O_EXCL, 0600)), 0);
+	ck_assert_int_eq(symlink(victim, path), 0);
+	ck_assert_int_eq(trace__set_kaslr_slide(t, 0x2000), 0);
+	ck_assert_int_eq(stat(victim, &st), 0);
+	ck_assert_int_eq(st.st_size, 0);
+	ck_assert_int_eq(ring_writer__escape(trace__ring(t, 0), VBTS_ESC_STOP, 1, 0), 0);
+	ck_assert_int_eq(trace__close(t), 0);
+	snprintf(path, sizeof(path), "%s/vm.json", dir);
+	vm = json_load_file(path, 0, NULL);
+	ck_assert_ptr_nonnull(vm);
+	ck_assert_int_eq(json_integer_value(json_object_get(vm, "kaslr_slide")), 0x2000);
+	json_decref(vm);
+	remove_tree(base);
+}
+END_TEST
+
 Suite *trace_suite(void)
 {
 	Suite *s = suite_create("trace");
@@ -377,6 +417,7 @@ Suite *trace_suite(void)
 	tcase_add_test(tc, test_stream_limits);
 	tcase_add_test(tc, test_stream_create_abort);
 	tcase_add_test(tc, test_set_collector);
+	tcase_add_test(tc, test_vm_json_beside_fifo);
 	suite_add_tcase(s, tc);
 	return s;
 }
