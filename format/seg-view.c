@@ -41,6 +41,7 @@
 
 #define TRIES 8                 /* reads of a moving header before -EAGAIN */
 #define SPARE_INDEX UINT64_MAX  /* a spare's header index (seg-writer.c) */
+#define GAP_PROBES 4096         /* unreadable segments in a row one lookup goes past */
 
 struct seg_view {
 	char *dir;
@@ -319,13 +320,53 @@ static int load_closed(struct seg_view *v, int fd, const struct vbts_seg_header 
 	return 0;
 }
 
-/* Record @seq of a closed segment below @open_index: a binary search over their headers. */
+/*
+ * Where segment @mid cannot be read (removed, or damaged): whether @seq comes before it, told by
+ * the first readable segment above it (below @hi). 1: before (or in) it, 0: after it, with that
+ * segment open as the return of *@fd and its header in @h; -errno.
+ */
+static int side_of_gap(struct seg_view *v, uint64_t mid, uint64_t hi, uint64_t seq,
+		       struct vbts_seg_header *h, int *fd)
+{
+	char err[SEG_READER_ERR_MAX];
+	unsigned int probes = 0;
+
+	memcpy(err, v->err, sizeof(err));
+	for (uint64_t k = mid + 1; k < hi; k++) {
+		if (++probes > GAP_PROBES) {
+			set_err(v, "%s/vcpu%u: more than %u segments in a row cannot be read", v->dir,
+				v->vcpu, GAP_PROBES);
+			return -EIO;
+		}
+		*fd = open_closed(v, k, h);
+		if (*fd == -ENOENT || *fd == -EIO)
+			continue;
+		if (*fd < 0)
+			return *fd;
+		if (seq < h->first_seq) {
+			close(*fd);
+			break;
+		}
+		memcpy(v->err, err, sizeof(err));
+		return 0;
+	}
+	memcpy(v->err, err, sizeof(err));
+	return 1;
+}
+
+/*
+ * Record @seq of a closed segment below @open_index: a binary search over their headers. A
+ * segment that cannot be read (removed, damaged) is placed by the next readable one above it;
+ * a record between two readable segments is -ESTALE when every segment between them that the
+ * search met was removed, else -EIO (seg_view__error() names the lowest damaged one it met).
+ */
 static int closed_get(struct seg_view *v, uint64_t open_index, uint64_t seq,
 		      struct vbts_record *rec)
 {
 	uint64_t lo = v->low, hi = open_index, mid;
+	char gap_err[SEG_READER_ERR_MAX];
 	struct vbts_seg_header h;
-	int fd, ret;
+	int fd, ret, gap = -ESTALE;
 
 	if (v->cache.recs && seq >= v->cache.first_seq && seq - v->cache.first_seq < v->cache.n) {
 		*rec = v->cache.recs[seq - v->cache.first_seq];
@@ -333,20 +374,31 @@ static int closed_get(struct seg_view *v, uint64_t open_index, uint64_t seq,
 	}
 	if (seq >= v->bad.first_seq && seq - v->bad.first_seq < v->bad.n)
 		return -EIO;
+	gap_err[0] = '\0';
 	while (lo < hi) {
 		mid = lo + (hi - lo) / 2;
 		fd = open_closed(v, mid, &h);
-		if (fd == -ENOENT) {
-			/* removed: consumers take the oldest segments away */
-			lo = mid + 1;
-			continue;
-		}
-		if (fd < 0)
+		if (fd == -ENOENT || fd == -EIO) {
+			int missing = fd;
+
+			ret = side_of_gap(v, mid, hi, seq, &h, &fd);
+			if (ret < 0)
+				return ret;
+			if (ret) {
+				/* before the next readable one: in this gap, or below it */
+				gap = missing == -ENOENT ? -ESTALE : -EIO;
+				memcpy(gap_err, v->err, sizeof(gap_err));
+				hi = mid;
+				continue;
+			}
+			/* at or after the readable segment found above the gap */
+		} else if (fd < 0) {
 			return fd;
+		}
 		if (seq < h.first_seq) {
-			hi = mid;
+			hi = h.index;
 		} else if (seq - h.first_seq >= h.committed) {
-			lo = mid + 1;
+			lo = h.index + 1;
 		} else {
 			ret = load_closed(v, fd, &h);
 			close(fd);
@@ -362,7 +414,9 @@ static int closed_get(struct seg_view *v, uint64_t open_index, uint64_t seq,
 		}
 		close(fd);
 	}
-	return -ESTALE;
+	if (gap == -EIO)
+		memcpy(v->err, gap_err, sizeof(gap_err));
+	return gap;
 }
 
 int seg_view__window(struct seg_view *v, uint64_t *first, uint64_t *end, uint64_t *lost)

@@ -1003,6 +1003,14 @@ START_TEST(test_stream_gone_and_damaged)
 	close(fd);
 	EXPECT(c, "{\"verb\":\"get\",\"vcpu\":0,\"seq\":80}", "failed");
 	expect_branch(c, 99);
+
+	/* one removed from the middle: its records are gone, those around it are not */
+	seg_file(0, 4, path, sizeof(path));
+	ck_assert_int_eq(unlink(path), 0);
+	expect_branch(c, seg2 + 1);
+	EXPECT(c, "{\"verb\":\"get\",\"vcpu\":0,\"seq\":62}", "overwritten");
+	expect_branch(c, seg3 - 1);
+	expect_branch(c, 98);
 	control__destroy(c);
 	seg_writer__close(w0);
 	seg_writer__close(w1);
@@ -1056,22 +1064,34 @@ START_TEST(test_stream_not_regular)
 	r = get_ok(c, "{\"verb\":\"drain\",\"vcpu\":0,\"cursor\":28,\"max\":3}");
 	ck_assert_uint_eq(member(json_array_get(json_object_get(r, "records"), 2), "seq"), 45);
 	json_decref(r);
-	/* a directory and a symbolic link (to a good segment) are refused too */
-	seg_file(0, 4, path, sizeof(path));
-	ck_assert_int_eq(unlink(path), 0);
-	ck_assert_int_eq(mkdir(path, 0700), 0);
-	r = req(c, "{\"verb\":\"get\",\"vcpu\":0,\"seq\":61}", &code);
-	ck_assert_str_eq(code, "failed");
-	expect_error_says(r, "not a regular file (a directory)");
-	json_decref(r);
+	/* a symbolic link (to a good segment) and a directory are refused too */
 	seg_file(0, 5, path, sizeof(path));
 	snprintf(open_path, sizeof(open_path), "%s.moved", path);
 	ck_assert_int_eq(rename(path, open_path), 0);
 	ck_assert_int_eq(symlink(open_path, path), 0);
 	r = req(c, "{\"verb\":\"get\",\"vcpu\":0,\"seq\":76}", &code);
 	ck_assert_str_eq(code, "failed");
-	expect_error_says(r, "a symbolic link");
+	expect_error_says(r, "vcpu0.00000005.vseg: a symbolic link");
 	json_decref(r);
+	seg_file(0, 4, path, sizeof(path));
+	ck_assert_int_eq(unlink(path), 0);
+	ck_assert_int_eq(mkdir(path, 0700), 0);
+	r = req(c, "{\"verb\":\"get\",\"vcpu\":0,\"seq\":61}", &code);
+	ck_assert_str_eq(code, "failed");
+	expect_error_says(r, "vcpu0.00000004.vseg: not a regular file (a directory)");
+	json_decref(r);
+	/* whatever the binary search meets first, the records around them are read */
+	for (uint64_t s = 0; s < 100; s++) {
+		if (s >= 15 && (s < 30 || s >= 45) && (s < 60 || s >= 90))
+			expect_branch(c, s);
+	}
+	/* one removed amid damaged ones: a record there cannot be read, those below it can */
+	seg_file(0, 3, path, sizeof(path));
+	ck_assert_int_eq(unlink(path), 0);
+	for (uint64_t s = 15; s < 30; s++)
+		expect_branch(c, s);
+	EXPECT(c, "{\"verb\":\"get\",\"vcpu\":0,\"seq\":50}", "failed");
+	expect_branch(c, 29);
 	expect_branch(c, 99);
 
 	/* the end of the run, then a FIFO under the open segment's name: refused at once */
