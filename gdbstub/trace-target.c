@@ -345,19 +345,22 @@ static int guest_thread(struct trace_target *tt, uint32_t pid, uint32_t tgid)
  * vCPU's thread and into the guest thread that took it (tt->guests, when the trace names its
  * threads). With --task only that process's branches: the others are left out without
  * breaking a block (the process was switched out, and comes back where it left). A loss, a
- * gap, a start or a stop breaks the blocks of the vCPU and of its guest thread; a thread's
- * entry record (it resumes elsewhere than where it left) breaks that thread's.
+ * gap, a start or a stop breaks the blocks of the vCPU and of its guest thread, but for a stop
+ * and start around the process's leaving and coming back (task-depart ... task-arrive): its
+ * thread ran nothing unrecorded. A thread's entry record (it resumes elsewhere than where it
+ * left) breaks that thread's.
  */
 static int read_branches(struct trace_target *tt, int vcpu)
 {
 	struct decoder *d = trace_dir__decoder(tt->td, vcpu);
 	int *cur = calloc(tt->nr_threads, sizeof(*cur));  /* guest thread on each vCPU, or -1 */
+	bool *departed = calloc(tt->nr_threads, sizeof(*departed)); /* its task left, none came */
 	struct decoded_record r;
 	struct thread *vt;
 	unsigned int v;
 	int ret = 0, g;
 
-	if (!d || !cur) {
+	if (!d || !cur || !departed) {
 		ret = d ? -ENOMEM : -errno;
 		goto out;
 	}
@@ -395,10 +398,26 @@ static int read_branches(struct trace_target *tt, int vcpu)
 				tt->guests[g].brk = false;
 			}
 			break;
-		case DECODED_LOST:
-		case DECODED_GAP:
+		case DECODED_TASK_DEPART:
+			departed[v] = true;
+			break;
+		case DECODED_TASK_ARRIVE:
+			departed[v] = false;
+			break;
 		case DECODED_START:
 		case DECODED_STOP:
+			/*
+			 * The ring stopped because the process left the vCPU (--task: it records
+			 * while a selected process is loaded) and started when one came back: the
+			 * guest thread ran no user code in between, and one that comes back
+			 * elsewhere than it left has an entry record. Its blocks go on.
+			 */
+			vt->brk = true;
+			if (g >= 0 && !departed[v])
+				tt->guests[g].brk = true;
+			break;
+		case DECODED_LOST:
+		case DECODED_GAP:
 			vt->brk = true;
 			if (g >= 0)
 				tt->guests[g].brk = true;
@@ -415,6 +434,7 @@ static int read_branches(struct trace_target *tt, int vcpu)
 	}
 out:
 	free(cur);
+	free(departed);
 	decoder__free(d);
 	return ret < 0 ? ret : 0;
 }
