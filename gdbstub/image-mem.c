@@ -22,6 +22,8 @@ struct segment {
 struct image_mem {
 	struct segment *segs;
 	size_t nr, cap;
+	struct image_mem_file *files;
+	size_t nr_files, cap_files;
 };
 
 struct image_mem *image_mem__new(void)
@@ -65,6 +67,52 @@ static int add_segment(struct image_mem *m, int fd, uint64_t file_size, const GE
 		return -EIO;
 	}
 	m->nr++;
+	return 0;
+}
+
+/* What a debugger asks of a file mapped with @bias: its entry, headers, dynamic section. */
+static int add_file(struct image_mem *m, const char *path, Elf *elf, size_t nr_ph, uint64_t bias)
+{
+	struct image_mem_file *f;
+	GElf_Ehdr eh;
+	GElf_Phdr ph;
+
+	if (!gelf_getehdr(elf, &eh))
+		return -EINVAL;
+	if (m->nr_files == m->cap_files) {
+		size_t cap = m->cap_files ? 2 * m->cap_files : 8;
+
+		f = realloc(m->files, cap * sizeof(*f));
+		if (!f)
+			return -ENOMEM;
+		m->files = f;
+		m->cap_files = cap;
+	}
+	f = &m->files[m->nr_files];
+	memset(f, 0, sizeof(*f));
+	f->path = strdup(path);
+	if (!f->path)
+		return -ENOMEM;
+	f->bias = bias;
+	f->entry = eh.e_entry + bias;
+	f->phnum = (unsigned int)nr_ph;
+	f->program = eh.e_type == ET_EXEC;
+	f->low = UINT64_MAX;
+	for (size_t i = 0; i < nr_ph; i++) {
+		if (!gelf_getphdr(elf, (int)i, &ph))
+			continue;
+		if (ph.p_type == PT_DYNAMIC)
+			f->dynamic = ph.p_vaddr + bias;
+		if (ph.p_type == PT_INTERP)
+			f->program = true;
+		if (ph.p_type == PT_LOAD && ph.p_vaddr + bias < f->low)
+			f->low = ph.p_vaddr + bias;
+		/* The headers are mapped where a loadable segment's file bytes hold them. */
+		if (ph.p_type == PT_LOAD && !f->phdr && eh.e_phoff >= ph.p_offset &&
+		    eh.e_phoff - ph.p_offset < ph.p_filesz)
+			f->phdr = ph.p_vaddr + (eh.e_phoff - ph.p_offset) + bias;
+	}
+	m->nr_files++;
 	return 0;
 }
 
@@ -130,6 +178,8 @@ static int add_elf(struct image_mem *m, const char *path, bool loaded, uint64_t 
 		if (ph.p_type == PT_LOAD)
 			ret = add_segment(m, fd, (uint64_t)st.st_size, &ph, bias);
 	}
+	if (!ret)
+		ret = add_file(m, path, elf, nr_ph, bias);
 out_end:
 	elf_end(elf);
 out_close:
@@ -184,12 +234,25 @@ size_t image_mem__read(const struct image_mem *m, uint64_t addr, void *buf, size
 	return done;
 }
 
+size_t image_mem__nr_files(const struct image_mem *m)
+{
+	return m->nr_files;
+}
+
+const struct image_mem_file *image_mem__file(const struct image_mem *m, size_t i)
+{
+	return &m->files[i];
+}
+
 void image_mem__free(struct image_mem *m)
 {
 	if (!m)
 		return;
 	for (size_t i = 0; i < m->nr; i++)
 		free(m->segs[i].data);
+	for (size_t i = 0; i < m->nr_files; i++)
+		free(m->files[i].path);
+	free(m->files);
 	free(m->segs);
 	free(m);
 }

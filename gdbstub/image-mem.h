@@ -6,6 +6,7 @@
 #ifndef VBTS_GDBSTUB_IMAGE_MEM_H
 #define VBTS_GDBSTUB_IMAGE_MEM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -13,6 +14,25 @@
 #define IMAGE_MEM_FILE_MAX (1ULL << 30)
 
 struct image_mem;
+
+/**
+ * struct image_mem_file - an ELF file mapped, as a debugger's library list and auxiliary
+ * vector tell it.
+ * @path:    the file (host path, as it was given)
+ * @bias:    run-time minus link-time address, modulo 2^64
+ * @entry:   its entry point, run-time address
+ * @phdr:    run-time address of its program headers, 0 when no loadable segment holds them
+ * @phnum:   how many program headers
+ * @dynamic: run-time address of its dynamic section (PT_DYNAMIC), 0 when it has none
+ * @low:     run-time address of its first loadable segment (the lowest p_vaddr)
+ * @program: it can be a process's program: ET_EXEC, or a PT_INTERP (a PIE; libc has one too)
+ */
+struct image_mem_file {
+	char *path;
+	uint64_t bias, entry, phdr, dynamic, low;
+	unsigned int phnum;
+	bool program;
+};
 
 /**
  * image_mem__new() - an empty memory: every read fails.
@@ -79,6 +99,24 @@ int image_mem__add_elf_mapped(struct image_mem *m, const char *path, uint64_t st
  * Return: how many bytes from @addr on are mapped and were copied (0: @addr is not mapped).
  */
 size_t image_mem__read(const struct image_mem *m, uint64_t addr, void *buf, size_t len);
+
+/**
+ * image_mem__nr_files() - how many ELF files were mapped (image_mem__add_elf*() that
+ * succeeded), in the order they were added.
+ * @m: the memory
+ *
+ * Return: the count.
+ */
+size_t image_mem__nr_files(const struct image_mem *m);
+
+/**
+ * image_mem__file() - the @i-th file mapped.
+ * @m: the memory
+ * @i: below image_mem__nr_files()
+ *
+ * Return: the file (the memory's, until image_mem__free()).
+ */
+const struct image_mem_file *image_mem__file(const struct image_mem *m, size_t i);
 
 /**
  * image_mem__free() - release the memory.

@@ -10,12 +10,33 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "btrace-xml.h"
 #include "packet.h"
 #include "server.h"
 #include "fd-io.h"
+
+/* Files gdb may hold open at once (vFile:open), and libraries listed at most. */
+#define FILES_OPEN_MAX 16
+#define LIBRARIES_MAX 4096
+/* Bytes of a guest path kept in a library list or an exec-file reply. */
+#define FILE_NAME_MAX 512
+/* gdb's File-I/O errno values (the remote protocol's, not the host's). */
+#define FIO_ENOENT 2
+#define FIO_EBADF 9
+#define FIO_EACCES 13
+#define FIO_EINVAL 22
+#define FIO_EMFILE 24
+/* auxv entry types (the System V ABI's). */
+#define AUX_NULL 0
+#define AUX_PHDR 3
+#define AUX_PHENT 4
+#define AUX_PHNUM 5
+#define AUX_ENTRY 9
+#define ELF64_PHENT 56
 
 /* Bad checksums in a row before the connection is given up. */
 #define BAD_SUM_MAX 8
@@ -120,6 +141,7 @@ struct server {
 	size_t doc_len;
 	unsigned int doc_thread;
 	unsigned int next_info;         /* the thread qsThreadInfo lists first */
+	int files[FILES_OPEN_MAX];      /* vFile:open's descriptors (-1: free) */
 };
 
 static void reply_str(struct server *s, const char *str)
@@ -322,6 +344,8 @@ static int build_btrace(struct server *s, unsigned int t, const char *annex)
 	return 0;
 }
 
+static bool handle_qxfer_files(struct server *s, const char *p);
+
 static void handle_qxfer(struct server *s, const char *p)
 {
 	char conf[128], annex[16];
@@ -349,6 +373,8 @@ static void handle_qxfer(struct server *s, const char *p)
 			reply_xfer(s, conf, (size_t)n, off, len);
 		return;
 	}
+	if (handle_qxfer_files(s, p))
+		return;
 	if (!strncmp(p, "btrace:read:", 12)) {
 		p += 12;
 		colon = strchr(p, ':');
@@ -386,13 +412,357 @@ static void handle_qxfer(struct server *s, const char *p)
 	reply_str(s, "");
 }
 
+static int parse_bytes(const char *p, size_t digits, uint8_t *out, size_t len);
+
+/*
+ * A guest path as gdb sees it: printable ASCII, every other byte '?' (a hostile name cannot
+ * break the XML, the terminal or the reply), at most FILE_NAME_MAX - 1 bytes.
+ */
+static void file_name(const char *name, char *out, size_t cap)
+{
+	size_t n = 0;
+
+	for (; name && *name && n + 1 < cap && n + 1 < FILE_NAME_MAX; name++)
+		out[n++] = *name >= 0x20 && *name < 0x7f ? *name : '?';
+	out[n] = '\0';
+}
+
+/* The process files of the Hg thread, or none. */
+static size_t thread_files(struct server *s, const struct gdb_process_file **files)
+{
+	size_t nr = 0;
+
+	*files = NULL;
+	if (!s->ops->files || s->ops->files(s->ctx, s->g_thread, files, &nr) < 0)
+		return 0;
+	return nr;
+}
+
+/* Append @str to the growing document @doc (length *@len, capacity *@cap); -ENOMEM. */
+static int doc_add(char **doc, size_t *len, size_t *cap, const char *str)
+{
+	size_t n = strlen(str);
+
+	if (*len + n + 1 > *cap) {
+		size_t c = *cap ? *cap : 1024;
+		char *d;
+
+		while (c < *len + n + 1)
+			c *= 2;
+		d = realloc(*doc, c);
+		if (!d)
+			return -ENOMEM;
+		*doc = d;
+		*cap = c;
+	}
+	memcpy(*doc + *len, str, n + 1);
+	*len += n;
+	return 0;
+}
+
+/* @name made a guest path (file_name()) escaped for an XML attribute, into @esc. */
+static void xml_name(const char *name, char *esc, size_t cap)
+{
+	char clean[FILE_NAME_MAX];
+	size_t n = 0;
+
+	file_name(name, clean, sizeof(clean));
+	for (const char *c = clean; *c; c++) {
+		const char *e = *c == '&' ? "&amp;" : *c == '<' ? "&lt;" : *c == '>' ? "&gt;" :
+				*c == '"' ? "&quot;" : *c == '\'' ? "&apos;" : NULL;
+		size_t k = e ? strlen(e) : 1;
+
+		if (n + k >= cap)
+			break;
+		memcpy(esc + n, e ? e : c, k);
+		n += k;
+	}
+	esc[n] = '\0';
+}
+
+/*
+ * The library list of the Hg thread's process (not its program): gdb's qXfer:libraries-svr4
+ * document (@svr4: each library's run-time bias, l_addr, and dynamic section, l_ld; lm is only
+ * a name gdb keeps), or qXfer:libraries's (where its first loadable segment is), which gdb
+ * reads when it does not take the target for Linux.
+ */
+static char *libraries_doc(struct server *s, bool svr4, size_t *len)
+{
+	const struct gdb_process_file *f;
+	size_t nr = thread_files(s, &f), cap = 0, listed = 0;
+	char *doc = NULL, line[FILE_NAME_MAX * 6 + 160], esc[FILE_NAME_MAX * 6];
+	int ret;
+
+	*len = 0;
+	ret = doc_add(&doc, len, &cap, svr4 ? "<library-list-svr4 version=\"1.0\">" :
+						"<library-list version=\"1.0\">");
+	for (size_t i = 0; !ret && i < nr && listed < LIBRARIES_MAX; i++) {
+		if (f[i].exec)
+			continue;
+		xml_name(f[i].name, esc, sizeof(esc));
+		if (svr4)
+			snprintf(line, sizeof(line), "<library name=\"%s\" lm=\"0x%zx\" "
+				 "l_addr=\"0x%" PRIx64 "\" l_ld=\"0x%" PRIx64 "\"/>", esc,
+				 0x1000 + 0x100 * listed, f[i].l_addr, f[i].l_ld);
+		else
+			snprintf(line, sizeof(line), "<library name=\"%s\"><segment address=\"0x%"
+				 PRIx64 "\"/></library>", esc, f[i].segment);
+		ret = doc_add(&doc, len, &cap, line);
+		listed++;
+	}
+	if (!ret)
+		ret = doc_add(&doc, len, &cap, svr4 ? "</library-list-svr4>" : "</library-list>");
+	if (ret) {
+		free(doc);
+		return NULL;
+	}
+	return doc;
+}
+
+/* The auxiliary vector gdb relocates a PIE with: the program's entry and headers. */
+static size_t auxv_of(struct server *s, uint64_t *aux)
+{
+	const struct gdb_process_file *f;
+	size_t nr = thread_files(s, &f), n = 0;
+
+	for (size_t i = 0; i < nr; i++) {
+		if (!f[i].exec)
+			continue;
+		if (f[i].phdr) {
+			aux[n++] = AUX_PHDR;
+			aux[n++] = f[i].phdr;
+			aux[n++] = AUX_PHENT;
+			aux[n++] = ELF64_PHENT;
+			aux[n++] = AUX_PHNUM;
+			aux[n++] = f[i].phnum;
+		}
+		aux[n++] = AUX_ENTRY;
+		aux[n++] = f[i].entry;
+		break;
+	}
+	aux[n++] = AUX_NULL;
+	aux[n++] = 0;
+	return n * sizeof(*aux);
+}
+
+/* qXfer:exec-file:read, qXfer:auxv:read, qXfer:libraries-svr4:read (@p after "qXfer:"). */
+static bool handle_qxfer_files(struct server *s, const char *p)
+{
+	const struct gdb_process_file *f;
+	uint64_t off, len, aux[10];
+	char name[FILE_NAME_MAX];
+	const char *colon;
+	size_t n, nr;
+	char *doc;
+
+	if (!s->ops->files)
+		return false;
+	if (!strncmp(p, "libraries-svr4:read::", 21) || !strncmp(p, "libraries:read::", 16)) {
+		bool svr4 = p[9] == '-';
+
+		if (parse_off_len(p + (svr4 ? 21 : 16), &off, &len)) {
+			reply_str(s, "E01");
+			return true;
+		}
+		doc = libraries_doc(s, svr4, &n);
+		if (!doc)
+			reply_str(s, "E.Out of memory.");
+		else
+			reply_xfer(s, doc, n, off, len);
+		free(doc);
+		return true;
+	}
+	if (!strncmp(p, "auxv:read::", 11)) {
+		if (parse_off_len(p + 11, &off, &len)) {
+			reply_str(s, "E01");
+			return true;
+		}
+		n = auxv_of(s, aux);
+		reply_xfer(s, (const char *)aux, n, off, len);
+		return true;
+	}
+	if (!strncmp(p, "exec-file:read:", 15)) {
+		/* The annex is a pid: there is one process, the Hg thread's. */
+		colon = strchr(p + 15, ':');
+		if (!colon || parse_off_len(colon + 1, &off, &len)) {
+			reply_str(s, "E01");
+			return true;
+		}
+		nr = thread_files(s, &f);
+		for (size_t i = 0; i < nr; i++) {
+			if (f[i].exec) {
+				file_name(f[i].name, name, sizeof(name));
+				reply_xfer(s, name, strlen(name), off, len);
+				return true;
+			}
+		}
+		reply_str(s, "E.No program is known for this thread.");
+		return true;
+	}
+	return false;
+}
+
+/*
+ * qOffsets: where the program's first loadable segment was loaded (a PIE), so that gdb moves
+ * all of it (Text=/Data= would move .text, .data and .bss alone), or nothing known.
+ */
+static void handle_offsets(struct server *s)
+{
+	const struct gdb_process_file *f;
+	size_t nr = thread_files(s, &f);
+
+	for (size_t i = 0; i < nr; i++) {
+		if (f[i].exec) {
+			reply_fmt(s, "TextSeg=%" PRIx64, f[i].segment);
+			return;
+		}
+	}
+	reply_str(s, "");
+}
+
+/* vFile:open:NAME,FLAGS,MODE: only the files of thread_files(), read-only. */
+static void handle_vfile_open(struct server *s, const char *p)
+{
+	const struct gdb_process_file *f;
+	char want[FILE_NAME_MAX], name[FILE_NAME_MAX];
+	const char *comma = strchr(p, ',');
+	size_t n = comma ? (size_t)(comma - p) : 0, nr;
+	uint64_t flags;
+	int slot = -1;
+
+	if (!comma || n % 2 || n / 2 >= sizeof(want) ||
+	    parse_bytes(p, n, (uint8_t *)want, n / 2) || (p = comma + 1, parse_hex(&p, ",", &flags))) {
+		reply_fmt(s, "F-1,%x", FIO_EINVAL);
+		return;
+	}
+	want[n / 2] = '\0';
+	if (flags & 3) {        /* FILEIO_O_WRONLY, FILEIO_O_RDWR */
+		reply_fmt(s, "F-1,%x", FIO_EACCES);
+		return;
+	}
+	for (int i = 0; i < FILES_OPEN_MAX; i++) {
+		if (s->files[i] < 0) {
+			slot = i;
+			break;
+		}
+	}
+	nr = thread_files(s, &f);
+	for (size_t i = 0; i < nr; i++) {
+		struct stat st;
+		int fd;
+
+		file_name(f[i].name, name, sizeof(name));
+		if (strcmp(name, want) || !f[i].host_path)
+			continue;
+		if (slot < 0) {
+			reply_fmt(s, "F-1,%x", FIO_EMFILE);
+			return;
+		}
+		fd = open(f[i].host_path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+			if (fd >= 0)
+				close(fd);
+			break;
+		}
+		s->files[slot] = fd;
+		reply_fmt(s, "F%x", slot);
+		return;
+	}
+	reply_fmt(s, "F-1,%x", FIO_ENOENT);
+}
+
+/* The descriptor of vFile's FD at *@p, or -1. */
+static int vfile_fd(struct server *s, const char **p, const char *stops)
+{
+	uint64_t v;
+
+	if (parse_hex(p, stops, &v) || v >= FILES_OPEN_MAX || s->files[v] < 0)
+		return -1;
+	return (int)v;
+}
+
+/* gdb's File-I/O struct stat: big-endian fields, 64 bytes. */
+static void put_be(uint8_t *p, uint64_t v, unsigned int size)
+{
+	for (unsigned int i = 0; i < size; i++)
+		p[i] = (uint8_t)(v >> (8 * (size - 1 - i)));
+}
+
+static void handle_vfile(struct server *s, const char *p)
+{
+	uint64_t count, off;
+	struct stat st;
+	uint8_t fst[64];
+	ssize_t n;
+	int slot;
+
+	if (!strncmp(p, "open:", 5)) {
+		handle_vfile_open(s, p + 5);
+	} else if (!strncmp(p, "pread:", 6)) {
+		p += 6;
+		slot = vfile_fd(s, &p, ",");
+		if (slot < 0 || (p++, parse_hex(&p, ",", &count)) || (p++, parse_hex(&p, "", &off)) ||
+		    off > INT64_MAX) {
+			reply_fmt(s, "F-1,%x", slot < 0 ? FIO_EBADF : FIO_EINVAL);
+			return;
+		}
+		/* "F<count>;" and the bytes, raw: the framing escapes them. */
+		if (count > GDB_PACKET_MAX - 32)
+			count = GDB_PACKET_MAX - 32;
+		n = pread(s->files[slot], s->reply + 16, (size_t)count, (off_t)off);
+		if (n < 0) {
+			reply_fmt(s, "F-1,%x", FIO_EINVAL);
+			return;
+		}
+		{
+			char head[16];
+			int h = snprintf(head, sizeof(head), "F%zx;", (size_t)n);
+
+			memmove(s->reply + h, s->reply + 16, (size_t)n);
+			memcpy(s->reply, head, (size_t)h);
+			s->reply_len = (size_t)h + (size_t)n;
+		}
+	} else if (!strncmp(p, "close:", 6)) {
+		p += 6;
+		slot = vfile_fd(s, &p, "");
+		if (slot < 0) {
+			reply_fmt(s, "F-1,%x", FIO_EBADF);
+			return;
+		}
+		close(s->files[slot]);
+		s->files[slot] = -1;
+		reply_str(s, "F0");
+	} else if (!strncmp(p, "fstat:", 6)) {
+		p += 6;
+		slot = vfile_fd(s, &p, "");
+		if (slot < 0 || fstat(s->files[slot], &st)) {
+			reply_fmt(s, "F-1,%x", FIO_EBADF);
+			return;
+		}
+		memset(fst, 0, sizeof(fst));
+		put_be(fst + 8, 0100444, 4);            /* st_mode: a regular file, read-only */
+		put_be(fst + 12, 1, 4);                 /* st_nlink */
+		put_be(fst + 28, (uint64_t)st.st_size, 8);
+		put_be(fst + 36, 4096, 8);              /* st_blksize */
+		put_be(fst + 44, ((uint64_t)st.st_size + 511) / 512, 8);
+		put_be(fst + 56, (uint64_t)st.st_mtime, 4);
+		reply_fmt(s, "F%zx;", sizeof(fst));
+		memcpy(s->reply + s->reply_len, fst, sizeof(fst));
+		s->reply_len += sizeof(fst);
+	} else {
+		reply_str(s, "");       /* setfs, pwrite, unlink, readlink: not served */
+	}
+}
+
 static void handle_qsupported(struct server *s, const char *p)
 {
 	s->multiprocess = strstr(p, "multiprocess+") != NULL;
 	reply_fmt(s, "PacketSize=%x;QStartNoAckMode+;qXfer:features:read+;"
 		  "qXfer:btrace:read+;qXfer:btrace-conf:read+;Qbtrace:bts+;Qbtrace:off+;"
-		  "Qbtrace-conf:bts:size+%s%s", GDB_PACKET_MAX,
+		  "Qbtrace-conf:bts:size+%s%s%s", GDB_PACKET_MAX,
 		  s->multiprocess ? ";multiprocess+" : "",
+		  s->ops->files ? ";qXfer:libraries-svr4:read+;qXfer:libraries:read+;"
+				  "qXfer:auxv:read+;qXfer:exec-file:read+" : "",
 		  s->live ? ";swbreak+;hwbreak+" : "");
 }
 
@@ -437,6 +807,8 @@ static void handle_extra_info(struct server *s, const char *p)
 	reply_hex(s, text, strlen(text));
 }
 
+static void handle_offsets(struct server *s);
+
 static void handle_q(struct server *s, const char *p)
 {
 	char name[32];
@@ -457,6 +829,8 @@ static void handle_q(struct server *s, const char *p)
 		reply_str(s, "1");
 	else if (!strncmp(p, "qSymbol:", 8))
 		reply_str(s, "OK");
+	else if (!strcmp(p, "qOffsets"))
+		handle_offsets(s);
 	else
 		reply_str(s, "");
 }
@@ -883,6 +1257,8 @@ static void dispatch(struct server *s, const char *p)
 		else if (!strncmp(p, "vCont;", 6))
 			reply_str(s, "E.A recorded trace does not run: use reverse execution "
 				     "or record goto.");
+		else if (!strncmp(p, "vFile:", 6) && s->ops->files)
+			handle_vfile(s, p + 6);
 		else if (!strncmp(p, "vKill", 5)) {
 			reply_str(s, "OK");
 			s->done = true;
@@ -1087,8 +1463,13 @@ int gdb_server__run(int in_fd, int out_fd, const struct gdb_target_ops *ops, voi
 	/* A target that records when asked starts with every thread off. */
 	for (unsigned int t = 0; t < s->nr_threads; t++)
 		s->threads[t].off = ops->btrace_enable != NULL;
+	for (unsigned int i = 0; i < FILES_OPEN_MAX; i++)
+		s->files[i] = -1;
 	gdb_packet_parser__init(&s->parser);
 	ret = run_loop(s, err, errlen);
+	for (unsigned int i = 0; i < FILES_OPEN_MAX; i++)
+		if (s->files[i] >= 0)
+			close(s->files[i]);
 	free(s->doc);
 	free(s->threads);
 	free(s);

@@ -77,6 +77,29 @@ struct gdb_stop {
 };
 
 /**
+ * struct gdb_process_file - an ELF file of a thread's process, as gdb finds it: the program
+ * (its name for qXfer:exec-file, its entry and headers for qXfer:auxv) or a shared library
+ * (qXfer:libraries-svr4); gdb reads its bytes through vFile packets by @name.
+ * @name:      its path in the guest (guest bytes: escaped by the stub)
+ * @host_path: the file the stub serves for it
+ * @exec:      the program; else a library (or the dynamic loader)
+ * @l_addr:    run-time minus link-time address
+ * @l_ld:      run-time address of its dynamic section, 0 when it has none
+ * @segment:   run-time address of its first loadable segment (qXfer:libraries's segment)
+ * @entry:     @exec: its entry point, run-time address
+ * @phdr:      @exec: run-time address of its program headers, 0 when unknown
+ * @phnum:     @exec: how many program headers
+ */
+struct gdb_process_file {
+	const char *name;
+	const char *host_path;
+	bool exec;
+	uint64_t l_addr, l_ld, segment;
+	uint64_t entry, phdr;
+	unsigned int phnum;
+};
+
+/**
  * struct gdb_target_ops - what the stub asks of the target. Threads are numbered from 0;
  * gdb sees thread n as p1.(n + 1).
  * @nr_threads: how many threads, at least 1
@@ -88,6 +111,11 @@ struct gdb_stop {
  * @describe:   optional: a few words on thread @t for gdb's `info threads`
  *              (qThreadExtraInfo) into @buf, NUL-terminated
  * @bts_size:   the size reported in btrace-conf (bytes)
+ * @files:      optional: the ELF files of thread @t's process (the array stays the
+ *              target's); 0 or -errno. With it the stub serves qXfer:exec-file,
+ *              qXfer:auxv, qOffsets, qXfer:libraries-svr4, qXfer:libraries and reads of
+ *              those files (vFile), so that gdb finds a Linux process's program and
+ *              libraries by itself.
  *
  * A target that runs (a live VM) sets these too; NULL in a target that does not (a
  * recorded trace: writes, resumption and breakpoints get an error reply). The target is
@@ -121,6 +149,7 @@ struct gdb_target_ops {
 		      size_t *nr);
 	void (*describe)(void *ctx, unsigned int t, char *buf, size_t cap);
 	uint64_t bts_size;
+	int (*files)(void *ctx, unsigned int t, const struct gdb_process_file **files, size_t *nr);
 	int (*write_regs)(void *ctx, unsigned int t, const struct gdb_regs *regs);
 	int (*write_mem)(void *ctx, unsigned int t, uint64_t addr, const void *buf, size_t len);
 	int (*breakpoint)(void *ctx, char type, uint64_t addr, bool insert);

@@ -52,6 +52,8 @@ struct thread {
 	bool last_time_valid;
 	struct image_mem *mem;  /* its program, where its process's exec named one */
 	bool mem_done;          /* mem was looked for */
+	struct gdb_process_file *files; /* what of mem gdb finds by name: program, libraries */
+	size_t nr_files;
 	struct branch *br;
 	size_t nr_br, cap_br;
 	struct gdb_btrace_block *blocks;        /* newest first */
@@ -148,6 +150,62 @@ static bool stopped_at_fault(const struct thread *th)
 }
 
 /*
+ * The file image_mem__add_elf*() just mapped into th->mem (when it did: @before is the count
+ * of files before) as one of the process's files, named @name in the guest. A file mapped
+ * twice (the program as its exec and as the agent's mapping) is listed once: a bias names
+ * one file.
+ */
+static void add_process_file(struct thread *th, size_t before, const char *name, bool exec)
+{
+	const struct image_mem_file *f;
+	struct gdb_process_file *pf;
+
+	if (image_mem__nr_files(th->mem) != before + 1)
+		return;
+	f = image_mem__file(th->mem, before);
+	for (size_t i = 0; i < th->nr_files; i++)
+		if (th->files[i].l_addr == f->bias)
+			return;
+	pf = realloc(th->files, (th->nr_files + 1) * sizeof(*pf));
+	if (!pf)
+		return;
+	th->files = pf;
+	pf = &th->files[th->nr_files];
+	*pf = (struct gdb_process_file){
+		.name = strdup(name ? name : f->path), .host_path = f->path, .exec = exec,
+		.l_addr = f->bias, .l_ld = f->dynamic, .segment = f->low, .entry = f->entry, .phdr = f->phdr,
+		.phnum = f->phnum,
+	};
+	if (pf->name)
+		th->nr_files++;
+}
+
+/*
+ * When the exec event named no program file, the program among the agent's mappings: the
+ * lowest-mapped file that can be one (ET_EXEC or a PT_INTERP; a PIE is mapped below its
+ * libraries, and libc, which has a PT_INTERP too, above it).
+ */
+static void program_of_maps(struct thread *th)
+{
+	struct gdb_process_file *best = NULL;
+
+	for (size_t i = 0; i < th->nr_files; i++) {
+		bool program = false;
+
+		if (th->files[i].exec)
+			return;
+		/* host_path is the image_mem_file's own string. */
+		for (size_t k = 0; k < image_mem__nr_files(th->mem); k++)
+			if (image_mem__file(th->mem, k)->path == th->files[i].host_path)
+				program = image_mem__file(th->mem, k)->program;
+		if (program && (!best || th->files[i].entry < best->entry))
+			best = &th->files[i];
+	}
+	if (best)
+		best->exec = true;
+}
+
+/*
  * The program of @th's process mapped where it was loaded, into th->mem, when the trace's
  * exec events and the decoder's symbol files name it (a Linux guest's task: its build ID or
  * path, found in --symbols or the trace's build-ID store): looked for once.
@@ -178,10 +236,13 @@ static void thread_program(struct trace_target *tt, struct thread *th)
 		return;
 	sf = sz ? symbolizer__file(sz, t) : NULL;
 	if (sf && sf->path) {
+		size_t before = image_mem__nr_files(th->mem);
+
 		if (t->load_base_valid)
 			image_mem__add_elf_loaded(th->mem, sf->path, t->load_base);
 		else
 			image_mem__add_elf(th->mem, sf->path);
+		add_process_file(th, before, t->exe, true);
 	}
 	/* Then the files the agent reported mapped in its process up to then (libraries). */
 	pid = t->tgid_valid ? t->tgid : t->pid;
@@ -193,6 +254,7 @@ static void thread_program(struct trace_target *tt, struct thread *th)
 		uint64_t bias;
 
 		const struct symbol_file *f;
+		size_t before = image_mem__nr_files(th->mem);
 
 		tab = guest_maps__table(tt->gm, m, &bias);
 		if (tab && symbols__path(tab))
@@ -200,7 +262,9 @@ static void thread_program(struct trace_target *tt, struct thread *th)
 		else if (tt->sf && symbol_files__match(tt->sf, SYMBOL_FILES_BUILD_ID, m->build_id,
 						       SIZE_MAX, &f, 1) && f->path)
 			image_mem__add_elf_mapped(th->mem, f->path, m->start, m->offset);
+		add_process_file(th, before, m->path, false);
 	}
+	program_of_maps(th);
 }
 
 /* Thread @th's memory: its program where it has one, then the guest's images. */
@@ -703,6 +767,18 @@ static int op_btrace(void *ctx, unsigned int t, const struct gdb_btrace_block **
 	return 0;
 }
 
+static int op_files(void *ctx, unsigned int t, const struct gdb_process_file **files,
+		    size_t *nr)
+{
+	struct trace_target *tt = ctx;
+	struct thread *th = &tt->threads[t];
+
+	thread_program(tt, th);
+	*files = th->files;
+	*nr = th->nr_files;
+	return 0;
+}
+
 static void op_describe(void *ctx, unsigned int t, char *buf, size_t cap)
 {
 	const struct thread *th = &((struct trace_target *)ctx)->threads[t];
@@ -720,6 +796,7 @@ static const struct gdb_target_ops trace_ops = {
 	.btrace = op_btrace,
 	.describe = op_describe,
 	.bts_size = BTS_SIZE,
+	.files = op_files,
 };
 
 const struct gdb_target_ops *trace_target__ops(void)
@@ -734,6 +811,9 @@ void trace_target__close(struct trace_target *tt)
 	for (unsigned int i = 0; i < tt->nr_threads; i++) {
 		free(tt->threads[i].br);
 		free(tt->threads[i].blocks);
+		for (size_t k = 0; k < tt->threads[i].nr_files; k++)
+			free((char *)tt->threads[i].files[k].name);
+		free(tt->threads[i].files);
 		image_mem__free(tt->threads[i].mem);
 	}
 	for (unsigned int i = 0; i < tt->nr_guests; i++)

@@ -429,6 +429,150 @@ START_TEST(test_server_many_threads)
 }
 END_TEST
 
+/* ---- a process's files: exec-file, auxv, libraries-svr4 and vFile reads of them ---- */
+
+static char files_prog[64], files_lib[64];
+
+static const struct gdb_process_file fake_file_list[] = {
+	{ .name = "/bin/prog", .host_path = files_prog, .exec = true, .l_addr = 0x55550000,
+	  .segment = 0x55550000, .entry = 0x55551040, .phdr = 0x55550040, .phnum = 11 },
+	/* A hostile guest name: XML specials and a control byte. */
+	{ .name = "/lib/a&b<\x01.so", .host_path = files_lib, .l_addr = 0x7f0000000000,
+	  .l_ld = 0x7f0000003e00, .segment = 0x7f0000001000 },
+};
+
+static int fake_files(void *ctx, unsigned int t, const struct gdb_process_file **f, size_t *nr)
+{
+	*f = fake_file_list;
+	*nr = 2;
+	return 0;
+}
+
+static const struct gdb_target_ops fake_files_ops = {
+	.nr_threads = fake_nr_threads,
+	.regs = fake_regs,
+	.read_mem = fake_read_mem,
+	.btrace = fake_btrace,
+	.bts_size = 0x10000,
+	.files = fake_files,
+};
+
+/* The payload of the @n-th reply ($...#) of @out into @buf; its length. */
+static size_t nth_reply(const char *out, size_t len, unsigned int n, char *buf, size_t cap)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		if (out[i] != '$')
+			continue;
+		if (n--) {
+			while (i < len && out[i] != '#')
+				i += out[i] == '}' ? 2 : 1;
+			continue;
+		}
+		for (i++; i < len && out[i] != '#' && o < cap; i++)
+			buf[o++] = out[i] == '}' ? (char)(out[++i] ^ 0x20) : out[i];
+		return o;
+	}
+	ck_abort_msg("no reply %u", n);
+	return 0;
+}
+
+START_TEST(test_server_files)
+{
+	static const char lib_bytes[] = "\x7f" "ELF#$}*lib";
+	char in[2048], out[8192], err[256], r[4200], hexname[64];
+	int ifd, ofd, fd;
+	size_t n, len;
+	uint64_t aux[8];
+	ssize_t got;
+
+	snprintf(files_prog, sizeof(files_prog), "/tmp/vbts-gdb-prog-XXXXXX");
+	snprintf(files_lib, sizeof(files_lib), "/tmp/vbts-gdb-lib-XXXXXX");
+	fd = mkstemp(files_prog);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	fd = mkstemp(files_lib);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, lib_bytes, sizeof(lib_bytes) - 1), sizeof(lib_bytes) - 1);
+	close(fd);
+	/* The name as the library list gives it, the control byte made '?'. */
+	for (size_t i = 0; i < strlen("/lib/a&b<?.so"); i++)
+		sprintf(hexname + 2 * i, "%02x", (unsigned char)"/lib/a&b<?.so"[i]);
+	snprintf(in, sizeof(in), "QStartNoAckMode\nqSupported:multiprocess+\n"
+		 "qXfer:exec-file:read:29:0,1000\nqXfer:auxv:read::0,1000\n"
+		 "qXfer:libraries-svr4:read::0,1000\nvFile:open:%s,0,0\nvFile:pread:0,5,4\n"
+		 "vFile:fstat:0\nvFile:close:0\nvFile:close:0\nvFile:open:%s,1,0\n"
+		 "vFile:open:2f6574632f706173737764,0,0\nvFile:setfs:0\n"
+		 "qXfer:libraries:read::0,1000\nqOffsets\nD", hexname, hexname);
+	n = frame(in, out, sizeof(out));
+	memcpy(in, out, n);
+	ifd = memfd_create("in", 0);
+	ofd = memfd_create("out", 0);
+	ck_assert_int_eq(write(ifd, in, n), (ssize_t)n);
+	lseek(ifd, 0, SEEK_SET);
+	ck_assert_int_eq(gdb_server__run(ifd, ofd, &fake_files_ops, NULL, err, 256), 0);
+	lseek(ofd, 0, SEEK_SET);
+	got = read(ofd, out, sizeof(out));
+	ck_assert_int_gt(got, 0);
+	close(ifd);
+	close(ofd);
+	len = nth_reply(out, (size_t)got, 1, r, sizeof(r));
+	r[len] = '\0';
+	ck_assert_msg(strstr(r, ";qXfer:libraries-svr4:read+;qXfer:libraries:read+;"
+			     "qXfer:auxv:read+;qXfer:exec-file:read+"), "%s", r);
+	len = nth_reply(out, (size_t)got, 2, r, sizeof(r));
+	ck_assert_int_eq(len, 10);
+	ck_assert_mem_eq(r, "l/bin/prog", 10);
+	/* AT_PHDR, AT_PHENT, AT_PHNUM, AT_ENTRY, AT_NULL. */
+	len = nth_reply(out, (size_t)got, 3, r, sizeof(r));
+	ck_assert_int_eq(len, 1 + 10 * 8);
+	ck_assert_int_eq(r[0], 'l');
+	memcpy(aux, r + 1, sizeof(aux));
+	ck_assert_uint_eq(aux[0], 3);
+	ck_assert_uint_eq(aux[1], 0x55550040);
+	ck_assert_uint_eq(aux[3], 56);
+	ck_assert_uint_eq(aux[5], 11);
+	ck_assert_uint_eq(aux[6], 9);
+	ck_assert_uint_eq(aux[7], 0x55551040);
+	len = nth_reply(out, (size_t)got, 4, r, sizeof(r));
+	r[len] = '\0';
+	ck_assert_str_eq(r, "l<library-list-svr4 version=\"1.0\"><library "
+			 "name=\"/lib/a&amp;b&lt;?.so\" lm=\"0x1000\" l_addr=\"0x7f0000000000\" "
+			 "l_ld=\"0x7f0000003e00\"/></library-list-svr4>");
+	len = nth_reply(out, (size_t)got, 5, r, sizeof(r));
+	ck_assert_mem_eq(r, "F0", len);
+	len = nth_reply(out, (size_t)got, 6, r, sizeof(r));
+	ck_assert_int_eq(len, 3 + 5);
+	ck_assert_mem_eq(r, "F5;#$}*l", 8);
+	len = nth_reply(out, (size_t)got, 7, r, sizeof(r));
+	ck_assert_int_eq(len, 4 + 64);
+	ck_assert_mem_eq(r, "F40;", 4);
+	ck_assert_int_eq(r[4 + 28 + 7], (char)(sizeof(lib_bytes) - 1));       /* st_size */
+	len = nth_reply(out, (size_t)got, 8, r, sizeof(r));
+	ck_assert_mem_eq(r, "F0", len);
+	/* Closed twice, opened for writing, a file that is not the process's. */
+	len = nth_reply(out, (size_t)got, 9, r, sizeof(r));
+	ck_assert_mem_eq(r, "F-1,9", len);
+	len = nth_reply(out, (size_t)got, 10, r, sizeof(r));
+	ck_assert_mem_eq(r, "F-1,d", len);
+	len = nth_reply(out, (size_t)got, 11, r, sizeof(r));
+	ck_assert_mem_eq(r, "F-1,2", len);
+	len = nth_reply(out, (size_t)got, 12, r, sizeof(r));
+	ck_assert_int_eq(len, 0);
+	/* The list gdb reads when it does not take the target for Linux, and the PIE's bias. */
+	len = nth_reply(out, (size_t)got, 13, r, sizeof(r));
+	r[len] = '\0';
+	ck_assert_str_eq(r, "l<library-list version=\"1.0\"><library name=\"/lib/a&amp;b&lt;?.so\">"
+			 "<segment address=\"0x7f0000001000\"/></library></library-list>");
+	len = nth_reply(out, (size_t)got, 14, r, sizeof(r));
+	r[len] = '\0';
+	ck_assert_str_eq(r, "TextSeg=55550000");
+	unlink(files_prog);
+	unlink(files_lib);
+}
+END_TEST
+
 /* Hostile connections end with an error, a clean close without one. */
 START_TEST(test_server_hostile)
 {
@@ -467,6 +611,7 @@ Suite *gdbstub_suite(void)
 	tcase_add_test(tc, test_server_regs);
 	tcase_add_test(tc, test_server_many_threads);
 	tcase_add_test(tc, test_server_hostile);
+	tcase_add_test(tc, test_server_files);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -252,9 +252,32 @@ START_TEST(test_target_program)
 		   sizeof(vcpu1_none) / sizeof(vcpu1_none[0]),
 		   "{\"time\":100,\"vcpu\":0,\"event\":\"exec\",\"pid\":41,\"tgid\":41,"
 		   "\"name\":\"prog\",\"cr3\":\"0x3000000\",\"load_base\":\"0x20000000\","
+		   "\"exe\":\"/bin/prog\","
 		   "\"build_id\":\"5747a71c0000000000000000000000000000000a\"}\n");
 	tt = trace_target__open(dir, &o, err, sizeof(err));
 	ck_assert_msg(tt != NULL, "%s", err);
+	/* gdb's view of it: the program by its guest path, where it was loaded. */
+	{
+		const struct gdb_process_file *f;
+		uint64_t entry = 0;
+		FILE *elf = fopen(LINUX_STATIC, "rb");
+		size_t nr;
+
+		ck_assert_ptr_nonnull(elf);
+		ck_assert_int_eq(fseek(elf, 24, SEEK_SET), 0);         /* e_entry */
+		ck_assert_uint_eq(fread(&entry, sizeof(entry), 1, elf), 1);
+		fclose(elf);
+		ck_assert_int_eq(trace_target__ops()->files(tt, 0, &f, &nr), 0);
+		ck_assert_uint_eq(nr, 1);
+		ck_assert(f[0].exec);
+		ck_assert_str_eq(f[0].name, "/bin/prog");
+		ck_assert_str_eq(f[0].host_path, LINUX_STATIC);
+		ck_assert_uint_eq(f[0].l_addr, PROG_BASE - 0x10000000);
+		ck_assert_uint_eq(f[0].entry, entry + PROG_BASE - 0x10000000);
+		ck_assert_uint_eq(f[0].phdr, PROG_BASE + 64);
+		ck_assert_int_eq(trace_target__ops()->files(tt, 1, &f, &nr), 0);
+		ck_assert_uint_eq(nr, 0);
+	}
 	ck_assert_uint_eq(trace_target__ops()->read_mem(tt, 0, PROG_BASE + PROG_TEXT, at_base,
 							sizeof(at_base)), sizeof(at_base));
 	ck_assert_uint_eq(trace_target__ops()->read_mem(tt, 0, 0x10000000 + PROG_TEXT, at_link,
