@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <Zydis/Zydis.h>
 
 #include "bts-blocks.h"
@@ -641,6 +642,11 @@ struct trace_target *trace_target__open(const char *dir, const struct trace_targ
 			warn(opts, "%s: not mapped: %s", symbols__path(img), strerror(-ret));
 	}
 	for (size_t i = 0; i < opts->nr_symbol_paths; i++) {
+		struct stat st;
+
+		/* A directory's files are found by build ID, for the mappings that name them. */
+		if (!stat(opts->symbol_paths[i], &st) && S_ISDIR(st.st_mode))
+			continue;
 		ret = image_mem__add_elf(tt->mem, opts->symbol_paths[i]);
 		if (ret)
 			warn(opts, "%s: not mapped: %s", opts->symbol_paths[i], strerror(-ret));
