@@ -9,12 +9,14 @@
 #include <string.h>
 
 #include "commands.h"
+#include "diff-baseline.h"
 #include "diff-report.h"
 #include "escape.h"
 #include "trace-diff.h"
 
 static const char diff_usage[] =
 	"usage: vbts diff [OPTIONS] A B\n"
+	"       vbts diff [OPTIONS] --baseline FILE RUN\n"
 	"\n"
 	"Compare the branches of the trace directories A and B (two runs of the same guest\n"
 	"code) guest thread by guest thread, and show for each thread whose branches differ the\n"
@@ -37,6 +39,8 @@ static const char diff_usage[] =
 	"                       and not the other\n"
 	"  --lcov-a FILE        with --coverage: write A's coverage as an lcov tracefile\n"
 	"  --lcov-b FILE        with --coverage: write B's\n"
+	"  --baseline FILE      compare the one trace RUN with a baseline of vbts baseline\n"
+	"                       create: only what lies outside the variation of its runs\n"
 	"  --symbols PATH       ELF files for the programs of a Linux guest's tasks, for\n"
 	"                       both traces (as for vbts decode); repeatable\n"
 	"  -h, --help           this text\n"
@@ -60,10 +64,58 @@ static int parse_count(const char *s, unsigned long max, unsigned long *v)
 	return errno || *end || *v > max ? -EINVAL : 0;
 }
 
+/* `vbts diff --baseline FILE RUN`: the status. */
+static int diff_baseline(const struct trace_diff_options *d, const char *base, const char *dir,
+			 const char **symbols, size_t nr_symbols, enum diff_format format)
+{
+	struct diff_baseline_options o = {
+		.tasks = d->tasks, .nr_tasks = d->nr_tasks, .vcpu = d->vcpu,
+	};
+	struct trace_dir_options topts = {
+		.warn = print_warning, .warn_ctx = (void *)dir,
+		.symbol_paths = symbols, .nr_symbol_paths = nr_symbols,
+	};
+	struct trace_diff_result res = { 0 };
+	char err[TRACE_DIR_ERR_MAX];
+	const char *names[2] = { base, dir };
+	struct trace_dir *t;
+	int ret, status = 2;
+
+	if (!dir) {
+		fprintf(stderr, "vbts diff: --baseline FILE takes one trace directory\n"
+				"usage: vbts diff [OPTIONS] --baseline FILE RUN\n");
+		return 2;
+	}
+	if (d->coverage || d->strict) {
+		fprintf(stderr, "vbts diff: --baseline compares as its baseline was made: no "
+				"--coverage, no --strict\n");
+		return 2;
+	}
+	t = trace_dir__open(dir, &topts, err, sizeof(err));
+	if (!t) {
+		fprintf(stderr, "vbts diff: %s\n", err);
+		return 2;
+	}
+	ret = diff_baseline__compare(base, t, &o, &res, err, sizeof(err));
+	if (ret < 0) {
+		fprintf(stderr, "vbts diff: %s\n", err);
+		goto out;
+	}
+	if (diff_report__write(&res, format, names, stdout)) {
+		fprintf(stderr, "vbts diff: cannot write the report\n");
+		goto out;
+	}
+	status = trace_dir__damaged(t) ? 2 : ret;
+out:
+	trace_diff_result__free(&res);
+	trace_dir__close(t);
+	return status;
+}
+
 static int diff(int argc, char **argv)
 {
 	enum { OPT_TASK = 256, OPT_VCPU, OPT_CONTEXT, OPT_SYMBOLS, OPT_STRICT, OPT_FORMAT,
-	       OPT_COVERAGE, OPT_LCOV_A, OPT_LCOV_B };
+	       OPT_COVERAGE, OPT_LCOV_A, OPT_LCOV_B, OPT_BASELINE };
 	static const struct option longopts[] = {
 		{ "task", required_argument, NULL, OPT_TASK },
 		{ "vcpu", required_argument, NULL, OPT_VCPU },
@@ -74,6 +126,7 @@ static int diff(int argc, char **argv)
 		{ "coverage", no_argument, NULL, OPT_COVERAGE },
 		{ "lcov-a", required_argument, NULL, OPT_LCOV_A },
 		{ "lcov-b", required_argument, NULL, OPT_LCOV_B },
+		{ "baseline", required_argument, NULL, OPT_BASELINE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -81,6 +134,7 @@ static int diff(int argc, char **argv)
 	struct trace_diff_result res = { 0 };
 	enum diff_format format = DIFF_FORMAT_TEXT;
 	const char *lcov[2] = { NULL, NULL };
+	const char *base = NULL;
 	const char **tasks = calloc((size_t)argc + 1, sizeof(*tasks));
 	const char **symbols = calloc((size_t)argc + 1, sizeof(*symbols));
 	char err[TRACE_DIR_ERR_MAX], q[256];
@@ -137,6 +191,9 @@ static int diff(int argc, char **argv)
 		case OPT_LCOV_B:
 			lcov[c == OPT_LCOV_B] = optarg;
 			break;
+		case OPT_BASELINE:
+			base = optarg;
+			break;
 		case 'h':
 			fputs(diff_usage, stdout);
 			status = 0;
@@ -145,6 +202,11 @@ static int diff(int argc, char **argv)
 			command__option_error("diff", c, optopt, argv[optind - 1]);
 			goto out;
 		}
+	}
+	if (base) {
+		status = diff_baseline(&o, base, argc - optind == 1 ? argv[optind] : NULL,
+				       symbols, nr_symbols, format);
+		goto out;
 	}
 	if (argc - optind != 2) {
 		fprintf(stderr, "vbts diff: two trace directories needed\n"

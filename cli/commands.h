@@ -55,6 +55,7 @@ extern const struct vbts_command cmd_attach; /* cli/cmd-attach.c */
 extern const struct vbts_command cmd_ctl;    /* cli/cmd-ctl.c */
 extern const struct vbts_command cmd_decode; /* cli/cmd-decode.c */
 extern const struct vbts_command cmd_diff;   /* cli/cmd-diff.c */
+extern const struct vbts_command cmd_baseline; /* cli/cmd-baseline.c */
 extern const struct vbts_command cmd_gdb;    /* cli/cmd-gdb.c */
 extern const struct vbts_command cmd_keygen; /* cli/cmd-keygen.c */
 extern const struct vbts_command cmd_verify; /* cli/cmd-verify.c */

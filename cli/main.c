@@ -14,6 +14,7 @@ static const struct vbts_command *const commands[] = {
 	&cmd_probe,
 	&cmd_decode,
 	&cmd_diff,
+	&cmd_baseline,
 	&cmd_gdb,
 	&cmd_ctl,
 	&cmd_keygen,

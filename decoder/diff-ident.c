@@ -34,8 +34,18 @@ struct proc_info {
 	bool exited;
 };
 
+/* A thread (not its process's first) whose records the trace has. */
+struct seen_thread {
+	size_t process;
+	int64_t pid;
+};
+
 struct diff_ident {
 	const struct procmap *pm;
+	struct seen_thread *seen;               /* sorted by (process, pid) once asked */
+	size_t nr_seen, alloc_seen;
+	bool seen_sorted;
+	struct seen_thread last_seen;
 	size_t nr;
 	char **proc;                            /* per process */
 	struct proc_info *info;
@@ -290,6 +300,67 @@ static unsigned int thread_rank(const struct diff_ident *id, const struct procma
 	return found ? below + 2 : 0;
 }
 
+int diff_ident__see(struct diff_ident *id, const struct decoded_record *r,
+		    const struct procmap_task *t)
+{
+	struct seen_thread st;
+
+	if (!r->thread_valid || !t || r->thread_pid == r->thread_tgid || r->thread_pid == t->pid)
+		return 0;
+	st.process = t->process;
+	st.pid = r->thread_pid;
+	if (id->nr_seen && id->last_seen.process == st.process && id->last_seen.pid == st.pid)
+		return 0;
+	id->last_seen = st;
+	if (id->nr_seen == id->alloc_seen) {
+		size_t alloc = id->alloc_seen ? 2 * id->alloc_seen : 64;
+		struct seen_thread *p = realloc(id->seen, alloc * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		id->seen = p;
+		id->alloc_seen = alloc;
+	}
+	id->seen[id->nr_seen++] = st;
+	id->seen_sorted = false;
+	return 0;
+}
+
+static int by_thread(const void *pa, const void *pb)
+{
+	const struct seen_thread *a = pa, *b = pb;
+
+	if (a->process != b->process)
+		return a->process < b->process ? -1 : 1;
+	return (a->pid > b->pid) - (a->pid < b->pid);
+}
+
+/* The place of thread @pid among the seen threads of @process, from 2; 0 when not seen. */
+static unsigned int seen_rank(struct diff_ident *id, size_t process, int64_t pid)
+{
+	size_t n = 0, w = 0;
+	unsigned int below = 0;
+	bool found = false;
+
+	if (!id->seen_sorted) {
+		qsort(id->seen, id->nr_seen, sizeof(*id->seen), by_thread);
+		for (n = 0; n < id->nr_seen; n++)       /* unique */
+			if (!w || by_thread(&id->seen[w - 1], &id->seen[n]))
+				id->seen[w++] = id->seen[n];
+		id->nr_seen = w;
+		id->seen_sorted = true;
+	}
+	for (n = 0; n < id->nr_seen; n++) {
+		if (id->seen[n].process != process)
+			continue;
+		if (id->seen[n].pid == pid)
+			found = true;
+		else if (id->seen[n].pid < pid)
+			below++;
+	}
+	return found ? below + 2 : 0;
+}
+
 /* The entry of (@process, @pid), made with @make's text when new. */
 static const char *entry(struct diff_ident *id, size_t process, int64_t pid, const char *make)
 {
@@ -347,7 +418,9 @@ const char *diff_ident__of(struct diff_ident *id, const struct decoded_record *r
 		*pid = r->thread_pid;
 		k = entry(id, process, r->thread_pid, NULL);
 		if (!k) {
-			rank = thread_rank(id, t, r->thread_pid, r->thread_tgid);
+			rank = seen_rank(id, process, r->thread_pid);
+			if (!rank)
+				rank = thread_rank(id, t, r->thread_pid, r->thread_tgid);
 			if (rank)
 				snprintf(key, sizeof(key), "%s.t%u", diff_ident__process(id, process),
 					 rank);
@@ -378,6 +451,7 @@ void diff_ident__free(struct diff_ident *id)
 		free(id->proc[i]);
 	free(id->proc);
 	free(id->info);
+	free(id->seen);
 	for (size_t i = 0; i < BUCKETS; i++) {
 		while (id->buckets[i]) {
 			struct ident_entry *e = id->buckets[i];

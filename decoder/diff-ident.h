@@ -13,7 +13,8 @@
  * "#N" (N from 2: "mt-oracle#2" is the second process named mt-oracle). A thread other than a
  * process's first (its pid is not its tgid) is its process's identity and ".tN", N its place
  * among the process's threads in the order of their pids, from 2 (Linux gives a new thread the
- * next free pid: their creation order). Records of no known task are named by their vCPU
+ * next free pid: their creation order): among the threads whose records the trace has
+ * (diff_ident__see()), else among the threads events.jsonl announced. Records of no known task are named by their vCPU
  * ("vcpu0:-"). Names are escaped (escape.h) and cut to DIFF_IDENT_NAME_MAX bytes, so that an
  * identity is printable text, in JSON, JUnit or a terminal as it is.
  *
@@ -62,6 +63,18 @@ struct diff_ident *diff_ident__new(const struct procmap *pm);
  */
 const char *diff_ident__of(struct diff_ident *id, const struct decoded_record *r,
 			   const struct procmap_task *t, int64_t *pid);
+
+/**
+ * diff_ident__see() - note the thread of a record before identities are asked for, so that a
+ * thread is placed among its process's threads whether events.jsonl announced them or not.
+ * @id: identities
+ * @r:  a record
+ * @t:  the task of its CR3, or NULL
+ *
+ * Return: 0, or -ENOMEM.
+ */
+int diff_ident__see(struct diff_ident *id, const struct decoded_record *r,
+		    const struct procmap_task *t);
 
 /**
  * diff_ident__process() - the identity of a process of the map.

@@ -45,11 +45,56 @@ static void pid_text(char *buf, size_t len, const struct trace_diff_side *x)
 
 /* ---- text -------------------------------------------------------------------------------- */
 
-static void text_stream(const struct trace_diff_stream *s, FILE *out)
+/* A stream of a comparison with a baseline (A) that differs. */
+static void text_baseline(const struct trace_diff_result *res, const struct trace_diff_stream *s,
+			  FILE *out)
+{
+	const struct trace_diff_side *b = &s->side[1];
+	char pb[32];
+
+	pid_text(pb, sizeof(pb), b);
+	if (!s->side[0].present) {
+		fprintf(out, "%s: not in the baseline (%s, %" PRIu64 " branches)\n", s->id, pb,
+			b->branches);
+		return;
+	}
+	if (!b->present) {
+		fprintf(out, "%s: in each of the baseline's %u runs, not in this one\n", s->id,
+			res->baseline_runs);
+		return;
+	}
+	fprintf(out, "%s: outside the baseline of %u runs (%s, %" PRIu64 " branches)\n", s->id,
+		res->baseline_runs, pb, b->branches);
+	if (b->nr_only) {
+		fprintf(out, "  not in the baseline:");
+		for (size_t j = 0; j < b->nr_only; j++)
+			fprintf(out, "%s %s", j ? "," : "", b->only[j]);
+		if (b->more_only)
+			fprintf(out, ", and %zu more", b->more_only);
+		fputc('\n', out);
+	}
+	if (s->nr_counts) {
+		fprintf(out, "  branches per function, always the same in the baseline (baseline,"
+			" run):");
+		for (size_t j = 0; j < s->nr_counts; j++)
+			fprintf(out, "%s %s %" PRIu64 " %" PRIu64, j ? "," : "", s->counts[j].name,
+				s->counts[j].count[0], s->counts[j].count[1]);
+		if (s->more_counts)
+			fprintf(out, ", and %zu more", s->more_counts);
+		fputc('\n', out);
+	}
+}
+
+static void text_stream(const struct trace_diff_result *res, const struct trace_diff_stream *s,
+			FILE *out)
 {
 	const struct trace_diff_side *a = &s->side[0], *b = &s->side[1];
 	char pa[32], pb[32];
 
+	if (res->baseline_runs) {
+		text_baseline(res, s, out);
+		return;
+	}
 	if (!a->present || !b->present) {
 		const struct trace_diff_side *x = a->present ? a : b;
 
@@ -149,11 +194,18 @@ static void text(const struct trace_diff_result *res, FILE *out)
 
 	for (size_t i = 0; i < res->nr; i++)
 		if (res->streams[i].differs)
-			text_stream(&res->streams[i], out);
+			text_stream(res, &res->streams[i], out);
 	if (res->coverage)
 		text_coverage(res, out);
 	async_text(res, as, sizeof(as));
-	if (res->differ)
+	if (res->baseline_runs && res->differ)
+		fprintf(out, "the run differs from the baseline: %zu of %zu streams (%" PRIu64
+			" branches; %s)\n", res->differ, res->nr, res->branches[1],
+			res->strict ? "asynchronous events compared" : "asynchronous events left out");
+	else if (res->baseline_runs)
+		fprintf(out, "the run is within the baseline of %u runs: %zu streams, %" PRIu64
+			" branches\n", res->baseline_runs, res->nr, res->branches[1]);
+	else if (res->differ)
 		fprintf(out, "traces differ: %zu of %zu streams (%" PRIu64 " branches in A, %"
 			PRIu64 " in B; %s)\n", res->differ, res->nr, res->branches[0],
 			res->branches[1], as);
@@ -217,6 +269,8 @@ static int json_out(const struct trace_diff_result *res, FILE *out)
 	json_object_set_new(root, "version", json_integer(1));
 	json_object_set_new(root, "equal", json_boolean(!res->differ));
 	json_object_set_new(root, "strict", json_boolean(res->strict));
+	if (res->baseline_runs)
+		json_object_set_new(root, "baseline_runs", json_integer(res->baseline_runs));
 	json_object_set_new(root, "branches", jab(res->branches[0], res->branches[1]));
 	json_object_set_new(root, "async", jab(res->async[0], res->async[1]));
 	for (size_t i = 0; i < res->nr; i++) {
@@ -301,11 +355,20 @@ static void xml(FILE *out, const char *s)
 }
 
 /* The one-line summary of a stream's difference. */
-static void summary(const struct trace_diff_stream *s, char *buf, size_t len)
+static void summary(const struct trace_diff_result *res, const struct trace_diff_stream *s,
+		    char *buf, size_t len)
 {
 	const struct trace_diff_side *a = &s->side[0], *b = &s->side[1];
 
-	if (!a->present || !b->present)
+	if (res->baseline_runs && !a->present)
+		snprintf(buf, len, "not in the baseline (%" PRIu64 " branches)", b->branches);
+	else if (res->baseline_runs && !b->present)
+		snprintf(buf, len, "in each run of the baseline, not in this one");
+	else if (res->baseline_runs)
+		snprintf(buf, len, "outside the baseline: %s%s%s",
+			 b->nr_only ? b->only[0] : "", b->nr_only && s->nr_counts ? "; " : "",
+			 s->nr_counts ? "other branch counts" : "");
+	else if (!a->present || !b->present)
 		snprintf(buf, len, "only in %c (%" PRIu64 " branches)", a->present ? 'A' : 'B',
 			 a->present ? a->branches : b->branches);
 	else if (!a->nr_context && !b->nr_context)
@@ -335,7 +398,7 @@ static void junit(const struct trace_diff_result *res, FILE *out)
 			continue;
 		}
 		fprintf(out, "\">\n      <failure type=\"divergence\" message=\"");
-		summary(s, buf, sizeof(buf));
+		summary(res, s, buf, sizeof(buf));
 		xml(out, buf);
 		fprintf(out, "\">");
 		/* the text report of the stream */
@@ -345,7 +408,7 @@ static void junit(const struct trace_diff_result *res, FILE *out)
 			FILE *m = open_memstream(&text, &len);
 
 			if (m) {
-				text_stream(s, m);
+				text_stream(res, s, m);
 				fclose(m);
 				xml(out, text);
 			}
@@ -383,7 +446,12 @@ static void markdown(const struct trace_diff_result *res, const char *const name
 	async_text(res, as, sizeof(as));
 	escape__str(na, sizeof(na), names[0]);
 	escape__str(nb, sizeof(nb), names[1]);
-	fprintf(out, "### vbts diff: %s\n\n", res->differ ? "the runs differ" : "the runs are equal");
+	if (res->baseline_runs)
+		fprintf(out, "### vbts diff: %s\n\n", res->differ ?
+			"the run is outside its baseline" : "the run is within its baseline");
+	else
+		fprintf(out, "### vbts diff: %s\n\n", res->differ ? "the runs differ" :
+			"the runs are equal");
 	fprintf(out, "A: `");
 	md_code(out, na);
 	fprintf(out, "`, B: `");
@@ -397,7 +465,7 @@ static void markdown(const struct trace_diff_result *res, const char *const name
 
 			if (!s->differs)
 				continue;
-			summary(s, buf, sizeof(buf));
+			summary(res, s, buf, sizeof(buf));
 			fputs("| ", out);
 			md(out, s->id);
 			fprintf(out, " | %s | ", status_of(s));
@@ -409,19 +477,22 @@ static void markdown(const struct trace_diff_result *res, const char *const name
 		const struct trace_diff_stream *s = &res->streams[i];
 
 		if (!s->differs || !s->side[0].present || !s->side[1].present ||
-		    (!s->side[0].nr_context && !s->side[1].nr_context))
+		    (!s->side[0].nr_context && !s->side[1].nr_context && !res->baseline_runs))
 			continue;
 		detail++;
 		fputs("\n<details><summary>", out);
 		md(out, s->id);
-		fprintf(out, ": branch %" PRIu64 "</summary>\n\n```\n", s->first);
+		if (res->baseline_runs)
+			fputs(": outside the baseline</summary>\n\n```\n", out);
+		else
+			fprintf(out, ": branch %" PRIu64 "</summary>\n\n```\n", s->first);
 		{
 			char *text = NULL;
 			size_t len = 0;
 			FILE *m = open_memstream(&text, &len);
 
 			if (m) {
-				text_stream(s, m);
+				text_stream(res, s, m);
 				fclose(m);
 				md_code(out, text);
 			}

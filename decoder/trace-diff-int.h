@@ -22,10 +22,12 @@
 
 /*
  * One entry of a profile table: a function (@s its name, @count the branches from it), a line
- * (@s its file, @line), or an edge (@from, @to as recorded, @task, @kind, @count times).
+ * (@s its file, @line), or an edge (@from, @to as recorded, @k as compared, @task, @kind,
+ * @count times).
  */
 struct kmap_entry {
 	uint64_t key;
+	uint64_t k[3];
 	uint64_t count;
 	const char *s;
 	int line;
@@ -130,6 +132,22 @@ int diff_profile__read(struct diff_profile *p);
  */
 void diff_profile__addr(struct diff_profile *p, const struct procmap_task *t, uint64_t addr,
 			char *buf, size_t len);
+
+/**
+ * diff_profile__edge_key() - the table key of an edge as compared.
+ * @k: source, target, program (as trace-diff.c compares them)
+ *
+ * Return: the key; the same in every run for the same edge.
+ */
+uint64_t diff_profile__edge_key(const uint64_t k[3]);
+
+/**
+ * diff_profile__name_key() - the table key of an escaped function name or "file:line" text.
+ * @text: the text
+ *
+ * Return: the key.
+ */
+uint64_t diff_profile__name_key(const char *text);
 
 /**
  * diff_profile__release() - free what the profile holds (not the trace).

@@ -293,6 +293,16 @@ static bool compared(const struct diff_profile *p, struct diff_pstream *s,
 	return !s->nest;
 }
 
+uint64_t diff_profile__edge_key(const uint64_t k[3])
+{
+	return mix(k[0] ^ mix(k[1] ^ mix(k[2])));
+}
+
+uint64_t diff_profile__name_key(const char *text)
+{
+	return mix(str_hash(text));
+}
+
 /* Adds what an address says to the function and line tables. */
 static int stats_addr(struct diff_profile *p, struct diff_pstream *s,
 		      const struct procmap_task *t, uint64_t addr, bool source)
@@ -338,10 +348,11 @@ static int stats_item(struct diff_profile *p, struct diff_pstream *s,
 	ret = stats_addr(p, s, t, r->to, false);
 	if (ret)
 		return ret;
-	ret = kmap__add(&s->edges, mix(k[0] ^ mix(k[1] ^ mix(k[2]))), &e);
+	ret = kmap__add(&s->edges, diff_profile__edge_key(k), &e);
 	if (ret < 0)
 		return ret;
 	if (ret) {
+		memcpy(e->k, k, sizeof(e->k));
 		e->from = r->type == DECODED_ENTRY ? 0 : r->from;
 		e->to = r->to;
 		e->task = t;
@@ -452,9 +463,31 @@ static int pass(struct diff_profile *p, bool first)
 	return ret < 0 ? ret : 0;
 }
 
+/* The threads of the trace, for their places among their processes' (diff_ident__see()). */
+static int see_threads(struct diff_profile *p)
+{
+	struct decoder *dec = trace_dir__decoder(p->trace, p->vcpu);
+	struct decoded_record r;
+	int ret;
+
+	if (!dec)
+		return errno == ENOENT ? 0 : -errno;
+	while ((ret = decoder__next(dec, &r)) > 0) {
+		if (!r.thread_valid || (r.type != DECODED_BRANCH && r.type != DECODED_ENTRY))
+			continue;
+		ret = diff_ident__see(p->ident, &r, annotator__task(p->annotator, &r));
+		if (ret)
+			break;
+	}
+	decoder__free(dec);
+	return ret < 0 ? ret : 0;
+}
+
 int diff_profile__read(struct diff_profile *p)
 {
-	return pass(p, true);
+	int ret = see_threads(p);
+
+	return ret ? ret : pass(p, true);
 }
 
 void diff_profile__addr(struct diff_profile *p, const struct procmap_task *t, uint64_t addr,
@@ -895,7 +928,7 @@ int trace_diff__run(const struct trace_diff_options *o, struct trace_diff_result
 		p[0].slide = p[1].slide = 0;
 	/* First pass: streams and hashes of chunks. */
 	for (k = 0; k < 2; k++) {
-		ret = pass(&p[k], true);
+		ret = diff_profile__read(&p[k]);
 		if (ret)
 			goto out_read;
 		if (lcov[k] && exporter__finish(lcov[k])) {

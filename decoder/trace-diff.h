@@ -153,6 +153,8 @@ struct trace_diff_stream {
  * @nr_cov_edges: how many kept; @more_cov_edges how many more
  * @lines:    per run, the lines it covered
  * @edges:    per run, the branch directions it took
+ * @baseline_runs: a comparison of a run (B) with a baseline (A, diff-baseline.h): the runs the
+ *            baseline was made of; 0 for two traces
  */
 struct trace_diff_result {
 	struct trace_diff_stream *streams;
@@ -167,6 +169,7 @@ struct trace_diff_result {
 	char **cov_edges[2];
 	size_t nr_cov_edges[2], more_cov_edges[2];
 	uint64_t lines[2], edges[2];
+	unsigned int baseline_runs;
 };
 
 /**

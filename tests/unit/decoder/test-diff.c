@@ -579,6 +579,137 @@ START_TEST(test_diff_coverage)
 }
 END_TEST
 
+/* ---- baselines --------------------------------------------------------------------------- */
+
+static const char pong_events[] =
+	"{\"time\":90,\"vcpu\":0,\"event\":\"task\",\"pid\":1,\"name\":\"ping\","
+	"\"cr3\":\"0x203000\"}\n"
+	"{\"time\":95,\"vcpu\":0,\"event\":\"task\",\"pid\":2,\"name\":\"pong\","
+	"\"cr3\":\"0x205000\"}\n";
+
+/*
+ * A run of ping with a data-dependent loop of @loops rounds in parse, then @derefs calls of
+ * deref (@to: where they land), and with @pong a second task that runs once.
+ */
+static void loop_run(char *dir, unsigned int loops, unsigned int derefs, uint64_t to,
+		     bool pong)
+{
+	struct vbts_record r[64];
+	size_t k = 0;
+
+	r[k++] = (struct vbts_record)ESC(VBTS_ESC_START, 0, VBTS_START_CPL_USER);
+	r[k++] = (struct vbts_record)ESC(VBTS_ESC_TASK_ARRIVE, CR3_PING, 100);
+	r[k++] = br(0x13, 0x40, 3, VBTS_BR_CALL);
+	for (unsigned int i = 0; i < loops; i++)
+		r[k++] = br(0x45, 0x41, 3, VBTS_BR_JCC);
+	for (unsigned int i = 0; i < derefs; i++) {
+		r[k++] = br(0x6f, to, 3, VBTS_BR_CALL);
+		r[k++] = br(0x7a, 0x6f, 3, VBTS_BR_RET);
+	}
+	r[k++] = (struct vbts_record)ESC(VBTS_ESC_TASK_DEPART, CR3_PING, 300);
+	if (pong) {
+		r[k++] = (struct vbts_record)ESC(VBTS_ESC_TASK_ARRIVE, CR3_PING2, 310);
+		r[k++] = br(0x20, 0x90, 3, VBTS_BR_SYSCALL);
+		r[k++] = (struct vbts_record)ESC(VBTS_ESC_TASK_DEPART, CR3_PING2, 320);
+	}
+	r[k++] = (struct vbts_record)ESC(VBTS_ESC_STOP, 410, 0);
+	make_trace(dir, r, k, pong ? pong_events : events);
+}
+
+static int run_baseline(char **out, char **err, const char *const *args)
+{
+	char *argv[16];
+	int argc = 0;
+
+	argv[argc++] = "baseline";
+	for (size_t i = 0; args[i]; i++)
+		argv[argc++] = (char *)args[i];
+	argv[argc] = NULL;
+	return run_command(&cmd_baseline, out, err, argv);
+}
+
+/*
+ * A baseline of three runs whose loop count varies (3, 5, 7) and whose second run has a task
+ * the others lack accepts a fourth run (4 rounds, no pong) and rejects a changed build (deref
+ * entered 4 bytes further: a branch direction no run took) and a run that calls deref twice
+ * (a count that never varied); a file that is no baseline is bad input.
+ */
+START_TEST(test_diff_baseline)
+{
+	char r1[64], r2[64], r3[64], r4[64], bad[128], file[128], *out, *err;
+	const char *create[] = { "create", file, r1, r2, r3, NULL };
+	const char *base[] = { "--baseline", file, NULL };
+	const char *json[] = { "--baseline", file, "--format", "json", NULL };
+
+	loop_run(r1, 3, 1, 0x70, false);
+	loop_run(r2, 5, 1, 0x70, true);
+	loop_run(r3, 7, 1, 0x70, false);
+	snprintf(file, sizeof(file), "%s/base.json", r1);
+	ck_assert_int_eq(run_baseline(&out, &err, create), 0);
+	ck_assert_msg(strstr(out, "baseline of 3 runs written to "), "%s%s", out, err);
+	free(out);
+	free(err);
+	/* the loop's count and pong vary: accepted */
+	loop_run(r4, 4, 1, 0x70, false);
+	ck_assert_int_eq(run_diff(&out, &err, r4, NULL, base), 0);
+	ck_assert_msg(strstr(out, "the run is within the baseline of 3 runs: 1 streams, 7 "
+				  "branches\n"), "%s%s", out, err);
+	free(out);
+	free(err);
+	remove_trace(r4);
+	loop_run(r4, 9, 1, 0x70, true);
+	ck_assert_int_eq(run_diff(&out, &err, r4, NULL, base), 0);
+	free(out);
+	free(err);
+	remove_trace(r4);
+	/* the changed build */
+	loop_run(r4, 4, 1, 0x74, false);
+	ck_assert_int_eq(run_diff(&out, &err, r4, NULL, base), 1);
+	ck_assert_msg(strstr(out, "ping: outside the baseline of 3 runs (pid 1, 7 branches)\n"
+				  "  not in the baseline: parse+0x2f (symtest.S:20) => deref+0x4 "
+				  "(symtest.S:27)  call\n"), "%s", out);
+	free(out);
+	free(err);
+	ck_assert_int_eq(run_diff(&out, &err, r4, NULL, json), 1);
+	ck_assert_msg(strstr(out, "\"baseline_runs\": 3") && strstr(out, "\"status\": \"differs\""),
+		      "%s", out);
+	free(out);
+	free(err);
+	remove_trace(r4);
+	/* deref called twice */
+	loop_run(r4, 4, 2, 0x70, false);
+	ck_assert_int_eq(run_diff(&out, &err, r4, NULL, base), 1);
+	ck_assert_msg(strstr(out, "(baseline, run): deref 1 2\n"), "%s", out);
+	free(out);
+	free(err);
+	/* not a baseline */
+	snprintf(bad, sizeof(bad), "%s/vm.json", r4);
+	base[1] = bad;
+	ck_assert_int_eq(run_diff(&out, &err, r4, NULL, base), 2);
+	ck_assert_msg(strstr(err, "not a baseline file of version 1"), "%s", err);
+	free(out);
+	free(err);
+	test__write_text(r4, "b.json", "{\"vbts_baseline\":1,\"runs\":1,\"strict\":false,"
+			 "\"streams\":[{\"id\":\"ping\",\"runs\":1,\"branches\":[1],"
+			 "\"functions\":{},\"lines\":[],\"edges\":[]}]}");
+	snprintf(bad, sizeof(bad), "%s/b.json", r4);
+	ck_assert_int_eq(run_diff(&out, &err, r4, NULL, base), 2);
+	ck_assert_msg(strstr(err, "stream 0 of the baseline is malformed"), "%s", err);
+	free(out);
+	free(err);
+	create[1] = "create";
+	create[0] = "make";
+	ck_assert_int_eq(run_baseline(&out, &err, create), 2);
+	ck_assert_msg(strstr(err, "the only subcommand is create"), "%s", err);
+	free(out);
+	free(err);
+	remove_trace(r1);
+	remove_trace(r2);
+	remove_trace(r3);
+	remove_trace(r4);
+}
+END_TEST
+
 Suite *diff_suite(void)
 {
 	Suite *s = suite_create("diff");
@@ -595,6 +726,7 @@ Suite *diff_suite(void)
 	tcase_add_test(tc, test_diff_async);
 	tcase_add_test(tc, test_diff_formats);
 	tcase_add_test(tc, test_diff_coverage);
+	tcase_add_test(tc, test_diff_baseline);
 	suite_add_tcase(s, tc);
 	return s;
 }
