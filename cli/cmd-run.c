@@ -340,8 +340,9 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 		return -EINVAL;
 	}
 	if (o->gdb && o->backend == RUN_BACKEND_KVM) {
-		pr_err("--gdb with --backend kvm: not served yet (the step backend and an untraced "
-		       "run are); %s", HELP_HINT);
+		pr_err("--gdb with --backend kvm: the series' KVM refuses breakpoints and steps while "
+		       "its tracer steps (doc/gdb.md, Not served); use --backend step, or --trace "
+		       "and vbts gdb DIR afterwards; %s", HELP_HINT);
 		return -EINVAL;
 	}
 	if ((o->seal_key || o->seal_interval_s) && !o->trace_dir) {
