@@ -710,6 +710,72 @@ START_TEST(test_diff_baseline)
 }
 END_TEST
 
+/* ---- threads ----------------------------------------------------------------------------- */
+
+#define IDS(pid, tgid) ((uint64_t)(tgid) << 32 | (pid))
+
+/*
+ * Process @p (ping) and its threads @p + 1 and @p + 2: the main thread calls parse, the thread
+ * @jcc takes parse's jcc, the thread @call calls deref; @call runs before @jcc.
+ */
+static void thread_run(char *dir, unsigned int p, unsigned int jcc, unsigned int call,
+		       bool announce)
+{
+	const struct vbts_record r[] = {
+		ESC(VBTS_ESC_START, 0, VBTS_START_CPL_USER),
+		ESC(VBTS_ESC_TASK_ARRIVE, CR3_PING, 100),
+		ESC(VBTS_ESC_THREAD, IDS(p, p), 0x1000),
+		BR(0x13, 0x40, 3, VBTS_BR_CALL),
+		ESC(VBTS_ESC_TIME, 150, 0),
+		ESC(VBTS_ESC_THREAD, IDS(call, p), 0x3000),
+		BR(0x6f, 0x70, 3, VBTS_BR_CALL),
+		ESC(VBTS_ESC_THREAD, IDS(jcc, p), 0x2000),
+		BR(0x45, 0x50, 3, VBTS_BR_JCC),
+		ESC(VBTS_ESC_THREAD, IDS(p, p), 0x1000),
+		BR(0x7a, 0x18, 3, VBTS_BR_RET),
+		ESC(VBTS_ESC_TASK_DEPART, CR3_PING, 300),
+		ESC(VBTS_ESC_STOP, 410, 0),
+	};
+	char ev[1024];
+	int n;
+
+	n = snprintf(ev, sizeof(ev), "{\"time\":90,\"vcpu\":0,\"event\":\"task\",\"pid\":%u,"
+		     "\"tgid\":%u,\"name\":\"ping\",\"cr3\":\"0x203000\"}\n", p, p);
+	for (unsigned int t = p + 1; announce && t <= p + 2; t++)
+		n += snprintf(ev + n, sizeof(ev) - (size_t)n, "{\"time\":%u,\"vcpu\":0,\"event\":"
+			      "\"thread\",\"pid\":%u,\"tgid\":%u,\"name\":\"ping\",\"cr3\":"
+			      "\"0x203000\"}\n", 100 + t, t, p);
+	make_trace(dir, r, sizeof(r) / sizeof(r[0]), ev);
+}
+
+/*
+ * Threads are matched by their place among their process's threads (pid order), whether
+ * events.jsonl announced them or not, whatever order they ran in; not by pid.
+ */
+START_TEST(test_diff_threads)
+{
+	char a[64], b[64], *out, *err;
+
+	thread_run(a, 41, 42, 43, true);
+	thread_run(b, 51, 52, 53, false);
+	ck_assert_int_eq(run_diff(&out, &err, a, b, NULL), 0);
+	ck_assert_msg(strstr(out, "traces are equal: 3 streams, 4 branches"), "%s", out);
+	free(out);
+	free(err);
+	remove_trace(b);
+	/* the second thread made does what the first did */
+	thread_run(b, 51, 53, 52, false);
+	ck_assert_int_eq(run_diff(&out, &err, a, b, NULL), 1);
+	ck_assert_msg(strstr(out, "ping.t2: first difference at branch 0 (A pid 42, 1 branches; "
+				  "B pid 52, 1 branches)") &&
+		      strstr(out, "ping.t3: first difference at branch 0 (A pid 43"), "%s", out);
+	free(out);
+	free(err);
+	remove_trace(a);
+	remove_trace(b);
+}
+END_TEST
+
 Suite *diff_suite(void)
 {
 	Suite *s = suite_create("diff");
@@ -727,6 +793,7 @@ Suite *diff_suite(void)
 	tcase_add_test(tc, test_diff_formats);
 	tcase_add_test(tc, test_diff_coverage);
 	tcase_add_test(tc, test_diff_baseline);
+	tcase_add_test(tc, test_diff_threads);
 	suite_add_tcase(s, tc);
 	return s;
 }
