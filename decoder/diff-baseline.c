@@ -180,6 +180,9 @@ int diff_baseline__create(const char *out, struct trace_dir *const *runs, size_t
 			json_t *bs = json_object_get(streams, s->id);
 			bool first = !bs;
 
+			if (!s->n)
+				continue;       /* asynchronous events alone */
+
 			if (!bs) {
 				bs = json_pack("{sIsosososo}", "runs", (json_int_t)0, "branches",
 					       json_null(), "functions", json_object(), "lines",
@@ -397,9 +400,9 @@ static int outside(struct diff_profile *p, const struct diff_pstream *s, json_t 
 	json_object_foreach(fns, name, v) {
 		bool seen = false;
 
-		if (ret || runs < 2 || !every ||
-		    json_integer_value(json_array_get(v, 0)) != json_integer_value(json_array_get(v, 1)) ||
-		    !json_integer_value(json_array_get(v, 0)))
+		json_int_t lo = json_integer_value(json_array_get(v, 0));
+
+		if (ret || runs < 2 || !every || !lo || lo != json_integer_value(json_array_get(v, 1)))
 			continue;
 		for (size_t i = 0; i < s->fns.cap && !seen; i++) {
 			if (!s->fns.e[i].key)
@@ -407,8 +410,10 @@ static int outside(struct diff_profile *p, const struct diff_pstream *s, json_t 
 			fn_text(buf, sizeof(buf), &s->fns.e[i]);
 			seen = !strcmp(buf, name);
 		}
+		/* the baseline file's text, escaped again: it may not be what vbts wrote */
+		escape__str(buf, sizeof(buf), name);
 		if (!seen)
-			ret = add_count(ds, name, (uint64_t)json_integer_value(json_array_get(v, 0)),
+			ret = add_count(ds, buf, (uint64_t)json_integer_value(json_array_get(v, 0)),
 					0);
 	}
 	for (size_t i = 0; i < s->lines.cap && !ret; i++) {
@@ -532,6 +537,8 @@ int diff_baseline__compare(const char *path, struct trace_dir *run,
 		const struct diff_pstream *s = p.streams[i];
 		struct trace_diff_stream *ds;
 
+		if (!s->n)
+			continue;       /* asynchronous events alone */
 		ret = new_stream(res, s->id, &ds);
 		if (ret)
 			goto out;
@@ -561,11 +568,11 @@ int diff_baseline__compare(const char *path, struct trace_dir *run,
 		bool seen = false;
 
 		for (size_t j = 0; j < p.nr && !seen; j++)
-			seen = !strcmp(p.streams[j]->id, id);
+			seen = p.streams[j]->n && !strcmp(p.streams[j]->id, id);
 		/* a stream some runs had: noise; one every run had: missing */
 		if (seen || json_integer_value(json_object_get(bs, "runs")) < (json_int_t)runs)
 			continue;
-		ret = new_stream(res, id, &ds);
+		ret = new_stream(res, escape__str(q, sizeof(q), id), &ds);
 		if (ret)
 			goto out;
 		ds->side[0].present = true;

@@ -14,8 +14,8 @@
  * process's first (its pid is not its tgid) is its process's identity and ".tN", N its place
  * among the process's threads in the order of their pids, from 2 (Linux gives a new thread the
  * next free pid: their creation order): among the threads whose records the trace has
- * (diff_ident__see()), else among the threads events.jsonl announced. Records of no known task are named by their vCPU
- * ("vcpu0:-"). Names are escaped (escape.h) and cut to DIFF_IDENT_NAME_MAX bytes, so that an
+ * (diff_ident__see()), else among the threads events.jsonl announced. Records of no known
+ * task are named by their vCPU ("vcpu0:-"). Names are escaped (escape.h) and cut to DIFF_IDENT_NAME_MAX bytes, so that an
  * identity is printable text, in JSON, JUnit or a terminal as it is.
  *
  * What events.jsonl does not tell is not guessed: the parent of a process created by fork()

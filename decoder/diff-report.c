@@ -421,11 +421,11 @@ static void junit(const struct trace_diff_result *res, FILE *out)
 
 /* ---- markdown ---------------------------------------------------------------------------- */
 
-/* @s for a markdown table cell or list item: its specials escaped with a backslash. */
+/* @s in a markdown table cell: the characters of inline markup escaped with a backslash. */
 static void md(FILE *out, const char *s)
 {
 	for (; s && *s; s++) {
-		if (strchr("\\`*_{}[]()#+-.!|<>~", *s))
+		if (strchr("\\`*_[]|<>~", *s))
 			fputc('\\', out);
 		fputc(*s, out);
 	}

@@ -511,7 +511,8 @@ void diff_profile__addr(struct diff_profile *p, const struct procmap_task *t, ui
 static struct diff_pstream *find_peer(const struct diff_profile *p, const struct diff_pstream *s)
 {
 	for (size_t i = 0; i < p->nr; i++)
-		if (p->streams[i]->hash == s->hash && !strcmp(p->streams[i]->id, s->id))
+		if (p->streams[i]->n && p->streams[i]->hash == s->hash &&
+		    !strcmp(p->streams[i]->id, s->id))
 			return p->streams[i];
 	return NULL;
 }
@@ -944,6 +945,8 @@ int trace_diff__run(const struct trace_diff_options *o, struct trace_diff_result
 		for (size_t i = 0; i < p[k].nr; i++) {
 			struct diff_pstream *s = p[k].streams[i], *peer;
 
+			if (!s->n)
+				continue;       /* asynchronous events alone: no stream */
 			if (k == 0) {
 				peer = find_peer(&p[1], s);
 				s->peer = peer;
@@ -975,7 +978,7 @@ int trace_diff__run(const struct trace_diff_options *o, struct trace_diff_result
 			struct diff_pstream *s[2], *x = p[k].streams[i];
 			struct trace_diff_stream *ds;
 
-			if (k && x->peer)
+			if (!x->n || (k && x->peer))
 				continue;
 			s[k] = x;
 			s[!k] = x->peer;
