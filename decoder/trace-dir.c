@@ -3,6 +3,7 @@
  * trace-dir.c - open a vbts trace directory: vm.json, rings, events.jsonl, symbols (the
  * multiboot image; the Linux kernel's System.map and vmlinux, the tasks' programs).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>
@@ -196,15 +197,70 @@ static int open_segments(struct trace_dir *t, unsigned int i, bool have_vm_id, u
 
 	if (!r)
 		return -errno;
+	/* every segment must be this run's: another's is damage, said when it is read */
+	if (have_vm_id && seg_reader__set_vm_id(r, vm_id)) {
+		snprintf(err, errlen,
+			 "%s: no segment of vCPU %u is of this run (vm.json's vm_id 0x%" PRIx64 ")",
+			 t->dir, i, vm_id);
+		seg_reader__close(r);
+		return -EINVAL;
+	}
 	t->rings[t->nr_vcpus] = NULL;
 	t->srcs[t->nr_vcpus].seg = r;
 	t->srcs[t->nr_vcpus].vcpu_id = i;
 	t->nr_vcpus++;
-	if (have_vm_id && seg_reader__vm_id(r) != vm_id)
-		warn(t, "%s/vcpu%u: vm_id 0x%" PRIx64 " differs from vm.json's 0x%" PRIx64
-			", the files come from different runs", t->dir, i, seg_reader__vm_id(r),
-		     vm_id);
 	return 0;
+}
+
+/* The vCPU of a ring or segment file's name ("vcpuN.ring", "vcpuN.open.vseg",
+ * "vcpuN.SSSSSSSS.vseg"), or -1 for any other name. */
+static int64_t vcpu_file(const char *name)
+{
+	const char *p = name + 4;
+	int64_t v = 0;
+	size_t i;
+
+	if (strncmp(name, "vcpu", 4) || *p < '0' || *p > '9')
+		return -1;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (v > TRACE_MAX_VCPUS * 10LL)
+			return -1;
+		v = v * 10 + (*p - '0');
+	}
+	if (!strcmp(p, ".ring") || !strcmp(p, VBTS_SEG_OPEN_SUFFIX))
+		return v;
+	if (*p++ != '.')
+		return -1;
+	for (i = 0; i < 8; i++)
+		if (p[i] < '0' || p[i] > '9')
+			return -1;
+	return strcmp(p + 8, VBTS_SEG_SUFFIX) ? -1 : v;
+}
+
+/* Ring and segment files of vCPUs the trace does not have (@n of them): said, not read. */
+static void extra_vcpu_files(struct trace_dir *t, unsigned int n)
+{
+	char first[NAME_MAX + 1] = "";
+	unsigned int count = 0;
+	struct dirent *de;
+	DIR *d = opendir(t->dir);
+	int64_t v;
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		v = vcpu_file(de->d_name);
+		if (v < (int64_t)n)
+			continue;
+		/* the name is "vcpu", digits and a known suffix: nothing to escape */
+		if (!count++ || strcmp(de->d_name, first) < 0)
+			snprintf(first, sizeof(first), "%s", de->d_name);
+	}
+	closedir(d);
+	if (count)
+		damage(t, "%s: %u file%s of vCPUs the trace does not have (it has vCPUs 0 to %u), "
+		       "not read: %s%s", t->dir, count, count == 1 ? "" : "s", n - 1, first,
+		       count == 1 ? "" : " and others");
 }
 
 /* ---- vm.json ------------------------------------------------------------------------------ */
@@ -267,6 +323,7 @@ static int open_rings(struct trace_dir *t, json_t *vm, const char *vm_path, char
 	t->srcs = calloc(n, sizeof(*t->srcs));
 	if (!t->rings || !t->srcs)
 		return -ENOMEM;
+	extra_vcpu_files(t, n);
 	/*
 	 * A ring that cannot be read is skipped with a warning and the others are decoded. The
 	 * first failure waits: if it is the only ring of the trace, it is the error instead.

@@ -25,6 +25,8 @@
 #define HDR_OFF(field) ((unsigned int)__builtin_offsetof(struct vbts_seg_header, field))
 /* The open segment's place in the index list: after every closed one. */
 #define OPEN_INDEX SEG_READER_OPEN_INDEX
+/* Listings of the directory again in one pass, at most, to follow a live writer. */
+#define RELIST_MAX 64
 /* zstd's own overhead on top of the transform, at most (frame header, blocks, checksum). */
 #define FRAME_SLACK(n) ((n) / 64 + 1024)
 
@@ -42,11 +44,22 @@ struct seg_reader {
 	uint64_t recs_seq;      /* seq of recs[0] */
 	uint64_t next_seq;      /* seq expected next */
 	uint64_t first, end;    /* window */
-	uint64_t vm_id;
+	uint64_t vm_id;         /* the run's: every segment must say it */
+	bool vm_id_set;
 	uint64_t last_lost;     /* the last loaded segment's header lost */
 	uint64_t lost_said;     /* LOST records read */
 	bool frozen;
 	unsigned int damaged;
+	/* continuity, from one segment to the next (a pass from seg_reader__begin()) */
+	bool have_prev;         /* a segment was there before this one */
+	uint64_t prev_index;    /* its index */
+	bool prev_good;         /* and it was read */
+	bool ended;             /* a segment read says it is the vCPU's last (LAST or FROZEN) */
+	uint64_t ended_index;
+	uint32_t ended_flags;
+	size_t said_upto;       /* segments whose problems were said (a later pass is quiet) */
+	unsigned int relists;   /* of this pass: a live writer closed segments meanwhile */
+	bool end_said;          /* the end's problem was said */
 };
 
 static void __attribute__((format(printf, 4, 5)))
@@ -65,11 +78,40 @@ set_err(char *err, size_t errlen, const char *path, const char *fmt, ...)
 	va_end(ap);
 }
 
-static void damage(struct seg_reader *r, const char *line)
+static void say(struct seg_reader *r, const char *line)
 {
 	r->damaged++;
 	if (r->warn)
 		r->warn(r->warn_ctx, line);
+}
+
+/* A problem of segment r->index[r->cur - 1]. */
+static void damage(struct seg_reader *r, const char *line)
+{
+	/* a later pass over the same segments says nothing again */
+	if (r->cur && r->cur <= r->said_upto)
+		return;
+	say(r, line);
+}
+
+/* A problem of the stream, said once (@once: its flag), or of the segment being read. */
+static void __attribute__((format(printf, 3, 4))) damagef(struct seg_reader *r, bool *once,
+							  const char *fmt, ...)
+{
+	char line[SEG_READER_ERR_MAX];
+	va_list ap;
+
+	if (once && *once)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (once) {
+		*once = true;
+		say(r, line);
+	} else {
+		damage(r, line);
+	}
 }
 
 /* The index of a name "vcpuN.SSSSSSSS.vseg" of @vcpu, or -1. */
@@ -298,6 +340,15 @@ static int load_once(struct seg_reader *r, size_t i, bool hdr_only, struct vbts_
 		ret = 0;
 		h->committed = n;
 	}
+	/* every segment of the stream is the run's: no other run's, and no run writes 0 */
+	if (!ret && !h->vm_id) {
+		set_err(err, sizeof(err), path, "offset 0x20: vm_id 0, which no run writes");
+		ret = -EINVAL;
+	} else if (!ret && r->vm_id_set && h->vm_id != r->vm_id) {
+		set_err(err, sizeof(err), path, "offset 0x20: vm_id 0x%" PRIx64 " of another run "
+			"(this trace's is 0x%" PRIx64 ")", h->vm_id, r->vm_id);
+		ret = -EINVAL;
+	}
 	if (ret)
 		goto out_damage;
 	if (hdr_only)
@@ -398,6 +449,29 @@ static bool superseded(const struct seg_reader *r, size_t i, const struct vbts_s
 	return r->index[i] == OPEN_INDEX && i > 0 && r->index[i - 1] >= h->index;
 }
 
+/*
+ * The window: the first and the last segment whose header is good (and the run's: without a
+ * vm_id given, the first good segment's is the run's). Returns whether there is one.
+ */
+static bool find_window(struct seg_reader *r)
+{
+	struct vbts_seg_header h;
+	bool any = false;
+
+	r->first = r->end = 0;
+	for (size_t i = 0; i < r->nr; i++) {
+		if (load(r, i, true, &h) || superseded(r, i, &h))
+			continue;
+		if (!any)
+			r->first = h.first_seq;
+		if (!r->vm_id_set)
+			r->vm_id = h.vm_id, r->vm_id_set = true;
+		any = true;
+		r->end = h.first_seq + h.committed;
+	}
+	return any;
+}
+
 struct seg_reader *seg_reader__open(const char *dir, unsigned int vcpu,
 				    void (*warn)(void *ctx, const char *line), void *warn_ctx,
 				    char *err, size_t errlen)
@@ -429,15 +503,7 @@ struct seg_reader *seg_reader__open(const char *dir, unsigned int vcpu,
 		errno = ret == -E2BIG ? EINVAL : -ret;
 		return NULL;
 	}
-	/* The window: the first and the last segment whose header is good. */
-	for (size_t i = 0; i < r->nr; i++) {
-		if (load(r, i, true, &h) || superseded(r, i, &h))
-			continue;
-		if (!any)
-			r->first = h.first_seq, r->vm_id = h.vm_id;
-		any = true;
-		r->end = h.first_seq + h.committed;
-	}
+	any = find_window(r);
 	if (!any) {
 		/* Say why through the first segment. */
 		char line[SEG_READER_ERR_MAX] = "";
@@ -461,6 +527,17 @@ uint64_t seg_reader__vm_id(const struct seg_reader *r)
 	return r->vm_id;
 }
 
+int seg_reader__set_vm_id(struct seg_reader *r, uint64_t vm_id)
+{
+	bool any;
+
+	r->vm_id = vm_id;
+	r->vm_id_set = true;
+	any = find_window(r);
+	seg_reader__begin(r);
+	return any ? 0 : -ENOENT;
+}
+
 int seg_reader__begin(struct seg_reader *r)
 {
 	free(r->recs);
@@ -472,6 +549,8 @@ int seg_reader__begin(struct seg_reader *r)
 	r->lost_said = 0;
 	r->last_lost = 0;
 	r->frozen = false;
+	r->have_prev = r->prev_good = r->ended = false;
+	r->relists = 0;
 	return 0;
 }
 
@@ -481,41 +560,199 @@ void seg_reader__window(const struct seg_reader *r, uint64_t *first, uint64_t *e
 	*end = r->end;
 }
 
+/* The name of segment @i, for a message. */
+static void seg_name(const struct seg_reader *r, uint64_t index, char *buf, size_t len)
+{
+	if (index == OPEN_INDEX)
+		snprintf(buf, len, "vcpu%u%s", r->vcpu, VBTS_SEG_OPEN_SUFFIX);
+	else
+		snprintf(buf, len, "vcpu%u.%08" PRIu64 "%s", r->vcpu, index, VBTS_SEG_SUFFIX);
+}
+
+/*
+ * The segments after one that says it is the vCPU's last (LAST, or FROZEN: nothing follows
+ * a freeze): said in one line, none of them read. An open segment of the last one's index
+ * (the writer stopped between closing it and removing the open name) is no segment after it.
+ */
+static void refuse_after_end(struct seg_reader *r)
+{
+	struct vbts_seg_header h;
+	unsigned int n = 0;
+	uint64_t first = OPEN_INDEX;
+	char name[64];
+
+	for (size_t i = r->cur; i < r->nr; i++) {
+		if (r->index[i] == OPEN_INDEX) {
+			if (load(r, i, true, &h) == 0 && h.index <= r->ended_index)
+				continue;
+		}
+		if (!n++)
+			first = r->index[i];
+	}
+	r->cur = r->nr;
+	r->nr_recs = r->pos = 0;
+	if (!n)
+		return;
+	seg_name(r, first, name, sizeof(name));
+	damagef(r, &r->end_said,
+		"%s/vcpu%u: %u segment%s after segment %" PRIu64 ", which says it is the last "
+		"(flags 0x%x), not read: %s and on", r->dir, r->vcpu, n, n == 1 ? "" : "s",
+		r->ended_index, r->ended_flags, name);
+}
+
+/*
+ * Segment r->index[r->cur - 1], loaded into @h, against the one before it: removed segments
+ * between them (only the oldest may be removed), records skipped by its first seq. Returns
+ * whether it is read (false: skipped, said).
+ */
+static bool follows(struct seg_reader *r, const struct vbts_seg_header *h)
+{
+	uint64_t index = h->index;
+	char name[64];
+
+	if (h->first_seq < r->next_seq) {
+		damagef(r, NULL, "%s/vcpu%u segment %" PRIu64 ": offset 0x%x: first seq %" PRIu64
+			" overlaps the segment before; segment skipped", r->dir, r->vcpu, index,
+			HDR_OFF(first_seq), h->first_seq);
+		return false;
+	}
+	if (r->have_prev && index > r->prev_index + 1) {
+		if (index == r->prev_index + 2)
+			damagef(r, NULL,
+				"%s/vcpu%u: segment %" PRIu64 " missing: records %" PRIu64 " to %"
+				PRIu64 " are not in the trace", r->dir, r->vcpu, index - 1,
+				r->next_seq, h->first_seq - 1);
+		else
+			damagef(r, NULL,
+				"%s/vcpu%u: segments %" PRIu64 " to %" PRIu64 " missing: records %"
+				PRIu64 " to %" PRIu64 " are not in the trace", r->dir, r->vcpu,
+				r->prev_index + 1, index - 1, r->next_seq, h->first_seq - 1);
+	} else if (r->prev_good && index == r->prev_index + 1 && h->first_seq > r->next_seq) {
+		seg_name(r, r->index[r->cur - 1], name, sizeof(name));
+		damagef(r, NULL,
+			"%s/%s: offset 0x%x: first seq %" PRIu64 ", the segment before ends at %"
+			PRIu64 ": records %" PRIu64 " to %" PRIu64 " are not in the trace", r->dir,
+			name, HDR_OFF(first_seq), h->first_seq, r->next_seq, r->next_seq,
+			h->first_seq - 1);
+	}
+	return true;
+}
+
+/* Whether closed segment @index is there now. */
+static bool closed_exists(const struct seg_reader *r, uint64_t index)
+{
+	char path[4096];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/vcpu%u.%08" PRIu64 "%s", r->dir, r->vcpu, index,
+		 VBTS_SEG_SUFFIX);
+	return !lstat(path, &st);
+}
+
+/*
+ * A live writer closed segments after they were listed (the open segment's index is beyond the
+ * last one listed): list them again and go on after segment @after. Returns whether there are
+ * segments after it and before the open one now.
+ */
+static bool relist(struct seg_reader *r, uint64_t after)
+{
+	struct seg_reader now = { .dir = r->dir, .vcpu = r->vcpu };
+	size_t j = 0;
+
+	if (r->relists >= RELIST_MAX || list_segments(&now))
+		goto out_keep;
+	while (j < now.nr && now.index[j] <= after)
+		j++;
+	if (j == now.nr || now.index[j] == OPEN_INDEX)
+		goto out_keep;
+	free(r->index);
+	r->index = now.index;
+	r->nr = now.nr;
+	r->cur = j;
+	r->relists++;
+	return true;
+
+out_keep:
+	free(now.index);
+	return false;
+}
+
+/* The end of the vCPU's segments: the newest one read must say it is the last, or be open. */
+static void check_end(struct seg_reader *r)
+{
+	if (!r->prev_good || r->ended || r->index[r->nr - 1] == OPEN_INDEX)
+		return;
+	damagef(r, &r->end_said,
+		"%s/vcpu%u: segment %" PRIu64 " is the newest and not the last: the segments "
+		"after it are missing", r->dir, r->vcpu, r->prev_index);
+	r->prev_good = false;
+}
+
 ssize_t seg_reader__read(struct seg_reader *r, struct vbts_record *buf, size_t max,
 			 uint64_t *first_seq)
 {
 	struct vbts_seg_header h;
 	uint64_t k;
+	size_t i;
 
 	if (!max)
 		return 0;
 	while (r->pos == r->nr_recs) {
-		if (r->cur == r->nr)
+		if (r->cur > r->said_upto)
+			r->said_upto = r->cur;
+		if (r->cur == r->nr) {
+			check_end(r);
 			return 0;
-		if (load(r, r->cur++, false, &h))
+		}
+		if (r->ended) {
+			refuse_after_end(r);
 			continue;
-		if (superseded(r, r->cur - 1, &h)) {
+		}
+		i = r->cur++;
+		if (load(r, i, false, &h)) {
+			/* damaged, said: not missing */
+			if (r->index[i] != OPEN_INDEX)
+				r->have_prev = true, r->prev_index = r->index[i];
+			r->prev_good = false;
+			continue;
+		}
+		if (superseded(r, i, &h)) {
 			r->nr_recs = r->pos = 0;
 			continue;
 		}
-		if (h.first_seq < r->next_seq) {
-			char line[SEG_READER_ERR_MAX];
-
-			snprintf(line, sizeof(line), "%s/vcpu%u segment %" PRIu64 ": offset 0x%x: "
-				 "first seq %" PRIu64 " overlaps the segment before; segment skipped",
-				 r->dir, r->vcpu, h.index, HDR_OFF(first_seq), h.first_seq);
-			damage(r, line);
+		if (r->index[i] == OPEN_INDEX && r->have_prev && h.index > r->prev_index + 1) {
+			if (relist(r, r->prev_index)) {
+				r->nr_recs = r->pos = 0;
+				continue;
+			}
+			/* more than this pass follows: those there now are the live writer's */
+			if (closed_exists(r, r->prev_index + 1))
+				r->have_prev = false;
+		}
+		if (!follows(r, &h)) {
 			r->nr_recs = r->pos = 0;
+			r->have_prev = true, r->prev_index = h.index, r->prev_good = false;
+			continue;
+		}
+		r->have_prev = r->prev_good = true;
+		r->prev_index = h.index;
+		r->next_seq = h.first_seq + r->nr_recs;
+		if (h.flags & (VBTS_SEG_F_LAST | VBTS_SEG_F_FROZEN)) {
+			r->ended = true;
+			r->ended_index = h.index;
+			r->ended_flags = h.flags;
 		}
 	}
+	if (r->cur > r->said_upto)
+		r->said_upto = r->cur;
 	k = r->nr_recs - r->pos;
 	if (k > max)
 		k = max;
 	memcpy(buf, &r->recs[r->pos], k * sizeof(*buf));
-	for (uint64_t i = 0; i < k; i++)
-		if (buf[i].from == VBTS_ESCAPE &&
-		    vbts_record__escape_kind(&buf[i]) == VBTS_ESC_LOST)
-			r->lost_said += buf[i].to;
+	for (uint64_t j = 0; j < k; j++)
+		if (buf[j].from == VBTS_ESCAPE &&
+		    vbts_record__escape_kind(&buf[j]) == VBTS_ESC_LOST)
+			r->lost_said += buf[j].to;
 	*first_seq = r->recs_seq + r->pos;
 	r->pos += k;
 	r->next_seq = *first_seq + k;

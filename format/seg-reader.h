@@ -8,6 +8,13 @@
  * segment is reported in one line ("PATH: offset 0xN: what is wrong; segment skipped") and
  * skipped: its records show as a jump of the sequence numbers (lost records), the others are
  * read. At most one segment's records are in memory at a time.
+ *
+ * The segments of a vCPU follow each other without holes; only the oldest may be removed (a
+ * consumer's, or the rotation's). Each of these is said in one line and counts as damage: a
+ * segment missing between two others (naming the records lost), a first seq beyond the end of
+ * the segment before, a segment of another run (vm_id), segments after one that says it is the
+ * last (LAST, or FROZEN), and a newest segment that is neither the open one nor the last. A
+ * second pass over the same segments (seg_reader__begin()) says nothing again.
  */
 #ifndef VBTS_FORMAT_SEG_READER_H
 #define VBTS_FORMAT_SEG_READER_H
@@ -82,6 +89,17 @@ struct seg_reader *seg_reader__open(const char *dir, unsigned int vcpu,
  * Return: the id.
  */
 uint64_t seg_reader__vm_id(const struct seg_reader *r);
+
+/**
+ * seg_reader__set_vm_id() - the run whose segments are read: a segment of another run (or of
+ * vm_id 0, which no run writes) is damage, said and skipped. Without it, the run is the first
+ * readable segment's. Reading starts again from the first segment.
+ * @r:     reader
+ * @vm_id: the run's id (vm.json's "vm_id")
+ *
+ * Return: 0, or -ENOENT when no segment of that run is readable.
+ */
+int seg_reader__set_vm_id(struct seg_reader *r, uint64_t vm_id);
 
 /**
  * seg_reader__begin() - read from the first segment again; the open segment's committed

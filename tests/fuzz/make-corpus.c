@@ -185,7 +185,7 @@ static void segment_seeds(void)
 {
 	struct seg_budget budget = { .limit = 1 << 30 };
 	struct seg_writer_config cfg = {
-		.dir = tmpdir, .segment_records = 8, .budget = &budget,
+		.dir = tmpdir, .vm_id = 0xab, .segment_records = 8, .budget = &budget,
 		.on_full = SEG_ON_FULL_DROP,
 	};
 	size_t n = sizeof(full_run) / sizeof(full_run[0]);

@@ -471,6 +471,7 @@ struct trace *trace__create(const struct trace_config *cfg, char *err, size_t er
 	test_hook__stop_at("trace-dir");
 	if (getrandom(&t->vm_id, sizeof(t->vm_id), 0) != sizeof(t->vm_id))
 		t->vm_id = realtime_ns() ^ ((uint64_t)getpid() << 32);
+	t->vm_id |= !t->vm_id; /* never 0: a reader refuses a file of vm_id 0 */
 	start_ns = realtime_ns();
 	ret = write_vm_json(t, cfg, start_ns);
 	if (ret < 0) {

@@ -46,6 +46,7 @@
 #include "procmap.h"
 #include "ring-reader.h"
 #include "ring-writer.h"
+#include "seg-writer.h"
 #include "symbols.h"
 #include "test-files.h"
 #include "test-ring.h"
@@ -544,6 +545,193 @@ START_TEST(test_api_fifo)
 }
 END_TEST
 
+/* ---- a stream-mode trace whose segments a hostile user removed, changed or added ---- */
+
+#define SEGR 16                 /* segment slots: 15 records each, the last slot kept */
+#define SEGN (SEGR - 1)
+#define STREAM_RECORDS 100      /* segments 0 to 5 full, 6 the last (10 records) */
+
+static struct seg_budget stream_budget = { .limit = 64ULL << 20 };
+
+/* A one-vCPU stream-mode trace of STREAM_RECORDS branches, from = 0x1000 + seq, closed. */
+static void make_stream_trace(char *dir, size_t size)
+{
+	struct seg_writer_config sc = {
+		.vcpu_id = 0,
+		.vm_id = 0xab,
+		.segment_records = SEGR,
+		.budget = &stream_budget,
+		.on_full = SEG_ON_FULL_STALL,
+	};
+	struct seg_writer *w;
+
+	snprintf(dir, size, "/tmp/vbts-stream-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	test__write_text(dir, "vm.json", "{\"version\":1,\"vm_id\":\"00000000000000ab\","
+			 "\"vcpus\":1,\"backend\":\"step\",\"mode\":\"stream\"}\n");
+	sc.dir = dir;
+	w = seg_writer__create(&sc);
+	ck_assert_ptr_nonnull(w);
+	for (uint64_t i = 0; i < STREAM_RECORDS; i++) {
+		struct vbts_record r = BR(0x1000 + i, 0x2000 + i, 0, VBTS_BR_JMP);
+
+		ck_assert_int_eq(seg_writer__append(w, &r, 1), 1);
+	}
+	ck_assert_int_eq(seg_writer__close(w), 0);
+}
+
+static void stream_seg(const char *dir, unsigned int vcpu, unsigned int index, char *buf,
+		       size_t len)
+{
+	snprintf(buf, len, "%s/vcpu%u.%08u.vseg", dir, vcpu, index);
+}
+
+/* Writes @size bytes of @v at @off of segment @index's header. */
+static void poke_header(const char *dir, unsigned int index, unsigned int off, uint64_t v,
+			unsigned int size)
+{
+	char path[128];
+	int fd;
+
+	stream_seg(dir, 0, index, path, sizeof(path));
+	fd = open(path, O_RDWR);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pwrite(fd, &v, size, off), (ssize_t)size);
+	close(fd);
+}
+
+static void remove_seg(const char *dir, unsigned int index)
+{
+	char path[128];
+
+	stream_seg(dir, 0, index, path, sizeof(path));
+	ck_assert_int_eq(unlink(path), 0);
+}
+
+enum stream_change {
+	ST_NONE, ST_OLDEST, ST_MIDDLE, ST_TWO_MIDDLE, ST_NEWEST, ST_VM_ID_0, ST_VM_ID_OTHER,
+	ST_LAST_EARLY, ST_FROZEN_EARLY, ST_EXTRA_VCPU, ST_SEQ_JUMP,
+};
+
+static const struct {
+	enum stream_change change;
+	int status;
+	const char *want;       /* on stderr ("DIR" is the trace directory), "" for nothing */
+	unsigned int lines;
+	uint64_t from, to;      /* records [from, to) missing from the decode */
+	uint64_t end;           /* the last record decoded, plus 1 (0: STREAM_RECORDS) */
+} stream_cases[] = {
+	{ ST_NONE, 0, "", 0, 0, 0 },
+	/* a consumer took the oldest away: what README allows */
+	{ ST_OLDEST, 0, "", 0, 0, 2 * SEGN },
+	{ ST_MIDDLE, 2, "DIR/vcpu0: segment 2 missing: records 30 to 44 are not in the trace", 1,
+	  30, 45 },
+	{ ST_TWO_MIDDLE, 2, "DIR/vcpu0: segments 2 to 3 missing: records 30 to 59 are not in the "
+	  "trace", 1, 30, 60 },
+	{ ST_NEWEST, 2, "DIR/vcpu0: segment 5 is the newest and not the last: the segments after "
+	  "it are missing", 1, 90, 100 },
+	{ ST_VM_ID_0, 2, "DIR/vcpu0.00000003.vseg: offset 0x20: vm_id 0, which no run writes; "
+	  "segment skipped", 1, 45, 60 },
+	{ ST_VM_ID_OTHER, 2, "DIR/vcpu0.00000003.vseg: offset 0x20: vm_id 0xcd of another run "
+	  "(this trace's is 0xab); segment skipped", 1, 45, 60 },
+	{ ST_LAST_EARLY, 2, "DIR/vcpu0: 4 segments after segment 2, which says it is the last "
+	  "(flags 0x5), not read: vcpu0.00000003.vseg and on", 1, 45, 100 },
+	{ ST_FROZEN_EARLY, 2, "DIR/vcpu0: 4 segments after segment 2, which says it is the last "
+	  "(flags 0x3), not read: vcpu0.00000003.vseg and on", 1, 45, 100 },
+	{ ST_EXTRA_VCPU, 2, "DIR: 2 files of vCPUs the trace does not have (it has vCPUs 0 to 0), "
+	  "not read: vcpu1.00000000.vseg and others", 1, 0, 0 },
+	{ ST_SEQ_JUMP, 2, "DIR/vcpu0.00000006.vseg: offset 0x30: first seq 95, the segment before "
+	  "ends at 90: records 90 to 94 are not in the trace", 1, 90, 95, 105 },
+};
+
+static void change_stream(const char *dir, enum stream_change c)
+{
+	char from[128], to[128];
+
+	switch (c) {
+	case ST_NONE:
+		break;
+	case ST_OLDEST:
+		remove_seg(dir, 0);
+		remove_seg(dir, 1);
+		break;
+	case ST_MIDDLE:
+		remove_seg(dir, 2);
+		break;
+	case ST_TWO_MIDDLE:
+		remove_seg(dir, 2);
+		remove_seg(dir, 3);
+		break;
+	case ST_NEWEST:
+		remove_seg(dir, 6);
+		break;
+	case ST_VM_ID_0:
+		poke_header(dir, 3, 0x20, 0, 8);
+		break;
+	case ST_VM_ID_OTHER:
+		poke_header(dir, 3, 0x20, 0xcd, 8);
+		break;
+	case ST_LAST_EARLY:
+		poke_header(dir, 2, 0x14, VBTS_SEG_F_CLOSED | VBTS_SEG_F_LAST, 4);
+		break;
+	case ST_FROZEN_EARLY:
+		poke_header(dir, 2, 0x14, VBTS_SEG_F_CLOSED | VBTS_SEG_F_FROZEN, 4);
+		break;
+	case ST_EXTRA_VCPU:
+		/* another run's vCPU 1, and a ring of a vCPU 4 */
+		stream_seg(dir, 0, 0, from, sizeof(from));
+		stream_seg(dir, 1, 0, to, sizeof(to));
+		ck_assert_int_eq(link(from, to), 0);
+		snprintf(to, sizeof(to), "%s/vcpu4.ring", dir);
+		ck_assert_int_eq(link(from, to), 0);
+		break;
+	case ST_SEQ_JUMP:
+		poke_header(dir, 6, 0x30, 95, 8);
+		break;
+	}
+}
+
+/*
+ * Each change: the exit status, one line naming what is wrong (and which records it costs),
+ * and every record but those decoded.
+ */
+START_TEST(test_stream_continuity)
+{
+	const char *argv[] = { "--format", "jsonl", NULL, NULL };
+	char dir[64], want[1024], *out, *err;
+	uint64_t seen[2 * STREAM_RECORDS] = { 0 }, end;
+	unsigned int seq;
+	int status;
+	char *p;
+
+	make_stream_trace(dir, sizeof(dir));
+	change_stream(dir, stream_cases[_i].change);
+	argv[2] = dir;
+	status = run_decode_nofile(&out, &err, 0, argv);
+	ck_assert_msg(status == stream_cases[_i].status, "exit %d (-14: hung), stderr: %s", status,
+		      err);
+	expand(want, sizeof(want), stream_cases[_i].want, dir);
+	ck_assert_msg(strstr(err, want), "stderr:\n%s\nlacks: %s", err, want);
+	ck_assert_msg(test__count_lines(err) == stream_cases[_i].lines, "%zu lines, not %u:\n%s",
+		      test__count_lines(err), stream_cases[_i].lines, err);
+	for (p = strstr(out, BRANCH_LINE); p; p = strstr(p + 1, BRANCH_LINE)) {
+		ck_assert_int_eq(sscanf(p, BRANCH_LINE ",\"vcpu\":0,\"seq\":%u", &seq), 1);
+		ck_assert_uint_lt(seq, 2 * STREAM_RECORDS);
+		seen[seq]++;
+	}
+	end = stream_cases[_i].end ? stream_cases[_i].end : STREAM_RECORDS;
+	for (unsigned int i = 0; i < 2 * STREAM_RECORDS; i++) {
+		bool gone = (i >= stream_cases[_i].from && i < stream_cases[_i].to) || i >= end;
+
+		ck_assert_msg(seen[i] == !gone, "record %u: %llu times", i,
+			      (unsigned long long)seen[i]);
+	}
+	free(out);
+	free(err);
+	remove_trace(dir);
+}
+END_TEST
+
 /*
  * The line reader on contents around its limits. Results as text: "LINE@N|" for line N,
  * "!@N|" for line N too long, "#|" for the size limit reached, "$" at the end.
@@ -624,6 +812,8 @@ Suite *inputs_suite(void)
 			    (int)(sizeof(line_cases) / sizeof(line_cases[0])));
 	tcase_add_test(tc, test_many_rings);
 	tcase_add_test(tc, test_api_fifo);
+	tcase_add_loop_test(tc, test_stream_continuity, 0,
+			    (int)(sizeof(stream_cases) / sizeof(stream_cases[0])));
 	suite_add_tcase(s, tc);
 	return s;
 }

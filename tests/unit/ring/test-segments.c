@@ -633,6 +633,7 @@ static struct seg_writer *stall_writer(const char *dir, struct seg_budget *b,
 	struct seg_writer_config cfg = {
 		.dir = dir,
 		.vcpu_id = 2,
+		.vm_id = 0x1122334455667788ULL,
 		.segment_records = SEG,
 		.budget = b,
 		.on_full = SEG_ON_FULL_STALL,
@@ -729,8 +730,8 @@ START_TEST(test_disk_full)
 	/* 1000-record segments: the open one takes 24 KiB, closed ones about 20 KiB each */
 	{
 		struct seg_writer_config cfg = {
-			.dir = dir, .vcpu_id = 2, .segment_records = 1000, .budget = &b,
-			.on_full = SEG_ON_FULL_DROP,
+			.dir = dir, .vcpu_id = 2, .vm_id = 0x1122334455667788ULL,
+			.segment_records = 1000, .budget = &b, .on_full = SEG_ON_FULL_DROP,
 		};
 
 		w = seg_writer__create(&cfg);
