@@ -314,10 +314,20 @@ static int open_rings(struct trace_dir *t, json_t *vm, const char *vm_path, char
 	v = json_object_get(vm, VM_KEY_VM_ID);
 	if (json_is_string(v) && !parse_hex_u64(json_string_value(v), &vm_id))
 		have_vm_id = true;
-	else if (json_is_integer(v))
+	else if (json_is_integer(v) && json_integer_value(v) >= 0)
 		vm_id = (uint64_t)json_integer_value(v), have_vm_id = true;
+	else if (v)
+		damage(t, "%s: \"vm_id\" is not a run id (hex digits); the files' runs are not "
+		       "checked", vm_path);
 	v = json_object_get(vm, VM_KEY_MODE);
 	stream = json_is_string(v) && !strcmp(json_string_value(v), VM_MODE_STREAM);
+	if (v && !stream && !(json_is_string(v) && !strcmp(json_string_value(v), "wrap"))) {
+		char q[QUOTE_MAX];
+
+		damage(t, "%s: \"mode\" %s is neither \"wrap\" nor \"stream\"; each vCPU read as "
+		       "its files are", vm_path, json_is_string(v) ?
+		       escape__str(q, sizeof(q), json_string_value(v)) : "(not a string)");
+	}
 
 	t->rings = calloc(n, sizeof(*t->rings));
 	t->srcs = calloc(n, sizeof(*t->srcs));

@@ -610,7 +610,7 @@ static void remove_seg(const char *dir, unsigned int index)
 
 enum stream_change {
 	ST_NONE, ST_OLDEST, ST_MIDDLE, ST_TWO_MIDDLE, ST_NEWEST, ST_VM_ID_0, ST_VM_ID_OTHER,
-	ST_LAST_EARLY, ST_FROZEN_EARLY, ST_EXTRA_VCPU, ST_SEQ_JUMP,
+	ST_LAST_EARLY, ST_FROZEN_EARLY, ST_EXTRA_VCPU, ST_SEQ_JUMP, ST_BAD_VM_ID, ST_BAD_MODE,
 };
 
 static const struct {
@@ -642,6 +642,11 @@ static const struct {
 	  "not read: vcpu1.00000000.vseg and others", 1, 0, 0 },
 	{ ST_SEQ_JUMP, 2, "DIR/vcpu0.00000006.vseg: offset 0x30: first seq 95, the segment before "
 	  "ends at 90: records 90 to 94 are not in the trace", 1, 90, 95, 105 },
+	/* vm.json's own members that say how to read the files */
+	{ ST_BAD_VM_ID, 2, "DIR/vm.json: \"vm_id\" is not a run id (hex digits); the files' runs "
+	  "are not checked", 1, 0, 0 },
+	{ ST_BAD_MODE, 2, "DIR/vm.json: \"mode\" str\\x1b[2Jeam is neither \"wrap\" nor "
+	  "\"stream\"; each vCPU read as its files are", 1, 0, 0 },
 };
 
 static void change_stream(const char *dir, enum stream_change c)
@@ -687,6 +692,14 @@ static void change_stream(const char *dir, enum stream_change c)
 		break;
 	case ST_SEQ_JUMP:
 		poke_header(dir, 6, 0x30, 95, 8);
+		break;
+	case ST_BAD_VM_ID:
+		test__write_text(dir, "vm.json", "{\"version\":1,\"vm_id\":\"the run\","
+				 "\"vcpus\":1,\"backend\":\"step\",\"mode\":\"stream\"}\n");
+		break;
+	case ST_BAD_MODE:
+		test__write_text(dir, "vm.json", "{\"version\":1,\"vm_id\":\"00000000000000ab\","
+				 "\"vcpus\":1,\"backend\":\"step\",\"mode\":\"str\\u001b[2Jeam\"}\n");
 		break;
 	}
 }
