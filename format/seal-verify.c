@@ -107,7 +107,8 @@ static int read_whole(int dirfd, const char *name, uint64_t max, uint8_t **data,
 	size_t done = 0;
 	int fd, ret = 0;
 
-	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO there is refused below, never waited on in open(2) */
+	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
@@ -672,7 +673,8 @@ static void check_segments(struct verify *v)
 		if (sscanf(f->name, "vcpu%u.%8llu.vseg%n", &vcpu, &index, &n) != 2 || !n ||
 		    f->name[n])
 			continue;
-		fd = f->bad ? -1 : openat(v->dirfd, f->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		fd = f->bad ? -1 :
+		     openat(v->dirfd, f->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 		if (fd < 0 || pread(fd, &h, sizeof(h), 0) != sizeof(h) ||
 		    h.magic != VBTS_SEG_MAGIC) {
 			/* Reported already (or no header to check): its place still counts. */

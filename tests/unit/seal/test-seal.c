@@ -1026,6 +1026,46 @@ START_TEST(test_key_files)
 }
 END_TEST
 
+/*
+ * FIFOs where a hostile user can put them: a segment name, seal.log, a proof. Each is named as
+ * what it is; none is waited on (alarm: an open(2) that blocks fails the test).
+ */
+START_TEST(test_fifos)
+{
+	char path[1024], proof[1024], err[512];
+	struct seal_proof_info info;
+	struct seal_report *r;
+	struct fixture f;
+	int ret;
+
+	fixture_new(&f, "seal-fifos");
+	alarm(20);
+	snprintf(path, sizeof(path), "%s/vcpu0.00000009.vseg", f.trace);
+	ck_assert_int_eq(mkfifo(path, 0600), 0);
+	r = verify(&f, &f.vk);
+	ck_assert_int_eq(r->verdict, SEAL_FAILED);
+	ck_assert_ptr_nonnull(find(r, "vcpu0.00000009.vseg", SEAL_P_TAMPERED));
+	seal_report__free(r);
+	ck_assert_int_eq(unlink(path), 0);
+	snprintf(proof, sizeof(proof), "%s/proof", f.root);
+	ck_assert_int_eq(mkfifo(proof, 0600), 0);
+	snprintf(path, sizeof(path), "%s/crash.json", f.trace);
+	ret = seal_verify__proof(proof, &f.vk, path, &info, err, sizeof(err));
+	ck_assert_int_lt(ret, 0);
+	ck_assert_msg(strstr(err, "not a regular file"), "%s", err);
+	snprintf(path, sizeof(path), "%s/seal.log", f.trace);
+	ck_assert_int_eq(unlink(path), 0);
+	ck_assert_int_eq(mkfifo(path, 0600), 0);
+	ret = seal_verify__dir(f.trace, &f.vk, &r, err, sizeof(err));
+	if (!ret) {
+		ck_assert_int_eq(r->verdict, SEAL_FAILED);
+		seal_report__free(r);
+	}
+	alarm(0);
+	test__remove_tree(f.root);
+}
+END_TEST
+
 static Suite *seal_suite(void)
 {
 	Suite *s = suite_create("seal");
@@ -1054,6 +1094,7 @@ static Suite *seal_suite(void)
 	tcase_add_test(tc, test_damaged_log);
 	tcase_add_test(tc, test_proof);
 	tcase_add_test(tc, test_prove_refuses);
+	tcase_add_test(tc, test_fifos);
 	suite_add_tcase(s, tc);
 	return s;
 }
