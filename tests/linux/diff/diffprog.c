@@ -4,7 +4,7 @@
  * control flow on every run, in two threads, so that two boots compare equal; built with
  * -DDIFF_CHANGED, one condition of checksum() tests another bit (same code layout, other
  * branches from the first value where the bits differ); built with -DDIFF_NOISY as /noisy, a
- * loop whose count comes from the time stamp counter (8 to 23 rounds), the noise a baseline
+ * loop whose count comes from the time stamp counter (8 to 135 rounds), the noise a baseline
  * records. Static, no libc, raw system calls, linked at a private address (0x10000000).
  *
  *  - the main thread starts a thread (raw clone with CLONE_THREAD, on its own stack) that runs
@@ -130,7 +130,7 @@ __attribute__((used, noreturn)) void d_main(void)
 	unsigned int lo, hi;
 
 	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
-	sink = rounds(8 + ((lo >> 4) & 15));
+	sink = rounds(8 + ((lo >> 4) & 127));
 	sink += checksum(12);
 	d_syscall(SYS_EXIT_GROUP, 0, 0, 0, 0);
 	for (;;)
