@@ -323,10 +323,11 @@ static int load_closed(struct seg_view *v, int fd, const struct vbts_seg_header 
 /*
  * Where segment @mid cannot be read (removed, or damaged): whether @seq comes before it, told by
  * the first readable segment above it (below @hi). 1: before (or in) it, 0: after it, with that
- * segment open as the return of *@fd and its header in @h; -errno.
+ * segment open as the return of *@fd and its header in @h; 2: after it, taken for one of the
+ * oldest removed (@removed: it was, and more than GAP_PROBES after it were too); -errno.
  */
 static int side_of_gap(struct seg_view *v, uint64_t mid, uint64_t hi, uint64_t seq,
-		       struct vbts_seg_header *h, int *fd)
+		       bool removed, struct vbts_seg_header *h, int *fd)
 {
 	char err[SEG_READER_ERR_MAX];
 	unsigned int probes = 0;
@@ -334,11 +335,15 @@ static int side_of_gap(struct seg_view *v, uint64_t mid, uint64_t hi, uint64_t s
 	memcpy(err, v->err, sizeof(err));
 	for (uint64_t k = mid + 1; k < hi; k++) {
 		if (++probes > GAP_PROBES) {
-			set_err(v, "%s/vcpu%u: more than %u segments in a row cannot be read", v->dir,
-				v->vcpu, GAP_PROBES);
+			/* a long run of removed ones: the oldest, which consumers take away */
+			if (removed)
+				return 2;
+			set_err(v, "%s/vcpu%u: more than %u segments in a row cannot be read",
+				v->dir, v->vcpu, GAP_PROBES);
 			return -EIO;
 		}
 		*fd = open_closed(v, k, h);
+		removed = removed && *fd == -ENOENT;
 		if (*fd == -ENOENT || *fd == -EIO)
 			continue;
 		if (*fd < 0)
@@ -381,9 +386,13 @@ static int closed_get(struct seg_view *v, uint64_t open_index, uint64_t seq,
 		if (fd == -ENOENT || fd == -EIO) {
 			int missing = fd;
 
-			ret = side_of_gap(v, mid, hi, seq, &h, &fd);
+			ret = side_of_gap(v, mid, hi, seq, missing == -ENOENT, &h, &fd);
 			if (ret < 0)
 				return ret;
+			if (ret == 2) {
+				lo = mid + 1;
+				continue;
+			}
 			if (ret) {
 				/* before the next readable one: in this gap, or below it */
 				gap = missing == -ENOENT ? -ESTALE : -EIO;
