@@ -293,6 +293,59 @@ START_TEST(test_target_program)
 }
 END_TEST
 
+/*
+ * The ring stopped and started around a process's leaving the vCPU (task-depart ... STOP,
+ * START, task-arrive): thread 41 entered the kernel at 0x10001010 (an interrupt), came back
+ * and ran straight on to 0x10001018 (linux-prog.S's nops), its block goes on. Thread 42's
+ * ring was stopped while its process stayed (no task-depart): what it ran is unknown, its
+ * block ends where it left.
+ */
+#define DEP_CR3 0x4000000ULL
+#define DEPART_RUN(tid)                                                                      \
+	START, ESC(VBTS_ESC_TASK_ARRIVE, DEP_CR3, 100), ESC(VBTS_ESC_THREAD, IDS(tid, tid), 0),  \
+	BR(0x10001000, 0x1000100e, 3, VBTS_BR_JMP), BR(0x10001010, K, 3, VBTS_BR_INTERRUPT)
+
+static const struct vbts_record vcpu0_depart[] = {
+	DEPART_RUN(41),
+	ESC(VBTS_ESC_TASK_DEPART, DEP_CR3, 200), ESC(VBTS_ESC_STOP, 200, 0),
+	START, ESC(VBTS_ESC_TASK_ARRIVE, DEP_CR3, 300), ESC(VBTS_ESC_THREAD, IDS(41, 41), 0),
+	BR(0x10001018, 0x10001000, 3, VBTS_BR_JMP),
+};
+
+static const struct vbts_record vcpu1_stopped[] = {
+	DEPART_RUN(42),
+	ESC(VBTS_ESC_STOP, 200, 0), START, ESC(VBTS_ESC_THREAD, IDS(42, 42), 0),
+	BR(0x10001018, 0x10001000, 3, VBTS_BR_JMP),
+};
+
+START_TEST(test_target_depart)
+{
+	static const char *const paths[] = { LINUX_STATIC };
+	static const struct gdb_btrace_block t41[] = {
+		{ 0x10001000, 0x10001000 }, { 0x1000100e, 0x10001018 },
+	};
+	static const struct gdb_btrace_block t42[] = {
+		{ 0x10001000, 0x10001000 }, { 0x1000100e, 0x10001010 },
+	};
+	struct trace_target_options o = { .vcpu = -1, .symbol_paths = paths,
+					  .nr_symbol_paths = 1 };
+	struct trace_target *tt;
+	char dir[64], err[1024];
+
+	make_trace(dir, vcpu0_depart, sizeof(vcpu0_depart) / sizeof(vcpu0_depart[0]),
+		   vcpu1_stopped, sizeof(vcpu1_stopped) / sizeof(vcpu1_stopped[0]), NULL);
+	tt = trace_target__open(dir, &o, err, sizeof(err));
+	ck_assert_msg(tt != NULL, "%s", err);
+	ck_assert_uint_eq(trace_target__ops()->nr_threads(tt), 2);
+	check_describe(tt, 0, "pid 41 tgid 41");
+	check_blocks(tt, 0, t41, 2);
+	check_describe(tt, 1, "pid 42 tgid 42");
+	check_blocks(tt, 1, t42, 2);
+	trace_target__close(tt);
+	remove_trace(dir);
+}
+END_TEST
+
 START_TEST(test_target_errors)
 {
 	struct trace_target_options o = { .vcpu = 5 };
@@ -327,6 +380,7 @@ Suite *trace_target_suite(void)
 	tcase_add_test(tc, test_target_threads);
 	tcase_add_test(tc, test_target_program);
 	tcase_add_test(tc, test_target_errors);
+	tcase_add_test(tc, test_target_depart);
 	suite_add_tcase(s, tc);
 	return s;
 }
