@@ -146,15 +146,17 @@ static json_t *load(const char *path, char *err, size_t errlen, int *ret)
 	fd = input_file__open_entry(path, &st, why, sizeof(why));
 	if (fd < 0) {
 		*ret = fd == -ELOOP ? -EINVAL : fd;
-		snprintf(err, errlen, "%s: not a crash report (%s)", escape__str(q, sizeof(q), path),
-			 fd == -ELOOP ? "a symbolic link" : fd == -EINVAL ?
-			 "not a regular file" : strerror(-fd));
+		snprintf(err, errlen, "%s: not a crash report (%s)",
+			 escape__str(q, sizeof(q), path),
+			 fd == -ELOOP ? "a symbolic link" :
+			 fd == -EINVAL ? "not a regular file" : strerror(-fd));
 		return NULL;
 	}
 	if (st.st_size > CRASH_FILE_SIZE_MAX) {
 		close(fd);
 		*ret = -EINVAL;
-		snprintf(err, errlen, "%s: %lld bytes, more than a crash report's %u MiB (%u bytes)",
+		snprintf(err, errlen,
+			 "%s: %lld bytes, more than a crash report's %u MiB (%u bytes)",
 			 escape__str(q, sizeof(q), path), (long long)st.st_size,
 			 CRASH_FILE_SIZE_MAX >> 20, CRASH_FILE_SIZE_MAX);
 		return NULL;
