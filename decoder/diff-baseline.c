@@ -131,6 +131,11 @@ static int merge_stream(json_t *bs, const struct diff_pstream *s, bool first)
 	return 0;
 }
 
+static int cmp_keys(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
 /* The keys of a set object as a sorted array. */
 static json_t *set_array(json_t *set)
 {
@@ -146,16 +151,11 @@ static json_t *set_array(json_t *set)
 	}
 	json_object_foreach(set, k, v)
 		keys[i++] = k;
-	qsort(keys, n, sizeof(*keys), (int (*)(const void *, const void *))strcmp);
+	qsort(keys, n, sizeof(*keys), cmp_keys);
 	for (i = 0; i < n; i++)
 		json_array_append_new(a, json_string(keys[i]));
 	free(keys);
 	return a;
-}
-
-static int cmp_keys(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
 int diff_baseline__create(const char *out, struct trace_dir *const *runs, size_t nr,

@@ -343,7 +343,8 @@ static unsigned int seen_rank(struct diff_ident *id, size_t process, int64_t pid
 	bool found = false;
 
 	if (!id->seen_sorted) {
-		qsort(id->seen, id->nr_seen, sizeof(*id->seen), by_thread);
+		if (id->nr_seen)
+			qsort(id->seen, id->nr_seen, sizeof(*id->seen), by_thread);
 		for (n = 0; n < id->nr_seen; n++)       /* unique */
 			if (!w || by_thread(&id->seen[w - 1], &id->seen[n]))
 				id->seen[w++] = id->seen[n];

@@ -632,8 +632,10 @@ static int only_in(const struct diff_pstream *x, const struct diff_pstream *y,
 		ret = add_text(&lines, &nl, &ml, SIZE_MAX, buf);
 	}
 	if (!ret) {
-		qsort(fns, nf, sizeof(*fns), cmp_str);
-		qsort(lines, nl, sizeof(*lines), cmp_str);
+		if (nf)
+			qsort(fns, nf, sizeof(*fns), cmp_str);
+		if (nl)
+			qsort(lines, nl, sizeof(*lines), cmp_str);
 	}
 	for (size_t i = 0; i < nf && !ret; i++)
 		ret = add_text(&side->only, &side->nr_only, &side->more_only, TRACE_DIFF_LIST_MAX,
@@ -698,7 +700,8 @@ static int counts(const struct diff_pstream *a, const struct diff_pstream *b,
 			n++;
 		}
 	}
-	qsort(c, n, sizeof(*c), cmp_count);
+	if (n)
+		qsort(c, n, sizeof(*c), cmp_count);
 	ds->counts = c;
 	ds->nr_counts = n < TRACE_DIFF_LIST_MAX ? n : TRACE_DIFF_LIST_MAX;
 	ds->more_counts = n - ds->nr_counts;
@@ -852,10 +855,10 @@ static int coverage(struct diff_profile *pr[2], struct trace_diff_result *res)
 			ret = add_text(&res->cov_edges[k], &res->nr_cov_edges[k],
 				       &res->more_cov_edges[k], TRACE_DIFF_COVERAGE_MAX, buf);
 		}
-		if (!ret) {
+		if (!ret && res->nr_cov_lines[k])
 			qsort(res->cov_lines[k], res->nr_cov_lines[k], sizeof(char *), cmp_str);
+		if (!ret && res->nr_cov_edges[k])
 			qsort(res->cov_edges[k], res->nr_cov_edges[k], sizeof(char *), cmp_str);
-		}
 	}
 	for (int k = 0; k < 2; k++) {
 		kmap__free(&lines[k]);
