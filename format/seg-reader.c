@@ -650,11 +650,10 @@ static bool closed_exists(const struct seg_reader *r, uint64_t index)
 }
 
 /*
- * A live writer closed segments after they were listed (the open segment's index is beyond the
- * last one listed): list them again and go on after segment @after. Returns whether there are
- * segments after it and before the open one now.
+ * Segments listed since: list them again and go on after segment @after. Returns whether there
+ * are closed segments after it and before segment @before now (at most RELIST_MAX times a pass).
  */
-static bool relist(struct seg_reader *r, uint64_t after)
+static bool relist(struct seg_reader *r, uint64_t after, uint64_t before)
 {
 	struct seg_reader now = { .dir = r->dir, .vcpu = r->vcpu };
 	size_t j = 0;
@@ -663,7 +662,7 @@ static bool relist(struct seg_reader *r, uint64_t after)
 		goto out_keep;
 	while (j < now.nr && now.index[j] <= after)
 		j++;
-	if (j == now.nr || now.index[j] == OPEN_INDEX)
+	if (j == now.nr || now.index[j] == OPEN_INDEX || now.index[j] >= before)
 		goto out_keep;
 	free(r->index);
 	r->index = now.index;
@@ -720,14 +719,18 @@ ssize_t seg_reader__read(struct seg_reader *r, struct vbts_record *buf, size_t m
 			r->nr_recs = r->pos = 0;
 			continue;
 		}
-		if (r->index[i] == OPEN_INDEX && r->have_prev && h.index > r->prev_index + 1) {
-			if (relist(r, r->prev_index)) {
+		/*
+		 * A segment after a hole that is there now: a live writer closed it after the
+		 * listing, or renamed its compressed copy over it while the directory was read
+		 * (readdir(3) may then miss the name). Not missing: listed again and read.
+		 */
+		if (r->have_prev && h.index > r->prev_index + 1 &&
+		    closed_exists(r, r->prev_index + 1)) {
+			if (relist(r, r->prev_index, h.index)) {
 				r->nr_recs = r->pos = 0;
 				continue;
 			}
-			/* more than this pass follows: those there now are the live writer's */
-			if (closed_exists(r, r->prev_index + 1))
-				r->have_prev = false;
+			r->have_prev = false; /* relisted too often: not said either */
 		}
 		if (!follows(r, &h)) {
 			r->nr_recs = r->pos = 0;

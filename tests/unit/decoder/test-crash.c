@@ -498,6 +498,9 @@ Suite *crash_suite(void)
 	Suite *s = suite_create("crash");
 	TCase *tc = tcase_create("crash");
 
+	/* the reports of the most branches with the largest symbols take seconds under ASan */
+	tcase_set_timeout(tc, 120);
+
 	tcase_add_test(tc, test_collect);
 	tcase_add_test(tc, test_collect_stream);
 	tcase_add_test(tc, test_report_file);
