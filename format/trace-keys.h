@@ -42,6 +42,7 @@
 #define EVENTS_KEY_VCPU         "vcpu"
 #define EVENTS_KEY_PID          "pid"
 #define EVENTS_KEY_TGID         "tgid"
+#define EVENTS_KEY_PPID         "ppid"            /* the creator's tgid (optional) */
 #define EVENTS_KEY_NAME         "name"
 #define EVENTS_KEY_CR3          "cr3"             /* "0x...": the address space */
 #define EVENTS_KEY_CODE         "code"            /* exit: the exit status */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * guest-tasks.c - a Linux guest's processes as the collector sees them: CR3 -> process through
- * introspection, the --task selection, and the task, exec and exit events.
+ * introspection, the --task selection, and the task, exec, thread and exit events.
  *
  * Locking: @lock serializes everything; callers are vCPU threads at their exits.
  *
@@ -41,6 +41,12 @@
 #define UNRESOLVED_MAX 16
 /* Threads announced (thread events) that may still exec: the oldest make room. */
 #define THREADS_MAX 256
+/*
+ * Processes remembered after their exit, for the thread records of their address space that
+ * another vCPU's ring (or this vCPU's, copied after the CR3 load that saw the exit) still
+ * holds: the oldest make room.
+ */
+#define EXITED_MAX GUEST_TASKS_EXITED_MAX
 /* The upper byte of a guest kernel address, which a THREAD record's 56 bits leave out. */
 #define KERNEL_TOP_BYTE 0xff00000000000000ULL
 #define UNRESOLVED_TTL_NS 1000000000ULL
@@ -58,6 +64,7 @@ struct gt_select {
 /**
  * struct gt_proc - a process seen so far.
  * @pid, @tgid: its ids
+ * @ppid:       the tgid of the process that created it (task_struct.real_parent), -1 unknown
  * @task:       its (leader's) task_struct
  * @mm:         its mm_struct
  * @id:         address-space id of its current mm
@@ -78,6 +85,7 @@ struct gt_select {
 struct gt_proc {
 	int32_t pid;
 	int32_t tgid;
+	int32_t ppid;
 	uint64_t task;
 	uint64_t mm;
 	uint64_t id;
@@ -125,6 +133,15 @@ struct guest_tasks {
 		bool traced;	/* its owner was selected */
 	} threads[THREADS_MAX];
 	unsigned int threads_next;
+	struct {
+		uint64_t id;	/* the address space it had; ~0: free */
+		int32_t pid;
+		int32_t tgid;
+		int32_t ppid;
+		bool traced;
+		char comm[KERNEL_COMM_MAX + 1];
+	} exited[EXITED_MAX];
+	unsigned int exited_next;
 	unsigned int unresolved_next;
 	uint64_t walks_saved;	/* loads not walked for thanks to @unresolved */
 	uint64_t written;	/* events written */
@@ -229,6 +246,8 @@ struct guest_tasks *guest_tasks__create(const struct guest_tasks_config *cfg, ch
 		goto err_free;
 	for (unsigned int i = 0; i < UNRESOLVED_MAX; i++)
 		gt->unresolved[i].id = ~0ULL;
+	for (unsigned int i = 0; i < EXITED_MAX; i++)
+		gt->exited[i].id = ~0ULL;
 	gt->sel = calloc(cfg->nr_select ? cfg->nr_select : 1, sizeof(*gt->sel));
 	gt->procs = calloc(GUEST_TASKS_MAX_PROCS, sizeof(*gt->procs));
 	gt->current = malloc((cfg->nr_vcpus ? cfg->nr_vcpus : 1) * sizeof(*gt->current));
@@ -556,16 +575,37 @@ static void write_event(struct guest_tasks *gt, json_t *o)
 	json_decref(o);
 }
 
+/* A task, exec or thread event; @ppid (the creator's tgid) is left out when negative. */
 static void announce(struct guest_tasks *gt, const char *event, const struct guest_task *t,
-		     uint64_t id, uint64_t time, unsigned int vcpu)
+		     int32_t ppid, uint64_t id, uint64_t time, unsigned int vcpu)
 {
 	char cr3[24];
+	json_t *o;
 
 	snprintf(cr3, sizeof(cr3), "%#" PRIx64, id);
-	write_event(gt, json_pack("{s:s, s:i, s:i, s:o, s:s, s:I, s:i}", EVENTS_KEY_EVENT, event,
-				  EVENTS_KEY_PID, (int)t->pid, EVENTS_KEY_TGID, (int)t->tgid,
-				  EVENTS_KEY_NAME, guest_string(t->comm), EVENTS_KEY_CR3, cr3,
-				  EVENTS_KEY_TIME, (json_int_t)time, EVENTS_KEY_VCPU, (int)vcpu));
+	o = json_pack("{s:s, s:i, s:i}", EVENTS_KEY_EVENT, event, EVENTS_KEY_PID, (int)t->pid,
+		      EVENTS_KEY_TGID, (int)t->tgid);
+	if (o && ppid >= 0 && json_object_set_new(o, EVENTS_KEY_PPID, json_integer(ppid)))
+		goto err;
+	if (o && (json_object_set_new(o, EVENTS_KEY_NAME, guest_string(t->comm)) ||
+		  json_object_set_new(o, EVENTS_KEY_CR3, json_string(cr3)) ||
+		  json_object_set_new(o, EVENTS_KEY_TIME, json_integer((json_int_t)time)) ||
+		  json_object_set_new(o, EVENTS_KEY_VCPU, json_integer(vcpu))))
+		goto err;
+	write_event(gt, o);
+	return;
+err:
+	json_decref(o); /* out of memory: the event is not written */
+}
+
+/* The parent's tgid of @t, -1 when the guest's task_struct does not say. */
+static int32_t parent_of(struct guest_tasks *gt, const struct guest_task *t)
+{
+	int32_t ppid;
+
+	if (introspect__parent_tgid(gt->in, t, &ppid) || ppid < 0)
+		return -1;
+	return ppid;
 }
 
 /*
@@ -668,7 +708,7 @@ static bool flush(struct guest_tasks *gt, struct gt_proc *p, bool force)
 		    !name_matches(exe, t.comm, NULL))) {
 		return false;
 	}
-	announce(gt, p->pend_exec ? EVENT_EXEC : EVENT_TASK, &t, p->pend_id, p->pend_time,
+	announce(gt, p->pend_exec ? EVENT_EXEC : EVENT_TASK, &t, p->ppid, p->pend_id, p->pend_time,
 		 p->pend_vcpu);
 	memcpy(p->comm, t.comm, sizeof(p->comm));
 	p->pending = false;
@@ -759,6 +799,23 @@ bool guest_tasks__current(struct guest_tasks *gt, unsigned int vcpu, struct gues
 	return ret;
 }
 
+/*
+ * @p exited: its address space's thread records that a ring still holds name its threads
+ * (guest_tasks__thread()) after it is forgotten.
+ */
+static void remember_exited(struct guest_tasks *gt, const struct gt_proc *p)
+{
+	unsigned int i = gt->exited_next++ % EXITED_MAX;
+
+	gt->exited[i].id = p->id;
+	gt->exited[i].pid = p->pid;
+	gt->exited[i].tgid = p->tgid;
+	gt->exited[i].ppid = p->ppid;
+	gt->exited[i].traced = p->traced;
+	memcpy(gt->exited[i].comm, p->comm[0] ? p->comm : p->pend_comm,
+	       sizeof(gt->exited[i].comm));
+}
+
 /* @p left its address space for good: it exited unless it exec'd (mm changed, same pid). */
 static void check_exit(struct guest_tasks *gt, struct gt_proc *p, uint64_t time,
 		       unsigned int vcpu)
@@ -778,6 +835,7 @@ static void check_exit(struct guest_tasks *gt, struct gt_proc *p, uint64_t time,
 				  EVENTS_KEY_PID, (int)p->pid, EVENTS_KEY_CODE,
 				  !ret && t.pid == p->pid ? exit_status(t.exit_code) : 0,
 				  EVENTS_KEY_TIME, (json_int_t)time, EVENTS_KEY_VCPU, (int)vcpu));
+	remember_exited(gt, p);
 	p->used = false;
 	for (unsigned int i = 0; i < gt->nr_vcpus; i++)
 		if (gt->current[i] == (int)(p - gt->procs))
@@ -1040,12 +1098,64 @@ static int find_thread(const struct guest_tasks *gt, int32_t pid, uint64_t task)
 	return -1;
 }
 
+/**
+ * struct gt_owner - the process whose address space a thread record ran in.
+ * @pid, @tgid, @ppid, @traced: as in struct gt_proc
+ * @id:   its address-space id
+ * @comm: the name it was announced with
+ */
+struct gt_owner {
+	int32_t pid;
+	int32_t tgid;
+	int32_t ppid;
+	bool traced;
+	uint64_t id;
+	const char *comm;
+};
+
+/*
+ * The owner of address space @id for thread @pid of @tgid: the live process that has it,
+ * else, when none has it or one of another thread group does (the page tables used again),
+ * the last process that had it and exited (the record waited in a ring that was copied after
+ * the exit was seen). False when it is @pid's own or none of them fits.
+ */
+static bool find_owner(struct guest_tasks *gt, uint64_t id, int32_t pid, int32_t tgid,
+		       struct gt_owner *o)
+{
+	const struct gt_proc *p = find_id(gt, id);
+
+	if (p) {
+		if (p->pid == pid)
+			return false;
+		if (tgid == p->tgid || tgid == pid) {
+			*o = (struct gt_owner){ p->pid, p->tgid, p->ppid, p->traced, p->id,
+						p->comm[0] ? p->comm : p->pend_comm };
+			return true;
+		}
+	}
+	for (unsigned int n = 1; n <= EXITED_MAX; n++) {
+		unsigned int i = (gt->exited_next - n) % EXITED_MAX;
+
+		if (gt->exited[i].id != id)
+			continue;
+		if (gt->exited[i].pid == pid ||
+		    (tgid != gt->exited[i].tgid && tgid != pid))
+			return false;
+		*o = (struct gt_owner){ gt->exited[i].pid, gt->exited[i].tgid, gt->exited[i].ppid,
+					gt->exited[i].traced, id, gt->exited[i].comm };
+		return true;
+	}
+	return false;
+}
+
 void guest_tasks__thread(struct guest_tasks *gt, unsigned int vcpu, int32_t pid, int32_t tgid,
 			 uint64_t task, uint64_t cr3, uint64_t time_ns)
 {
-	const struct gt_proc *owner, *p;
+	const struct gt_proc *p;
+	struct gt_owner owner;
 	struct guest_task t;
 	unsigned int slot;
+	int32_t ppid = -1;
 	bool read;
 
 	if (vcpu >= gt->nr_vcpus || pid <= 0 || tgid <= 0)
@@ -1060,29 +1170,33 @@ void guest_tasks__thread(struct guest_tasks *gt, unsigned int vcpu, int32_t pid,
 	/* The record's address space, else the task's: a known process's, not its own. */
 	if (cr3 == ~0ULL && !read)
 		goto out;
-	owner = find_id(gt, cr3 != ~0ULL ? guest_tasks__id(cr3) : guest_tasks__id(t.pgd));
-	if (!owner || owner->pid == pid || (tgid != owner->tgid && tgid != pid))
+	if (!find_owner(gt, cr3 != ~0ULL ? guest_tasks__id(cr3) : guest_tasks__id(t.pgd), pid,
+			tgid, &owner))
 		goto out;
 	/*
 	 * Known as a process of its own already in this address space (it is its owner's), or
 	 * elsewhere: the copy of another vCPU's ring told its exec first, and this is before.
 	 */
 	p = find_pid(gt, pid);
-	if (p && p->id == owner->id)
+	if (p && p->id == owner.id)
 		goto out;
-	if (!read || guest_tasks__id(t.pgd) != owner->id) {
+	if (read)
+		ppid = parent_of(gt, &t);
+	if (!read || guest_tasks__id(t.pgd) != owner.id) {
 		/* Gone or exec'd since: it ran under its owner's name. */
 		memset(&t, 0, sizeof(t));
 		t.pid = pid;
 		t.tgid = tgid;
-		memcpy(t.comm, owner->comm[0] ? owner->comm : owner->pend_comm, sizeof(t.comm));
+		memcpy(t.comm, owner.comm, sizeof(t.comm));
+		/* a thread's parent is its thread group's; a vfork child's is not known then */
+		ppid = tgid == owner.tgid ? owner.ppid : -1;
 	}
 	slot = gt->threads_next++ % THREADS_MAX;
 	gt->threads[slot].pid = pid;
 	gt->threads[slot].task = task;
-	gt->threads[slot].id = owner->id;
-	gt->threads[slot].traced = owner->traced;
-	announce(gt, EVENT_THREAD, &t, owner->id, time_ns, vcpu);
+	gt->threads[slot].id = owner.id;
+	gt->threads[slot].traced = owner.traced;
+	announce(gt, EVENT_THREAD, &t, ppid, owner.id, time_ns, vcpu);
 out:
 	pthread_mutex_unlock(&gt->lock);
 }
@@ -1145,6 +1259,7 @@ bool guest_tasks__switch(struct guest_tasks *gt, unsigned int vcpu, uint64_t old
 		}
 		p->pid = t.pid;
 		p->tgid = t.tgid;
+		p->ppid = parent_of(gt, &t);
 		p->task = t.task;
 		if (p->mm != t.mm || guest_tasks__id(t.pgd) != p->id)
 			p->announced = false;

@@ -2,7 +2,7 @@
 /*
  * guest-tasks.h - a Linux guest's processes as the collector sees them: which process each
  * loaded CR3 is (through vmm/introspect/, without the guest's help), the --task selection of
- * the processes to record, and the task, exec and exit events of events.jsonl.
+ * the processes to record, and the task, exec, thread and exit events of events.jsonl.
  *
  * The tracer backend calls guest_tasks__switch() at every CR3 load the kernel reports and
  * guest_tasks__settle() at its other exits; all functions may be called from any vCPU thread.
@@ -23,6 +23,8 @@ struct guest_tasks;
 #define GUEST_TASKS_MAX_EVENTS (1U << 20)
 /* Processes remembered at once (exited ones are forgotten first). */
 #define GUEST_TASKS_MAX_PROCS 4096
+/* Exited processes remembered for the thread records still waiting in the vCPUs' rings. */
+#define GUEST_TASKS_EXITED_MAX 64
 /*
  * The address-space id of a CR3 as the kernel's CR3 tracing reports it with KPTI masking:
  * bits 51:13. A Linux PGD is two pages when the kernel is built with page-table isolation
@@ -199,9 +201,12 @@ int guest_tasks__write_kallsyms(struct guest_tasks *gt, const char *path, size_t
  * `thread` event ({"event":"thread","pid","tgid","name","cr3","time","vcpu"}: the CR3 stays its
  * owner's), when it is of the owner's thread group or a group of its own; its name is its
  * task's comm while the task is still in that address space, else the owner's (the record may
- * be copied after the thread exited or exec'd). When it execs later, its new address space is
- * announced as an exec, not a new task. Guest values are not trusted: a record that does not
- * check out announces nothing.
+ * be copied after the thread exited or exec'd). The owner may have exited already (its exit
+ * seen on another vCPU, or at the CR3 load whose exit copies this record): the last
+ * GUEST_TASKS_EXITED_MAX processes that exited are remembered for that. The event's "ppid" is
+ * the task's parent's tgid when it is read, else the owner's parent for a thread of its group.
+ * When it execs later, its new address space is announced as an exec, not a new task. Guest
+ * values are not trusted: a record that does not check out announces nothing.
  */
 void guest_tasks__thread(struct guest_tasks *gt, unsigned int vcpu, int32_t pid, int32_t tgid,
 			 uint64_t task, uint64_t cr3, uint64_t time_ns);

@@ -3,6 +3,7 @@
  * test-guest-tasks.c - vmm/record/guest-tasks.c on the fake kernel: the task, exec and exit
  * events a Linux guest's CR3 loads give, the --task selection (comm, executable name, pid,
  * children), the final comm after execve, exits found without a CR3 load, hostile comm bytes,
+ * thread events copied after their process's exit, the creator's tgid (ppid) of the events,
  * and the new introspection reads it uses (executable name, parent, exit code).
  */
 #include <errno.h>
@@ -423,6 +424,89 @@ START_TEST(test_exe_name_reads)
 }
 END_TEST
 
+/*
+ * A thread record copied after its process's exit was seen (the exit on another vCPU, or the
+ * CR3 load that saw it copied the ring only afterwards) still announces the thread, under its
+ * process's name; task and thread events say which process created theirs (ppid).
+ */
+START_TEST(test_thread_after_owner_exit)
+{
+	uint64_t pgd = fk_pgd(&fk, true), pgd_b = fk_pgd(&fk, true), mm = fk_mm(&fk, pgd);
+	uint64_t parent, leader, thread, other, tasks[3];
+	json_t *all, *o;
+	char want[24];
+
+	parent = fk_task(&fk, 7, 7, "init", fk_mm(&fk, fk_pgd(&fk, true)));
+	leader = fk_task(&fk, 100, 100, "prog", mm);
+	thread = fk_task(&fk, 101, 100, "prog", mm);
+	other = fk_task(&fk, 102, 102, "other", fk_mm(&fk, pgd_b));
+	fk_exe(&fk, mm, "prog");
+	fk_w64(&fk, leader + FK_TASK_REAL_PARENT, parent);
+	fk_w64(&fk, thread + FK_TASK_REAL_PARENT, parent);
+	fk_w64(&fk, other + FK_TASK_REAL_PARENT, leader);
+	tasks[0] = leader;
+	tasks[1] = thread;
+	tasks[2] = other;
+	fk_link(&fk, tasks, 3);
+	start(NULL, 0);
+
+	/* the leader runs on vCPU 1, its thread on vCPU 0 */
+	guest_tasks__switch(gt, 1, fk.root, pgd, 10);
+	guest_tasks__switch(gt, 0, fk.root, pgd, 20);
+	guest_tasks__switch(gt, 0, pgd, pgd_b, 25);
+	/* both exit; vCPU 1 sees it at its next load, before vCPU 0's ring is copied */
+	fk_w64(&fk, leader + FK_TASK_MM, 0);
+	fk_w64(&fk, thread + FK_TASK_MM, 0);
+	fk_w32(&fk, thread + FK_TASK_PID, 0);
+	sync_ram();
+	guest_tasks__switch(gt, 1, pgd, pgd_b, 30);
+	guest_tasks__thread(gt, 0, 101, 100, thread & 0x00ffffffffffffffULL, pgd, 21);
+	guest_tasks__settle(gt, 0, true);
+	all = read_events();
+	event_of(all, "exit", 100);
+	o = event_of(all, "thread", 101);
+	ck_assert_str_eq(name_of(o), "prog");
+	ck_assert_int_eq(json_integer_value(json_object_get(o, "tgid")), 100);
+	ck_assert_int_eq(json_integer_value(json_object_get(o, "time")), 21);
+	ck_assert_int_eq(json_integer_value(json_object_get(o, "ppid")), 7);
+	snprintf(want, sizeof(want), "%#llx", (unsigned long long)guest_tasks__id(pgd));
+	ck_assert_str_eq(json_string_value(json_object_get(o, "cr3")), want);
+	ck_assert_int_eq(json_integer_value(json_object_get(event_of(all, "task", 100), "ppid")),
+			 7);
+	ck_assert_int_eq(json_integer_value(json_object_get(event_of(all, "task", 102), "ppid")),
+			 100);
+	json_decref(all);
+
+	/* once: the same record again announces nothing */
+	guest_tasks__thread(gt, 0, 101, 100, thread & 0x00ffffffffffffffULL, pgd, 22);
+	/* a record that is not of the exited process's thread group announces nothing */
+	guest_tasks__thread(gt, 0, 103, 555, thread & 0x00ffffffffffffffULL, pgd, 23);
+	all = read_events();
+	event_of(all, "thread", 101);
+	ck_assert_uint_eq(json_array_size(all), 4);
+	json_decref(all);
+}
+END_TEST
+
+/* A task whose parent pointer is no kernel pointer is announced without a ppid. */
+START_TEST(test_task_without_parent)
+{
+	uint64_t pgd = fk_pgd(&fk, true), t;
+	json_t *all, *o;
+
+	t = fk_task(&fk, 40, 40, "orphan", fk_mm(&fk, pgd));
+	fk_w64(&fk, t + FK_TASK_REAL_PARENT, 0x1234);
+	fk_link(&fk, &t, 1);
+	start(NULL, 0);
+	guest_tasks__switch(gt, 0, fk.root, pgd, 5);
+	guest_tasks__settle(gt, 0, true);
+	all = read_events();
+	o = event_of(all, "task", 40);
+	ck_assert_ptr_null(json_object_get(o, "ppid"));
+	json_decref(all);
+}
+END_TEST
+
 Suite *guest_tasks_suite(void)
 {
 	Suite *s = suite_create("guest-tasks");
@@ -439,6 +523,8 @@ Suite *guest_tasks_suite(void)
 	tcase_add_test(tc, test_hostile_comm);
 	tcase_add_test(tc, test_bad_select);
 	tcase_add_test(tc, test_exe_name_reads);
+	tcase_add_test(tc, test_thread_after_owner_exit);
+	tcase_add_test(tc, test_task_without_parent);
 	suite_add_tcase(s, tc);
 	return s;
 }
