@@ -28,10 +28,14 @@ struct ident_entry {
 
 struct proc_info {
 	const struct procmap_task *first;       /* its earliest announcement */
+	const struct procmap_task *said_parent; /* its earliest one with a ppid, or NULL */
 	char chain[DIFF_IDENT_MAX];             /* the names of its programs */
 	bool exec;
 	uint64_t exit_time;
 	bool exited;
+	size_t pos;                             /* its place in creation order */
+	size_t parent;                          /* its parent process, SIZE_MAX when unknown */
+	bool thread_only;                       /* announced as a thread of another process */
 };
 
 /* A thread (not its process's first) whose records the trace has. */
@@ -106,6 +110,8 @@ static void take(struct diff_ident *id, const struct procmap_task *t)
 	p = &id->info[t->process];
 	if (!p->first || earlier(t, p->first))
 		p->first = t;
+	if (t->ppid_valid && !t->thread && (!p->said_parent || earlier(t, p->said_parent)))
+		p->said_parent = t;
 	if (t->exited && (!p->exited || t->exit_time > p->exit_time)) {
 		p->exited = true;
 		p->exit_time = t->exit_time;
@@ -161,18 +167,124 @@ static int count_base(struct base_count **tab, const char *base, unsigned int *n
 	return 0;
 }
 
+/* A process's pid and the time it was first announced, for finding parents by their tgid. */
+struct pid_key {
+	int64_t pid;
+	uint64_t start;
+	size_t process;
+};
+
+static int by_pid_start(const void *pa, const void *pb)
+{
+	const struct pid_key *a = pa, *b = pb;
+
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	return (a->process > b->process) - (a->process < b->process);
+}
+
+/*
+ * The process of pid @ppid that lived when @child was first announced: announced at or
+ * before it, not exited before it, the latest such; SIZE_MAX when the trace has none.
+ */
+static size_t find_parent(const struct diff_ident *id, const struct pid_key *keys, size_t n,
+			  int64_t ppid, const struct procmap_task *child)
+{
+	size_t lo = 0, hi = n, p;
+
+	/* the first key above (ppid, child->start) */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (keys[mid].pid < ppid || (keys[mid].pid == ppid && keys[mid].start <= child->start))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || keys[lo - 1].pid != ppid)
+		return SIZE_MAX;
+	p = keys[lo - 1].process;
+	if (id->info[p].exited && id->info[p].exit_time < child->start)
+		return SIZE_MAX;
+	return p;
+}
+
+/* The parent of process @i: its vfork owner, else the process its ppid names. */
+static size_t parent_of(const struct diff_ident *id, const struct pid_key *keys, size_t n,
+			size_t i)
+{
+	const struct proc_info *p = &id->info[i];
+	const struct procmap_task *f = p->first, *o;
+	size_t q = SIZE_MAX;
+
+	if (!f)
+		return SIZE_MAX;
+	if (f->thread && (!f->tgid_valid || f->tgid == f->pid)) {
+		/* a vfork child, announced in its parent's address space */
+		o = procmap__lookup(id->pm, f->cr3, f->start, true);
+		if (o && o->process < id->nr)
+			q = o->process;
+	} else if (p->said_parent && p->said_parent->ppid != f->pid) {
+		q = find_parent(id, keys, n, p->said_parent->ppid, f);
+	}
+	/* created before it: a parent is always named before its children */
+	return q != SIZE_MAX && q != i && id->info[q].pos < p->pos ? q : SIZE_MAX;
+}
+
+/*
+ * qsort_r() order of process indexes in which they are named and numbered: by the creation
+ * order of their parents (processes without a known parent first), then their own; each
+ * process after its parent. The threads the map keeps as processes of their own (announced
+ * with another tgid; their records are named by their thread group's process) come last, so
+ * that whether and when a thread was announced changes no process's number.
+ */
+static int by_place(const void *pa, const void *pb, void *ctx)
+{
+	const struct diff_ident *id = ctx;
+	const struct proc_info *a = &id->info[*(const size_t *)pa];
+	const struct proc_info *b = &id->info[*(const size_t *)pb];
+	size_t ka = a->thread_only ? SIZE_MAX : a->parent == SIZE_MAX ? 0 :
+		    id->info[a->parent].pos + 1;
+	size_t kb = b->thread_only ? SIZE_MAX : b->parent == SIZE_MAX ? 0 :
+		    id->info[b->parent].pos + 1;
+
+	if (ka != kb)
+		return ka < kb ? -1 : 1;
+	return (a->pos > b->pos) - (a->pos < b->pos);
+}
+
 static int name_processes(struct diff_ident *id)
 {
 	struct base_count **tab = calloc(BUCKETS, sizeof(*tab));
 	size_t *order = calloc(id->nr + 1, sizeof(*order));
+	struct pid_key *keys = calloc(id->nr + 1, sizeof(*keys));
 	char base[DIFF_IDENT_MAX];
+	size_t nr_keys = 0;
 	int ret = -ENOMEM;
 
-	if (!tab || !order)
+	if (!tab || !order || !keys)
 		goto out;
 	for (size_t i = 0; i < id->nr; i++)
 		order[i] = i;
 	qsort_r(order, id->nr, sizeof(*order), by_creation, id);
+	for (size_t i = 0; i < id->nr; i++) {
+		const struct procmap_task *f = id->info[order[i]].first;
+
+		id->info[order[i]].pos = i;
+		if (f && !f->thread)
+			keys[nr_keys++] = (struct pid_key){ f->pid, f->start, order[i] };
+	}
+	if (nr_keys)
+		qsort(keys, nr_keys, sizeof(*keys), by_pid_start);
+	for (size_t i = 0; i < id->nr; i++) {
+		const struct procmap_task *f = id->info[i].first;
+
+		id->info[i].parent = parent_of(id, keys, nr_keys, i);
+		id->info[i].thread_only = f && f->thread && f->tgid_valid && f->tgid != f->pid;
+	}
+	qsort_r(order, id->nr, sizeof(*order), by_place, id);
 	for (size_t i = 0; i < id->nr; i++) {
 		struct proc_info *p = &id->info[order[i]];
 		const struct procmap_task *f = p->first;
@@ -181,12 +293,9 @@ static int name_processes(struct diff_ident *id)
 
 		base[0] = '\0';
 		/* a vfork child, announced in its parent's address space */
-		if (f && f->thread && (!f->tgid_valid || f->tgid == f->pid)) {
-			const struct procmap_task *o = procmap__lookup(id->pm, f->cr3, f->start, true);
-
-			if (o && o->process < id->nr && o->process != order[i] && id->proc[o->process])
-				snprintf(base, sizeof(base), "%s/", id->proc[o->process]);
-		}
+		if (f && f->thread && (!f->tgid_valid || f->tgid == f->pid) &&
+		    p->parent != SIZE_MAX && id->proc[p->parent])
+			snprintf(base, sizeof(base), "%s/", id->proc[p->parent]);
 		if (!p->exec)
 			append_name(p->chain, f ? f->name : "?");
 		len = strlen(base);
@@ -216,6 +325,7 @@ out:
 	}
 	free(tab);
 	free(order);
+	free(keys);
 	return ret;
 }
 

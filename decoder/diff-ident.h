@@ -6,11 +6,12 @@
  *
  * A process is named by its program: the name of each program it executed (exec events), in
  * order, joined by '>' ("mt-exec", or "sh>prog" for a process that executed two), or, when it
- * never executed one, the name it was announced under; then, when the trace says which process
- * created it (a vfork child announced in its parent's address space), that process's identity
- * before a '/' ("mt-oracle/mt-exec"); then, for the second and later process of the same name
- * in the order they were created (the time of their first announcement, then their pid),
- * "#N" (N from 2: "mt-oracle#2" is the second process named mt-oracle). A thread other than a
+ * never executed one, the name it was announced under; then, for a vfork child announced in its
+ * parent's address space, that process's identity before a '/' ("mt-oracle/mt-exec"); then,
+ * for the second and later process of the same name, "#N" (N from 2: "mt-oracle#2" is the
+ * second process named mt-oracle), placed under its parent: in the creation order of the
+ * processes' parents (the "ppid" of their events; those whose parent the trace lacks first),
+ * then in their own (the time of their first announcement, then their pid). A thread other than a
  * process's first (its pid is not its tgid) is its process's identity and ".tN", N its place
  * among the process's threads in the order of their pids, from 2 (Linux gives a new thread the
  * next free pid: their creation order): among the threads whose records the trace has
@@ -18,9 +19,8 @@
  * task are named by their vCPU ("vcpu0:-"). Names are escaped (escape.h) and cut to DIFF_IDENT_NAME_MAX bytes, so that an
  * identity is printable text, in JSON, JUnit or a terminal as it is.
  *
- * What events.jsonl does not tell is not guessed: the parent of a process created by fork()
- * (it is announced with its own address space only), so two forked processes of one name are
- * told apart by their creation order alone.
+ * What events.jsonl does not tell is not guessed: in a trace without "ppid" (an earlier
+ * version's) two forked processes of one name are told apart by their creation order alone.
  */
 #ifndef VBTS_DECODER_DIFF_IDENT_H
 #define VBTS_DECODER_DIFF_IDENT_H

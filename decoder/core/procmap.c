@@ -150,6 +150,8 @@ int procmap__add_task(struct procmap *pm, const struct procmap_task *t)
 	copy.start = t->start;
 	copy.tgid = t->tgid_valid ? t->tgid : 0;
 	copy.tgid_valid = t->tgid_valid;
+	copy.ppid = t->ppid_valid ? t->ppid : 0;
+	copy.ppid_valid = t->ppid_valid;
 	copy.exec = t->exec;
 	copy.load_base = t->load_base_valid ? t->load_base : 0;
 	copy.load_base_valid = t->load_base_valid;
@@ -218,6 +220,7 @@ static int parse_task(json_t *root, bool exec, struct procmap_task *t)
 {
 	json_t *pid = json_object_get(root, EVENTS_KEY_PID);
 	json_t *tgid = json_object_get(root, EVENTS_KEY_TGID);
+	json_t *ppid = json_object_get(root, EVENTS_KEY_PPID);
 	json_t *build_id = json_object_get(root, EVENTS_KEY_BUILD_ID);
 	json_t *exe = json_object_get(root, EVENTS_KEY_EXE);
 	json_t *load_base = json_object_get(root, EVENTS_KEY_LOAD_BASE);
@@ -238,6 +241,12 @@ static int parse_task(json_t *root, bool exec, struct procmap_task *t)
 			return -1;
 		t->tgid = json_integer_value(tgid);
 		t->tgid_valid = true;
+	}
+	if (ppid) {
+		if (!json_is_integer(ppid))
+			return -1;
+		t->ppid = json_integer_value(ppid);
+		t->ppid_valid = true;
 	}
 	t->exec = exec;
 	if (!exec)

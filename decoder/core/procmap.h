@@ -65,6 +65,7 @@ struct procmap;
  *            by the shell's convention: 139 for SIGSEGV)
  * @exit_time: time of that event
  * @tgid, @tgid_valid: the thread group (Linux guests: the event carried "tgid")
+ * @ppid, @ppid_valid: the tgid of the process that created it, when the event said ("ppid")
  * @exec:  announced by an exec event
  * @build_id: GNU build ID of the program, lowercase hex, or NULL (owned by the procmap)
  * @exe:   path of the program in the guest, or NULL (owned by the procmap)
@@ -85,6 +86,8 @@ struct procmap_task {
 	uint64_t exit_time;
 	int64_t tgid;
 	bool tgid_valid;
+	int64_t ppid;
+	bool ppid_valid;
 	bool exec;
 	const char *build_id;
 	const char *exe;

@@ -411,6 +411,80 @@ START_TEST(test_diff_identity)
 END_TEST
 
 /*
+ * Two shells, pids @sh1 and @sh2, that fork a ping each (0x203000 and 0x205000); with @swap
+ * the second shell's ping is created first; @ppid false leaves the events' ppid out.
+ */
+static void forked_pings(char *buf, size_t len, int sh1, int sh2, bool swap, bool ppid)
+{
+	char p1[24] = "", p2[24] = "";
+
+	if (ppid) {
+		snprintf(p1, sizeof(p1), "\"ppid\":%d,", sh1);
+		snprintf(p2, sizeof(p2), "\"ppid\":%d,", sh2);
+	}
+	snprintf(buf, len,
+		 "{\"time\":5,\"vcpu\":0,\"event\":\"task\",\"pid\":%d,\"tgid\":%d,\"name\":\"sh\","
+		 "\"cr3\":\"0x300000\"}\n"
+		 "{\"time\":6,\"vcpu\":0,\"event\":\"task\",\"pid\":%d,\"tgid\":%d,\"name\":\"sh\","
+		 "\"cr3\":\"0x301000\"}\n"
+		 "{\"time\":%d,\"vcpu\":0,\"event\":\"task\",\"pid\":%d,\"tgid\":%d,%s"
+		 "\"name\":\"ping\",\"cr3\":\"0x203000\"}\n"
+		 "{\"time\":%d,\"vcpu\":0,\"event\":\"task\",\"pid\":%d,\"tgid\":%d,%s"
+		 "\"name\":\"ping\",\"cr3\":\"0x205000\"}\n",
+		 sh1, sh1, sh2, sh2, swap ? 95 : 90, sh2 + 10, sh2 + 10, p1, swap ? 90 : 95,
+		 sh2 + 11, sh2 + 11, p2);
+}
+
+/*
+ * A forked process is placed under its parent (the events' ppid): two pings of two shells
+ * match by their parents' creation order, whichever ping was created first, and whatever the
+ * pids; without ppid (traces of older versions) creation order alone decides. A thread
+ * announced before another process of its name changes no number.
+ */
+START_TEST(test_diff_fork_parents)
+{
+	char a[64], b[64], ev[1024], *out, *err;
+
+	forked_pings(ev, sizeof(ev), 3, 4, false, true);
+	make_trace(a, two_ring, N_TWO, ev);
+	forked_pings(ev, sizeof(ev), 7, 9, true, true);
+	make_trace(b, two_ring, N_TWO, ev);
+	ck_assert_int_eq(run_diff(&out, &err, a, b, NULL), 0);
+	ck_assert_msg(strstr(out, "traces are equal: 2 streams, 4 branches"), "%s%s", out, err);
+	free(out);
+	free(err);
+	remove_trace(b);
+	/* the second shell's ping created first, without ppid: the first ping */
+	forked_pings(ev, sizeof(ev), 7, 9, true, false);
+	make_trace(b, two_ring, N_TWO, ev);
+	ck_assert_int_eq(run_diff(&out, &err, a, b, NULL), 1);
+	ck_assert_msg(strstr(out, "ping: first difference at branch 0") &&
+		      strstr(out, "ping#2: first difference at branch 0"), "%s", out);
+	free(out);
+	free(err);
+	remove_trace(b);
+	/* a thread of the first ping announced before the second ping takes no number of it */
+	forked_pings(ev, sizeof(ev), 7, 9, false, true);
+	strcat(ev, "{\"time\":91,\"vcpu\":0,\"event\":\"thread\",\"pid\":30,\"tgid\":19,"
+		   "\"name\":\"ping\",\"cr3\":\"0x203000\"}\n");
+	make_trace(b, two_ring, N_TWO, ev);
+	ck_assert_int_eq(run_diff(&out, &err, a, b, NULL), 0);
+	free(out);
+	free(err);
+	remove_trace(b);
+	/* a parent that exited before its child was announced is not it: creation order */
+	forked_pings(ev, sizeof(ev), 7, 9, true, true);
+	strcat(ev, "{\"time\":7,\"event\":\"exit\",\"pid\":9,\"code\":0}\n");
+	make_trace(b, two_ring, N_TWO, ev);
+	ck_assert_int_eq(run_diff(&out, &err, a, b, NULL), 1);
+	free(out);
+	free(err);
+	remove_trace(a);
+	remove_trace(b);
+}
+END_TEST
+
+/*
  * B is ping with a timer interrupt and a page fault in a trace of user mode (no return
  * recorded), and an interrupt whose handler's branches and IRET back to the interrupted
  * instruction are recorded: equal unless --strict.
@@ -800,6 +874,7 @@ Suite *diff_suite(void)
 	tcase_add_test(tc, test_diff_kaslr);
 	tcase_add_test(tc, test_diff_bad_input);
 	tcase_add_test(tc, test_diff_identity);
+	tcase_add_test(tc, test_diff_fork_parents);
 	tcase_add_test(tc, test_diff_async);
 	tcase_add_test(tc, test_diff_formats);
 	tcase_add_test(tc, test_diff_coverage);
