@@ -10,6 +10,12 @@
  * KVM_GUESTDBG_SINGLESTEP armed while gdb has a breakpoint or a step pending. Guest memory is
  * never patched, so Z0 and Z1 are the same thing, and what gdb reads is the guest's code.
  * A vCPU at a CPL this host's KVM cannot single-step (vbts probe) runs to its next exit.
+ *
+ * A fault of user-mode code that the step tracer delivers itself (a load or store that
+ * certainly page-faults; not a Linux guest's, see fault_stops()) is held by it while gdb is
+ * connected (tracer_vcpu.fault_stop): the vCPU stops at the faulting instruction, gdb gets
+ * the signal a process would get, and the fault is delivered to the guest when gdb resumes
+ * that vCPU (tracer_vcpu.fault_pass).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -81,6 +87,7 @@ struct run_gdb {
 	bool active;            /* resumed with a breakpoint or a step: exits are looked at
 				 * (atomic: the vCPU threads' fast path) */
 	int step_vcpu;          /* the vCPU single-stepped alone, or -1 */
+	int fault_vcpu;         /* the vCPU whose held fault gdb was told of, or -1 */
 	struct gdb_stop stop;   /* the last stop */
 	bool ended;             /* the VM is gone */
 	int status;
@@ -156,6 +163,49 @@ static void resume_held_locked(struct run_gdb *g, int only)
 
 /* ---- the vCPU threads' side (vm->debug) --------------------------------------------------- */
 
+/*
+ * gdb's signal (its own numbering, as in a stop reply) for an exception of user-mode code:
+ * the signal Linux sends the process for it, as gdbserver reports it.
+ */
+static int fault_signal(uint8_t vector)
+{
+	switch (vector) {
+	case 0:         /* #DE */
+	case 7:         /* #NM */
+	case 16:        /* #MF */
+	case 19:        /* #XM */
+		return 8;       /* SIGFPE */
+	case 1:         /* #DB */
+	case 3:         /* #BP */
+		return 5;       /* SIGTRAP */
+	case 6:         /* #UD */
+		return 4;       /* SIGILL */
+	case 11:        /* #NP */
+	case 12:        /* #SS */
+	case 17:        /* #AC */
+		return 10;      /* SIGBUS */
+	default:        /* #PF, #GP, #TS, #OF, #BR */
+		return 11;      /* SIGSEGV */
+	}
+}
+
+/* The tracer held a fault of vCPU @vcpu before the guest's handler: the VM stops there. */
+static void fault_held(struct run_gdb *g, unsigned int vcpu, const struct tracer_fault *f)
+{
+	pthread_mutex_lock(&g->lock);
+	/* Not resumed: the VM stops for another reason, the fault is held again after it. */
+	if (g->resumed) {
+		g->stop = (struct gdb_stop){ .kind = GDB_STOP_SIGNAL, .thread = vcpu,
+					     .sig = fault_signal(f->vector) };
+		g->fault_vcpu = (int)vcpu;
+		g->resumed = false;
+		__atomic_store_n(&g->active, false, __ATOMIC_RELEASE);
+		pause_all_locked(g);
+		wake(g);
+	}
+	pthread_mutex_unlock(&g->lock);
+}
+
 static uint32_t hook_guest_debug(void *ctx, unsigned int vcpu)
 {
 	struct run_gdb *g = ctx;
@@ -171,6 +221,10 @@ static void hook_exited(void *ctx, unsigned int vcpu, int fd, struct kvm_run *ru
 	uint64_t rip;
 	bool hit = false, hw = false;
 
+	if (g->vm->vcpus[vcpu]->tv.fault.held) {
+		fault_held(g, vcpu, &g->vm->vcpus[vcpu]->tv.fault);
+		return;
+	}
 	if (!__atomic_load_n(&g->active, __ATOMIC_ACQUIRE) || run->exit_reason == KVM_EXIT_INTR)
 		return;
 	if (run->kvm_valid_regs & KVM_SYNC_X86_REGS)
@@ -403,6 +457,12 @@ static int op_resume(void *ctx, int step)
 	if (step >= 0 && ((unsigned int)step >= g->vm->nr_vcpus || !g->held[step])) {
 		pthread_mutex_unlock(&g->lock);
 		return -ESRCH;  /* a vCPU that does not run: nothing to step */
+	}
+	if (g->fault_vcpu >= 0) {
+		/* gdb goes on from the fault: the guest's handler gets it now */
+		__atomic_store_n(&g->vm->vcpus[g->fault_vcpu]->tv.fault_pass, true,
+				 __ATOMIC_RELEASE);
+		g->fault_vcpu = -1;
 	}
 	g->step_vcpu = step;
 	g->resumed = true;
@@ -662,6 +722,23 @@ static const struct gdb_target_ops live_ops = {
 
 /* ---- connections ------------------------------------------------------------------------- */
 
+/*
+ * While a session lasts the step tracer holds the faults of user-mode code for it; not a Linux
+ * guest's (vm->pc): most of them are demand paging, and which one is fatal is the kernel's
+ * decision, taken after the handler ran.
+ */
+static void fault_stops(struct run_gdb *g, bool on)
+{
+	on = on && !g->vm->pc;
+	for (unsigned int i = 0; i < g->vm->nr_vcpus; i++) {
+		struct tracer_vcpu *tv = &g->vm->vcpus[i]->tv;
+
+		__atomic_store_n(&tv->fault_pass, false, __ATOMIC_RELEASE);
+		__atomic_store_n(&tv->fault_stop, on, __ATOMIC_RELEASE);
+	}
+	g->fault_vcpu = -1;
+}
+
 /* One gdb session: the VM stopped at its start, running again (as before) at its end. */
 static void serve(struct run_gdb *g, int fd)
 {
@@ -687,11 +764,15 @@ static void serve(struct run_gdb *g, int fd)
 		pr_warn("gdb: the vCPUs did not stop; connection closed");
 	} else {
 		pr_info("gdb: connected; the VM is stopped");
+		pthread_mutex_lock(&g->lock);
+		fault_stops(g, true);
+		pthread_mutex_unlock(&g->lock);
 		ret = gdb_server__run(fd, fd, &live_ops, g, err, sizeof(err));
 		if (ret < 0)
 			pr_warn("gdb: %s; connection closed, the guest runs on", err);
 	}
 	pthread_mutex_lock(&g->lock);
+	fault_stops(g, false);
 	g->nr_bp = 0;
 	g->step_vcpu = -1;
 	g->resumed = false;
@@ -824,6 +905,7 @@ struct run_gdb *run_gdb__create(struct vm *vm, const char *addr, bool hold,
 	g->vm = vm;
 	g->trace = trace;
 	g->step_vcpu = -1;
+	g->fault_vcpu = -1;
 	pthread_mutex_init(&g->lock, NULL);
 	ZydisDecoderInit(&g->zd, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
 	g->held = calloc(vm->nr_vcpus, sizeof(*g->held));

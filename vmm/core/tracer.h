@@ -51,6 +51,22 @@ struct tracer_caps {
 };
 
 /**
+ * struct tracer_fault - a fault of user-mode code that a backend holds before the guest's
+ * handler runs, for the VMM's debugger (vbts run --gdb).
+ * @held:       the backend held it at its last before_run(): the vCPU did not run (its
+ *              KVM_RUN returned at once), its registers are those of the fault
+ * @vector:     the exception (X86_TRAP_PF ...)
+ * @error_code: its error code
+ * @address:    a page fault's linear address (CR2 once delivered)
+ */
+struct tracer_fault {
+	bool held;
+	uint8_t vector;
+	uint32_t error_code;
+	uint64_t address;
+};
+
+/**
  * struct tracer_vcpu - what a backend sees of one vCPU.
  * @index:  vCPU index
  * @fd:     the vCPU fd
@@ -75,6 +91,11 @@ struct tracer_caps {
  * @priv:   backend state
  * @regs_changed: the VMM's debugger changed the registers while the vCPU was paused: a
  *          backend that keeps them across runs reads them again (it clears this)
+ * @fault_stop: the VMM's debugger wants the faults of user-mode code that the backend delivers
+ *          itself held before the guest's handler runs (@fault); atomic, set by the debugger
+ * @fault_pass: the debugger resumed the vCPU from a held fault: the backend delivers the fault
+ *          at its next before_run() (atomic; the backend clears it there)
+ * @fault:  the fault held at the last before_run(), read by the debugger after the exit
  * @stat_steps:   single-steps taken (KVM_EXIT_DEBUG exits consumed), for `vbts run --stats`
  * @stat_records: records the backend appended to @ring
  * @stat_gaps:    gaps written (GAP_BEGIN records)
@@ -97,6 +118,9 @@ struct tracer_vcpu {
 	uint64_t gbts_kvm_told;
 	void *priv;
 	bool regs_changed;
+	bool fault_stop;
+	bool fault_pass;
+	struct tracer_fault fault;
 	uint64_t stat_steps;
 	uint64_t stat_records;
 	uint64_t stat_gaps;

@@ -529,9 +529,11 @@ static bool predict_fault(const struct tracer_vcpu *tv, struct step_vcpu *sv,
 /*
  * A load or store in user mode that will raise a page fault: the CPU would enter the handler
  * with TF clear. The VMM delivers the fault itself (transition.c) when it knows the fault for
- * sure, records the exception branch and steps on in the handler.
+ * sure, records the exception branch and steps on in the handler. When the VMM's debugger
+ * asks for it (tv->fault_stop) the fault is held instead, the vCPU where it faulted, until
+ * the debugger resumes it (tv->fault_pass).
  *
- * Return: as run_transition().
+ * Return: as run_transition(), or 2 when the fault is held (tv->fault).
  */
 static int run_fault(struct tracer_vcpu *tv, struct step_vcpu *sv, const struct step_obs *o,
 		     const struct step_insn *next, struct step_out *out)
@@ -555,6 +557,12 @@ static int run_fault(struct tracer_vcpu *tv, struct step_vcpu *sv, const struct 
 	    kvm__ioctl(tv->fd, KVM_GET_SREGS, &st.sregs) < 0 || st.regs.rip != sv->regs.rip ||
 	    !predict_fault(tv, sv, &st, &d, &m, &code))
 		return 0;
+	if (__atomic_load_n(&tv->fault_stop, __ATOMIC_ACQUIRE) &&
+	    !__atomic_exchange_n(&tv->fault_pass, false, __ATOMIC_ACQ_REL)) {
+		tv->fault = (struct tracer_fault){ .held = true, .vector = X86_TRAP_PF,
+						   .error_code = code, .address = m.la };
+		return 2;
+	}
 	st.cpl_ok = 0x9; /* CPL 0 and 3: both steppable, checked above */
 	if (transition__page_fault(&st, m.la, code, mem_ptr, tv->mem))
 		return 0;
@@ -694,6 +702,7 @@ static int step_before_run(struct tracer_vcpu *tv)
 	int ret;
 
 	sv->core.filter = tv->cpl; /* the control socket may change it between runs */
+	tv->fault.held = false;
 	if (!wanted(tv, sv)) {
 		/* neither traced by the host nor by the guest: run unstepped */
 		sv->core.armed = false;
@@ -732,12 +741,20 @@ static int step_before_run(struct tracer_vcpu *tv)
 			return ret;
 		if (ret == 0)
 			break;
+		if (ret == 2) {
+			/* held for the debugger: KVM_RUN returns at once, nothing runs */
+			tv->run->immediate_exit = 1;
+			sv->fresh = false;
+			return 0;
+		}
 		write_out(tv, sv, &out);
 		out.n = 0;
 		out.nbr = 0;
 		observe(sv, &o);
 		decode_next(tv, sv, &o, &next);
 	}
+	/* a resumption from a held fault is for that fault alone */
+	__atomic_store_n(&tv->fault_pass, false, __ATOMIC_RELEASE);
 	arm = step_core__plan(&sv->core, &o, &next, tracer_vcpu__now_ns(tv), &out);
 	write_out(tv, sv, &out);
 	ret = set_step(tv, sv, arm);
