@@ -45,6 +45,8 @@
 #include <vbts/kvm-bts-uapi.h>
 #include <vbts/ring-format.h>
 
+#include "attach-crash.h"
+#include "crash-report.h"
 #include "errmsg.h"
 #include "collector.h"
 #include "kvm-backend/kvm-backend.h"
@@ -73,6 +75,7 @@ struct collector_vcpu {
 	struct tracer_vcpu tv;
 	struct kvm_ring ring;
 	bool mapped;
+	uint64_t last_copy_ns;	/* the last copy that brought records, ns since the start */
 };
 
 /**
@@ -96,6 +99,7 @@ struct collector {
 	unsigned int nr;
 	struct collector_vcpu *v;
 	struct trace *trace;
+	char *dir;		/* the trace directory */
 	uint64_t start_ns;	/* the trace's start, CLOCK_MONOTONIC */
 	bool frozen;
 	struct tracer_mem *mem;
@@ -110,6 +114,7 @@ struct collector {
 	pthread_t ksym_thread;	/* writes them: kallsyms_worker() */
 	bool ksym_started;
 	bool ksym_stop;		/* atomic: the worker ends at its next look */
+	bool ksym_done;		/* atomic: the worker wrote them */
 	struct kvm_ring_clock clock;
 };
 
@@ -305,6 +310,7 @@ static void release(struct collector *c)
 	tracer_mem__close(c->mem);
 	free(c->gone);
 	free(c->kallsyms);
+	free(c->dir);
 	free(c->v);
 	if (c->tfd >= 0)
 		close(c->tfd);
@@ -404,6 +410,13 @@ struct collector *collector__attach(int kvm_fd, int pidfd, const struct vmm_fds 
 	if (!c) {
 		errno = ENOMEM;
 		return NULL;
+	}
+	c->dir = strdup(cfg->trace_dir);
+	if (!c->dir) {
+		ret = -ENOMEM;
+		c->tfd = -1;
+		errmsg__set(err, errlen, "out of memory");
+		goto err_release;
 	}
 	c->tfd = open_tracer(kvm_fd, pidfd, fds, err, errlen);
 	if (c->tfd < 0) {
@@ -530,6 +543,7 @@ static void *kallsyms_worker(void *arg)
 		if (!ret) {
 			pr_info("the guest kernel's symbols (%zu, from its kallsyms tables) in %s",
 				nr, c->kallsyms);
+			__atomic_store_n(&c->ksym_done, true, __ATOMIC_RELEASE);
 			return NULL;
 		}
 		if (t == KALLSYMS_TRIES || !ksym_sleep(c, 1U << t))
@@ -562,7 +576,7 @@ static void write_kallsyms(struct collector *c)
 {
 	int ret;
 
-	if (!c->kallsyms || c->ksym_started || !guest_tasks__attached(c->tasks) ||
+	if (!c->kallsyms || c->ksym_started || c->frozen || !guest_tasks__attached(c->tasks) ||
 	    !process_seen(c))
 		return;
 	ret = pthread_create(&c->ksym_thread, NULL, kallsyms_worker, c);
@@ -623,6 +637,16 @@ struct trace *collector__trace(struct collector *c)
 	return c->trace;
 }
 
+/* One vCPU's copy, noting when it last brought records (attach_crash__pick_vcpu()). */
+static uint64_t drain_vcpu(struct collector *c, struct collector_vcpu *v)
+{
+	uint64_t n = kvm_ring__drain(&v->ring, &v->tv);
+
+	if (n)
+		v->last_copy_ns = monotonic_ns() - c->start_ns;
+	return n;
+}
+
 uint64_t collector__drain(struct collector *c)
 {
 	uint64_t n = 0, now = monotonic_ns();
@@ -635,7 +659,7 @@ uint64_t collector__drain(struct collector *c)
 	}
 	for (unsigned int i = 0; i < c->nr; i++) {
 		c->v[i].ring.copy_ns = now - c->start_ns;
-		n += kvm_ring__drain(&c->v[i].ring, &c->v[i].tv);
+		n += drain_vcpu(c, &c->v[i]);
 		user |= c->v[i].ring.user_seen;
 	}
 	if (!c->tasks)
@@ -660,12 +684,68 @@ void collector__freeze(struct collector *c, unsigned int reason)
 		struct collector_vcpu *v = &c->v[i];
 
 		ioctl(c->tfd, VBTS_KVM_X86_BTS_TRACER_DISABLE, (unsigned long)i);
-		kvm_ring__drain(&v->ring, &v->tv);
+		drain_vcpu(c, v);
 		ring_writer__escape(v->tv.ring, VBTS_ESC_FREEZE, tracer_vcpu__now_ns(&v->tv),
 				    reason);
 		ring_writer__freeze(v->tv.ring);
 	}
 	c->frozen = true;
+}
+
+/*
+ * Before a crash's report: the KASLR slide into vm.json and the kernel's symbols into
+ * kallsyms.map, which the report's symbols are read from. The worker that writes them is
+ * waited for (its retries cut short); when it has not written them, one more try here, while
+ * the crashed guest's memory is still there.
+ */
+static void crash_kernel_symbols(struct collector *c)
+{
+	char err[256] = "";
+	uint64_t slide;
+	int ret;
+
+	if (!c->tasks || !guest_tasks__kaslr_slide(c->tasks, &slide))
+		return;
+	trace__set_kaslr_slide(c->trace, slide);
+	if (!c->kallsyms)
+		return;
+	if (c->ksym_started) {
+		__atomic_store_n(&c->ksym_stop, true, __ATOMIC_RELEASE);
+		pthread_join(c->ksym_thread, NULL);
+		c->ksym_started = false;
+	}
+	if (__atomic_load_n(&c->ksym_done, __ATOMIC_ACQUIRE))
+		return;
+	tracer_mem__invalidate(c->mem);
+	ret = guest_tasks__write_kallsyms(c->tasks, c->kallsyms, NULL, err, sizeof(err));
+	if (ret < 0)
+		pr_warn("the guest kernel's symbols: %s: the crash report's kernel addresses are not "
+			"named", err[0] ? err : strerror(-ret));
+	else
+		c->ksym_done = true;
+}
+
+int collector__crash_report(struct collector *c, unsigned int index, unsigned int *vcpu)
+{
+	struct attach_crash_vcpu *v;
+	int ret;
+
+	if (!c->frozen)
+		return -EINVAL;
+	v = calloc(c->nr, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (unsigned int i = 0; i < c->nr; i++)
+		v[i] = (struct attach_crash_vcpu){ .ring = c->v[i].tv.ring,
+						   .last_copy_ns = c->v[i].last_copy_ns,
+						   .last_escape_ns = c->v[i].ring.last_ns,
+						   .cr3 = c->v[i].ring.cr3 };
+	crash_kernel_symbols(c);
+	ret = attach_crash__write(c->dir, index, v, c->nr, c->tasks,
+				  monotonic_ns() - c->start_ns, CRASH_REPORT_BRANCHES_DEFAULT,
+				  vcpu);
+	free(v);
+	return ret;
 }
 
 /* Whether vCPU @i still has a change to apply (DISABLE) and its VM is there. */

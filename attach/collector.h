@@ -134,6 +134,19 @@ uint64_t collector__drain(struct collector *c);
 void collector__freeze(struct collector *c, unsigned int reason);
 
 /**
+ * collector__crash_report() - the crash report of a panic once the rings are frozen
+ * (attach-crash.h): crash.json (@index 0) or crash-N.json in the trace directory, from the
+ * ring of the vCPU that recorded last, with kallsyms.map and the KASLR slide written first
+ * for a Linux guest whose kernel was found, so that its kernel addresses are named.
+ * @c:     collector, after collector__freeze()
+ * @index: 0 for crash.json, N for crash-N.json
+ * @vcpu:  receives the vCPU reported on
+ *
+ * Return: 0, -EINVAL when the rings are not frozen, or the -errno of writing the report.
+ */
+int collector__crash_report(struct collector *c, unsigned int index, unsigned int *vcpu);
+
+/**
  * collector__close() - disable the rings, copy what is left, close the trace directory and
  * the tracing fd (the VM keeps running); frees @c.
  * @c: may be NULL

@@ -37,6 +37,8 @@
 #include "agent-socket.h"
 #include "collector.h"
 #include "commands.h"
+#include "crash-report.h"
+#include "crash-symbols.h"
 #include "escape.h"
 #include "libvirt-domain.h"
 #include "log.h"
@@ -136,9 +138,12 @@ static const char usage[] =
 	"are disabled and copied, the VM keeps running (with -- QEMU, QEMU is then stopped). A\n"
 	"collector killed outright leaves the VM running too, and its ring files readable up to\n"
 	"their last published record.\n"
+	"A crash that QEMU (GUEST_PANICKED) or libvirt (its crash event) reports freezes the\n"
+	"rings and writes DIR/crash.json, as vbts run does (vbts decode DIR --crash).\n"
 	"Exit status: 0 when the VM ended (with -- QEMU: QEMU's own exit status), 128 + N when\n"
-	"signal N ended the trace, 1 when tracing failed, 2 on bad input, when this host's KVM\n"
-	"has no attach support, or when the target is not a KVM VMM or cannot be traced.\n";
+	"signal N ended the trace, 1 when tracing failed or libvirt could not be reached (a\n"
+	"retry may succeed), 2 on bad input, when this host's KVM has no attach support, or when\n"
+	"the target is not a KVM VMM or cannot be traced (no such domain, one that does not run).\n";
 
 struct attach_opts {
 	const char *trace_dir;
@@ -563,13 +568,28 @@ static void stop_qemu(struct attach_ctx *c)
 
 /* ---- the collector's loop ---------------------------------------------------------------- */
 
+/*
+ * A crash QEMU or libvirt reported: the rings frozen, then crash.json from them. The first
+ * crash freezes the rings for good, so a run has one report: a later crash event (libvirt's
+ * after QEMU's for the same panic, or another) has no branches of its own to report.
+ */
 static void freeze(struct attach_ctx *c, const char *why)
 {
+	char name[PATH_MAX * 4];
+	unsigned int vcpu;
+	int ret;
+
 	if (c->frozen)
 		return;
 	pr_info("%s: rings frozen", why);
 	collector__freeze(c->col, VBTS_FREEZE_PANIC);
 	c->frozen = true;
+	ret = collector__crash_report(c->col, 0, &vcpu);
+	if (ret < 0)
+		pr_err("cannot write the crash report: %s", strerror(-ret));
+	else
+		pr_info("crash report of vCPU %u in %s/crash.json", vcpu,
+			escape__str(name, sizeof(name), c->o.trace_dir));
 }
 
 /* One look at QMP's events; false once QMP is closed. */
@@ -892,6 +912,8 @@ static int attach(int argc, char **argv)
 
 	if (parse_opts(argc, argv, &c->o) < 0)
 		return 2;
+	/* A crash report's symbols, read in a child process (crash-report.h). */
+	crash_report__set_annotate(crash_symbols__annotate);
 	c->o.cc.stop = c->o.rotate ? rotate_stop : stall_stop;
 	c->o.cc.stop_ctx = c;
 	if ((c->o.trace_dir && trace__check_dir(c->o.trace_dir, err, sizeof(err)) < 0) ||
@@ -928,6 +950,9 @@ static int attach(int argc, char **argv)
 	}
 	if (c->o.domain) {
 		c->dom = libvirt_domain__open(c->o.connect, c->o.domain, err, sizeof(err));
+		/* libvirtd not reachable (yet): a failure to retry, not bad input */
+		if (!c->dom && (errno == ECONNREFUSED || errno == EIO))
+			status = 1;
 		if (c->dom && c->o.start) {
 			if (libvirt_domain__start_paused(c->dom, err, sizeof(err)) < 0) {
 				pr_err("%s", err);

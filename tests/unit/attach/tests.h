@@ -16,5 +16,6 @@ Suite *tracer_mem_suite(void);
 Suite *trace_base_suite(void);
 Suite *seg_rotate_suite(void);
 Suite *recorder_suite(void);
+Suite *attach_crash_suite(void);
 
 #endif /* VBTS_TESTS_UNIT_ATTACH_TESTS_H */
