@@ -637,13 +637,16 @@ struct trace *collector__trace(struct collector *c)
 	return c->trace;
 }
 
-/* One vCPU's copy, noting when it last brought records (attach_crash__pick_vcpu()). */
-static uint64_t drain_vcpu(struct collector *c, struct collector_vcpu *v)
+/*
+ * One vCPU's copy at @now, noting when it last brought records (attach_crash__pick_vcpu()):
+ * every vCPU of one copy gets the same time, so that the order they are copied in counts not.
+ */
+static uint64_t drain_vcpu(struct collector *c, struct collector_vcpu *v, uint64_t now)
 {
 	uint64_t n = kvm_ring__drain(&v->ring, &v->tv);
 
 	if (n)
-		v->last_copy_ns = monotonic_ns() - c->start_ns;
+		v->last_copy_ns = now - c->start_ns;
 	return n;
 }
 
@@ -659,7 +662,7 @@ uint64_t collector__drain(struct collector *c)
 	}
 	for (unsigned int i = 0; i < c->nr; i++) {
 		c->v[i].ring.copy_ns = now - c->start_ns;
-		n += drain_vcpu(c, &c->v[i]);
+		n += drain_vcpu(c, &c->v[i], now);
 		user |= c->v[i].ring.user_seen;
 	}
 	if (!c->tasks)
@@ -678,13 +681,15 @@ uint64_t collector__drain(struct collector *c)
 
 void collector__freeze(struct collector *c, unsigned int reason)
 {
+	uint64_t now = monotonic_ns();
+
 	if (c->frozen)
 		return;
 	for (unsigned int i = 0; i < c->nr; i++) {
 		struct collector_vcpu *v = &c->v[i];
 
 		ioctl(c->tfd, VBTS_KVM_X86_BTS_TRACER_DISABLE, (unsigned long)i);
-		drain_vcpu(c, v);
+		drain_vcpu(c, v, now);
 		ring_writer__escape(v->tv.ring, VBTS_ESC_FREEZE, tracer_vcpu__now_ns(&v->tv),
 				    reason);
 		ring_writer__freeze(v->tv.ring);
