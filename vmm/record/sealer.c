@@ -441,6 +441,15 @@ static int scan_dir(struct sealer *s, int dfd, const char *rel, int depth, enum 
 		if ((size_t)snprintf(name, sizeof(name), "%s%s%s", rel, *rel ? "/" : "",
 				     names[i]) >= sizeof(name))
 			continue; /* not sealable: verify reports it as not covered */
+		if (!depth && closed_segment_name(names[i])) {
+			/* A segment sealed in its final form, unchanged: no need to open it. */
+			struct sfile *f = file_get(s, name);
+
+			if (f && f->sealed && !f->live &&
+			    fstatat(dirfd(d), names[i], &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    S_ISREG(st.st_mode) && stat_same(f, &st))
+				continue;
+		}
 		fd = openat(dirfd(d), names[i], O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 		if (fd < 0)
 			continue; /* gone, or a symbolic link: verify reports what is left */
@@ -804,6 +813,17 @@ static void stop_thread(struct sealer *s)
 	pthread_mutex_unlock(&s->lock);
 	pthread_join(s->thread, NULL);
 	s->thread_started = false;
+}
+
+uint64_t sealer__cpu_ns(struct sealer *s)
+{
+	struct timespec t;
+	clockid_t id;
+
+	if (!s->thread_started || pthread_getcpuclockid(s->thread, &id) ||
+	    clock_gettime(id, &t) < 0)
+		return 0;
+	return (uint64_t)t.tv_sec * 1000000000ULL + t.tv_nsec;
 }
 
 int sealer__finish(struct sealer *s)

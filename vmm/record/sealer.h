@@ -17,6 +17,7 @@
 #define VBTS_VMM_SEALER_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <vbts/seal-format.h>
 
@@ -67,6 +68,15 @@ int sealer__checkpoint(struct sealer *s, unsigned int reason);
  * @name: the segment's file name in the trace directory
  */
 void sealer__segment_closed(void *ctx, const char *name);
+
+/**
+ * sealer__cpu_ns() - CPU time the sealer thread has used so far (its hashing, signing and
+ * polling), for a bench to weigh sealing against the collector's own work.
+ * @s: the sealer, before sealer__finish()
+ *
+ * Return: nanoseconds, 0 when the thread's clock cannot be read.
+ */
+uint64_t sealer__cpu_ns(struct sealer *s);
 
 /**
  * sealer__finish() - stop the thread, seal every file as the run left it (the rings too) in
