@@ -49,7 +49,7 @@ static int baseline(int argc, char **argv)
 	const char **tasks = calloc((size_t)argc + 1, sizeof(*tasks));
 	const char **symbols = calloc((size_t)argc + 1, sizeof(*symbols));
 	struct trace_dir **runs = calloc((size_t)argc + 1, sizeof(*runs));
-	char err[TRACE_DIR_ERR_MAX], q[256], *end;
+	char err[TRACE_DIR_ERR_MAX], q[256];
 	size_t nr_symbols = 0, nr = 0;
 	int c, status = 2;
 	unsigned long v;
@@ -67,9 +67,7 @@ static int baseline(int argc, char **argv)
 			tasks[o.nr_tasks++] = optarg;
 			break;
 		case OPT_VCPU:
-			errno = 0;
-			v = strtoul(optarg, &end, 10);
-			if (*optarg < '0' || *optarg > '9' || *end || errno || v > INT32_MAX) {
+			if (command__parse_count(optarg, INT32_MAX, &v)) {
 				fprintf(stderr, "vbts baseline: bad vCPU number '%s'\n",
 					escape__str(q, sizeof(q), optarg));
 				goto out;

@@ -53,17 +53,6 @@ static void print_warning(void *ctx, const char *line)
 	fprintf(stderr, "vbts diff: warning: %s: %s\n", (const char *)ctx, line);
 }
 
-static int parse_count(const char *s, unsigned long max, unsigned long *v)
-{
-	char *end;
-
-	if (*s < '0' || *s > '9')
-		return -EINVAL;
-	errno = 0;
-	*v = strtoul(s, &end, 10);
-	return errno || *end || *v > max ? -EINVAL : 0;
-}
-
 /* `vbts diff --baseline FILE RUN`: the status. */
 static int diff_baseline(const struct trace_diff_options *d, const char *base, const char *dir,
 			 const char **symbols, size_t nr_symbols, enum diff_format format)
@@ -156,7 +145,7 @@ static int diff(int argc, char **argv)
 			tasks[o.nr_tasks++] = optarg;
 			break;
 		case OPT_VCPU:
-			if (parse_count(optarg, INT32_MAX, &v)) {
+			if (command__parse_count(optarg, INT32_MAX, &v)) {
 				fprintf(stderr, "vbts diff: bad vCPU number '%s'\n",
 					escape__str(q, sizeof(q), optarg));
 				goto out;
@@ -164,7 +153,7 @@ static int diff(int argc, char **argv)
 			o.vcpu = (int)v;
 			break;
 		case OPT_CONTEXT:
-			if (parse_count(optarg, TRACE_DIFF_CONTEXT_MAX, &v)) {
+			if (command__parse_count(optarg, TRACE_DIFF_CONTEXT_MAX, &v)) {
 				fprintf(stderr, "vbts diff: bad --context '%s' (0 to %d)\n",
 					escape__str(q, sizeof(q), optarg), TRACE_DIFF_CONTEXT_MAX);
 				goto out;

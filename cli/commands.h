@@ -9,7 +9,9 @@
 #ifndef VBTS_CLI_COMMANDS_H
 #define VBTS_CLI_COMMANDS_H
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /**
@@ -47,6 +49,25 @@ static inline void command__option_error(const char *cmd, int ret, int opt, cons
 	else
 		fprintf(stderr, "vbts: unknown option '-%c'", opt);
 	fprintf(stderr, "; see 'vbts help %s'\n", cmd);
+}
+
+/**
+ * command__parse_count() - an option's decimal count: digits only, at most @max.
+ * @s:   the option's argument
+ * @max: the largest value taken
+ * @v:   receives the value
+ *
+ * Return: 0, or -EINVAL for anything else (a sign, a blank, other characters, too large).
+ */
+static inline int command__parse_count(const char *s, unsigned long max, unsigned long *v)
+{
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	*v = strtoul(s, &end, 10);
+	return errno || *end || *v > max ? -EINVAL : 0;
 }
 
 extern const struct vbts_command cmd_run;    /* cli/cmd-run.c */
