@@ -57,30 +57,38 @@ static const char *file_type(mode_t mode)
 	return "of an unknown type";
 }
 
-int input_file__open(const char *path, uint64_t max_size, struct stat *st, char *err,
-		     size_t errlen)
+/*
+ * Open @path for reading if it is a regular file of at most @max_size bytes; @follow: a
+ * symbolic link is followed (else refused). stat() or lstat() first, so that a device or FIFO
+ * is not even opened (opening some devices has effects of its own); the fstat() decides.
+ */
+static int open_regular(const char *path, bool follow, uint64_t max_size, struct stat *st,
+			char *err, size_t errlen)
 {
 	struct stat st_path, st_fd;
 	int fd, ret;
 
-	/*
-	 * stat() first, so that a device or FIFO is not even opened (opening some devices has
-	 * effects of its own); the fstat() below decides.
-	 */
-	if (stat(path, &st_path)) {
+	if (follow ? stat(path, &st_path) : lstat(path, &st_path)) {
 		ret = -errno;
 		set_err(err, errlen, "%s: %s", path, strerror(-ret));
 		return ret;
+	}
+	if (S_ISLNK(st_path.st_mode)) {
+		set_err(err, errlen, "%s: a symbolic link, not followed", path);
+		return -ELOOP;
 	}
 	if (!S_ISREG(st_path.st_mode)) {
 		set_err(err, errlen, "%s: not a regular file (%s)", path,
 			file_type(st_path.st_mode));
 		return -EINVAL;
 	}
-	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW));
 	if (fd < 0) {
 		ret = -errno;
-		set_err(err, errlen, "%s: %s", path, strerror(-ret));
+		if (ret == -ELOOP && !follow)
+			set_err(err, errlen, "%s: a symbolic link, not followed", path);
+		else
+			set_err(err, errlen, "%s: %s", path, strerror(-ret));
 		return ret;
 	}
 	if (fstat(fd, &st_fd)) {
@@ -109,53 +117,15 @@ err_close:
 	return ret;
 }
 
+int input_file__open(const char *path, uint64_t max_size, struct stat *st, char *err,
+		     size_t errlen)
+{
+	return open_regular(path, true, max_size, st, err, errlen);
+}
+
 int input_file__open_entry(const char *path, struct stat *st, char *err, size_t errlen)
 {
-	struct stat st_path, st_fd;
-	int fd, ret;
-
-	/* lstat() first, so that a device or FIFO is not even opened; the fstat() decides */
-	if (lstat(path, &st_path)) {
-		ret = -errno;
-		set_err(err, errlen, "%s: %s", path, strerror(-ret));
-		return ret;
-	}
-	if (S_ISLNK(st_path.st_mode)) {
-		set_err(err, errlen, "%s: a symbolic link, not followed", path);
-		return -ELOOP;
-	}
-	if (!S_ISREG(st_path.st_mode)) {
-		set_err(err, errlen, "%s: not a regular file (%s)", path,
-			file_type(st_path.st_mode));
-		return -EINVAL;
-	}
-	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
-	if (fd < 0) {
-		ret = -errno;
-		if (ret == -ELOOP)
-			set_err(err, errlen, "%s: a symbolic link, not followed", path);
-		else
-			set_err(err, errlen, "%s: %s", path, strerror(-ret));
-		return ret;
-	}
-	if (fstat(fd, &st_fd)) {
-		ret = -errno;
-		set_err(err, errlen, "%s: %s", path, strerror(-ret));
-		goto err_close;
-	}
-	if (!S_ISREG(st_fd.st_mode)) {
-		ret = -EINVAL;
-		set_err(err, errlen, "%s: not a regular file (%s)", path,
-			file_type(st_fd.st_mode));
-		goto err_close;
-	}
-	if (st)
-		*st = st_fd;
-	return fd;
-
-err_close:
-	close(fd);
-	return ret;
+	return open_regular(path, false, UINT64_MAX, st, err, errlen);
 }
 
 int input_file__read(const char *path, size_t max_size, char **bufp, size_t *lenp, char *err,
